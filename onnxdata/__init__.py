@@ -1,0 +1,35 @@
+"""onnxdata: ONNX's data messages (SequenceProto, OptionalProto, MapProto) and tensors.
+
+Typed message classes generated from ONNX's own schema under a package name of
+our own (so they live beside the ``onnx`` package), with loading, saving,
+validation, numpy conversion and an explorer built on them.
+"""
+
+from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
+from onnxdata.files import load, save
+from onnxdata.messages import (
+    MapProto,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # messages
+    "MapProto",
+    "OptionalProto",
+    "SequenceProto",
+    "SparseTensorProto",
+    "TensorProto",
+    # file I/O
+    "load",
+    "save",
+    # errors
+    "DecodeError",
+    "OnnxDataError",
+    "Problem",
+    "ValidationError",
+]

@@ -1,0 +1,121 @@
+"""Whole-message file I/O: ``load`` parses, ``save`` writes atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TypeAlias, TypeVar, Union, overload
+
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
+from google.protobuf.message import EncodeError as _ProtobufEncodeError
+
+from onnxdata.errors import DecodeError, OnnxDataError
+from onnxdata.messages import Kind, Message, kind_class, kind_name
+
+__all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
+
+Buffer: TypeAlias = Union[bytes, bytearray, memoryview, mmap.mmap]
+Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
+M = TypeVar("M", bound=Message)
+
+_TMP_SUFFIX = ".onnxdata-tmp"
+
+
+def source_bytes(source: Source) -> tuple[Buffer, str]:
+    """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``)."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        return source, "<bytes>"
+    path = os.fspath(source)
+    return Path(path).read_bytes(), path
+
+
+@overload
+def load(source: Source, kind: type[M]) -> M: ...
+@overload
+def load(source: Source, kind: str) -> Message: ...
+def load(source: Source, kind: Kind | str) -> Message:
+    """Parse one message of ``kind`` from a path or a bytes-like object.
+
+    ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map" or the
+    class. Bytes that protobuf cannot parse raise DecodeError naming the source
+    and the kind. The message is not validated: call ``validate`` for that.
+    """
+    cls = kind_class(kind)
+    data, name = source_bytes(source)
+    message = cls()
+    try:
+        message.ParseFromString(data)
+    except (_ProtobufDecodeError, RuntimeError, ValueError, TypeError) as exc:
+        raise DecodeError(str(exc) or type(exc).__name__, source=name,
+                          kind=cls.DESCRIPTOR.name) from exc
+    return message
+
+
+def save(message: Message, path: str | os.PathLike[str]) -> None:
+    """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure."""
+    try:
+        data = message.SerializeToString()
+    except (_ProtobufEncodeError, ValueError) as exc:
+        raise OnnxDataError(
+            f"cannot serialize {kind_name(message)} for {os.fspath(path)}: {exc}"
+            " (messages over 2 GiB: use onnxdata.write)"
+        ) from exc
+    with atomic_writer(path) as f:
+        f.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """Yield a file that replaces ``path`` only when the block finishes without error.
+
+    The data goes to a temporary file in the same folder, is fsynced, and is
+    renamed over the target. On Linux the temporary file is anonymous
+    (O_TMPFILE) until the last moment, so a process killed part-way leaves
+    nothing behind; elsewhere it is a named file removed on any exception.
+    """
+    target = Path(os.fspath(path))
+    folder = target.parent if str(target.parent) else Path(".")
+    tmp_name = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}"
+    anonymous = hasattr(os, "O_TMPFILE")
+    fd = -1
+    if anonymous:
+        try:
+            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o666)
+        except OSError:
+            anonymous = False
+    if not anonymous:
+        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    linked = not anonymous
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            yield f
+            f.flush()
+            os.fsync(fd)
+        if anonymous:
+            os.link(f"/proc/self/fd/{fd}", tmp_name, follow_symlinks=True)
+            linked = True
+        os.replace(tmp_name, target)
+        linked = False
+        _fsync_folder(folder)
+    finally:
+        os.close(fd)
+        if linked:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)

@@ -8,17 +8,17 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TypeAlias, TypeVar, Union, overload
+from typing import IO, Any, TypeAlias, TypeVar, Union, cast, overload
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from onnxdata.errors import DecodeError, OnnxDataError
-from onnxdata.messages import Kind, Message, kind_class, kind_name
+from onnxdata.messages import Message, kind_class, kind_name
 
 __all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
 
-Buffer: TypeAlias = Union[bytes, bytearray, memoryview, mmap.mmap]
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 M = TypeVar("M", bound=Message)
 
@@ -37,7 +37,7 @@ def source_bytes(source: Source) -> tuple[Buffer, str]:
 def load(source: Source, kind: type[M]) -> M: ...
 @overload
 def load(source: Source, kind: str) -> Message: ...
-def load(source: Source, kind: Kind | str) -> Message:
+def load(source: Source, kind: Any) -> Message:
     """Parse one message of ``kind`` from a path or a bytes-like object.
 
     ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map" or the
@@ -46,9 +46,12 @@ def load(source: Source, kind: Kind | str) -> Message:
     """
     cls = kind_class(kind)
     data, name = source_bytes(source)
+    if not isinstance(data, bytes):
+        data = memoryview(data)  # protobuf takes bytes or memoryview, not mmap or bytearray
     message = cls()
     try:
-        message.ParseFromString(data)
+        # The stubs say bytes; protobuf reads any memoryview without a copy.
+        message.ParseFromString(cast(bytes, data))
     except (_ProtobufDecodeError, RuntimeError, ValueError, TypeError) as exc:
         raise DecodeError(str(exc) or type(exc).__name__, source=name,
                           kind=cls.DESCRIPTOR.name) from exc
@@ -96,7 +99,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
             f.flush()
             os.fsync(fd)
         if anonymous:
-            os.link(f"/proc/self/fd/{fd}", tmp_name, follow_symlinks=True)
+            _link_anonymous(fd, folder, tmp_name.name)
             linked = True
         os.replace(tmp_name, target)
         linked = False
@@ -106,6 +109,19 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         if linked:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
+
+
+def _link_anonymous(fd: int, folder: Path, name: str) -> None:
+    """Give the O_TMPFILE file ``fd`` a name in ``folder``.
+
+    A dir_fd makes CPython call linkat(AT_SYMLINK_FOLLOW), which follows the
+    /proc/self/fd magic link; plain link() would fail with EXDEV.
+    """
+    dfd = os.open(folder, os.O_RDONLY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dfd, follow_symlinks=True)
+    finally:
+        os.close(dfd)
 
 
 def _fsync_folder(folder: Path) -> None:

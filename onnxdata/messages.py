@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, Union
+from typing import Literal, TypeAlias
 
 from onnxdata.generated.onnx_data_pb2 import MapProto, OptionalProto, SequenceProto
 from onnxdata.generated.onnx_ml_pb2 import SparseTensorProto, TensorProto
@@ -22,13 +22,16 @@ __all__ = [
     "kind_name",
 ]
 
-Message: TypeAlias = Union[TensorProto, SparseTensorProto, SequenceProto, OptionalProto, MapProto]
+Message: TypeAlias = TensorProto | SparseTensorProto | SequenceProto | OptionalProto | MapProto
 KindName = Literal["tensor", "sparse_tensor", "sequence", "optional", "map"]
-Kind: TypeAlias = Union[
-    KindName,
-    type[TensorProto], type[SparseTensorProto], type[SequenceProto],
-    type[OptionalProto], type[MapProto],
-]
+Kind: TypeAlias = (
+    KindName
+    | type[TensorProto]
+    | type[SparseTensorProto]
+    | type[SequenceProto]
+    | type[OptionalProto]
+    | type[MapProto]
+)
 
 MESSAGE_CLASSES: dict[str, type[Message]] = {
     "tensor": TensorProto,
@@ -40,7 +43,7 @@ MESSAGE_CLASSES: dict[str, type[Message]] = {
 KIND_NAMES: tuple[KindName, ...] = ("tensor", "sparse_tensor", "sequence", "optional", "map")
 
 
-def kind_class(kind: Kind | str) -> type[Message]:
+def kind_class(kind: Kind | str | type[Message]) -> type[Message]:
     """The class for a kind given by name or class; ValueError names the choices."""
     if isinstance(kind, str):
         try:
@@ -51,17 +54,25 @@ def kind_class(kind: Kind | str) -> type[Message]:
             ) from None
     if kind in MESSAGE_CLASSES.values():
         return kind
-    raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)} or their classes")
+    choices = ", ".join(KIND_NAMES)
+    raise ValueError(f"unknown kind {kind!r}: expected one of {choices} or their classes")
 
 
-def kind_name(kind: Kind | str | Message) -> KindName:
+_KIND_BY_MESSAGE_NAME: dict[str, KindName] = {
+    "TensorProto": "tensor",
+    "SparseTensorProto": "sparse_tensor",
+    "SequenceProto": "sequence",
+    "OptionalProto": "optional",
+    "MapProto": "map",
+}
+
+
+def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:
     """The kind's name, from a name, a class, or a message of ours or onnx's."""
     if isinstance(kind, str):
-        kind_class(kind)
-        return kind  # type: ignore[return-value]
-    cls = kind if isinstance(kind, type) else type(kind)
-    full = cls.DESCRIPTOR.full_name.rsplit(".", 1)[-1]  # type: ignore[union-attr]
-    for name, ours in MESSAGE_CLASSES.items():
-        if ours.DESCRIPTOR.name == full:
-            return name  # type: ignore[return-value]
-    raise ValueError(f"not an ONNX data message: {cls.__name__}")
+        return _KIND_BY_MESSAGE_NAME[kind_class(kind).DESCRIPTOR.name]
+    descriptor = getattr(kind, "DESCRIPTOR", None)
+    name = getattr(descriptor, "name", None)
+    if name not in _KIND_BY_MESSAGE_NAME:
+        raise ValueError(f"not an ONNX data message: {kind!r}")
+    return _KIND_BY_MESSAGE_NAME[name]

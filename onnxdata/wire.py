@@ -9,10 +9,10 @@ The explorer's readings and the fast ``read`` are both built on this module.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, TypeAlias, Union
-import mmap
+from typing import Final, TypeAlias
 
 from onnxdata.errors import DecodeError
 
@@ -32,7 +32,7 @@ __all__ = [
     "skip_field",
 ]
 
-WireBuffer: TypeAlias = Union[bytes, bytearray, memoryview, mmap.mmap]
+WireBuffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 
 VARINT: Final = 0
 I64: Final = 1

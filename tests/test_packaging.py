@@ -1,0 +1,75 @@
+"""The wheel: only our top-level name, the generated modules and stubs inside, and it imports."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"pip wheel failed:\n{result.stdout}\n{result.stderr}")
+    (found,) = out.glob("onnxdata-*.whl")
+    return found
+
+
+def test_wheel_has_only_our_top_level_name(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"onnxdata"}
+    assert "onnx" not in tops and "generated" not in tops
+
+
+def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("onnx_ml_pb2.py", "onnx_ml_pb2.pyi", "onnx_data_pb2.py", "onnx_data_pb2.pyi",
+                 "__init__.py"):
+        assert f"onnxdata/generated/{name}" in names
+    assert "onnxdata/py.typed" in names
+    assert not any(n.startswith("onnxdata/generated/") and n.endswith(".proto") for n in names)
+
+
+def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+    text = zf.read(meta).decode()
+    requires = [line.split(":", 1)[1].strip() for line in text.splitlines()
+                if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in requires) == sorted(
+        ["protobuf", "numpy", "ml_dtypes", "rich"]
+    )
+    entry = next(n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt"))
+    assert "onnxdata = onnxdata.cli:main" in zf.read(entry).decode()
+
+
+def test_installed_wheel_imports_with_generated_modules(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                    "--target", str(target), str(wheel)], check=True, timeout=300)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import onnxdata;"
+        "assert onnxdata.__file__.startswith(sys.argv[1]), onnxdata.__file__;"
+        "print(onnxdata.SequenceProto.DESCRIPTOR.full_name)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True,
+                         text=True, check=True, env={**os.environ, "PYTHONPATH": ""})
+    assert out.stdout.strip() == "onnxdata.SequenceProto"
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    out = subprocess.run([sys.executable, "-m", "onnxdata", "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and "usage: onnxdata" in out.stdout

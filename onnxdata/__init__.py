@@ -14,6 +14,7 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.validate import problems, validate
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,9 @@ __all__ = [
     # file I/O
     "load",
     "save",
+    # validation
+    "problems",
+    "validate",
     # errors
     "DecodeError",
     "OnnxDataError",

@@ -21,8 +21,10 @@ __all__ = [
     "DataType",
     "data_type",
     "data_type_for_dtype",
+    "key_range",
     "raw_nbytes",
     "typed_count",
+    "typed_entry_range",
 ]
 
 
@@ -129,3 +131,40 @@ def raw_nbytes(dt: DataType, count: int) -> int:
 def typed_count(dt: DataType, count: int) -> int:
     """The entries ``count`` elements take in the typed field (``dt.field``)."""
     return (count + dt.per_entry - 1) // dt.per_entry * dt.entries_per
+
+
+def typed_entry_range(dt: DataType) -> tuple[int, int] | None:
+    """The values one entry of ``dt.field`` may hold, or None when any value is fine.
+
+    Integers narrower than their field must fit their own type (an INT8 in
+    int32_data lies in [-128, 127]); BOOL entries are 0 or 1; types stored
+    bit-wise (``bit_view``) hold their unsigned bits: 0..255 for float8 and the
+    packed 4-/2-bit bytes, 0..65535 for (b)float16, and 0..63 for the 6-bit
+    floats (bits 6-31 MUST be zero). FLOAT, DOUBLE, INT32, INT64, UINT64 and
+    STRING entries are unrestricted.
+    """
+    if dt.code == 9:  # BOOL
+        return (0, 1)
+    if dt.bits == 6:
+        return (0, 63)
+    if dt.bit_view is not None:
+        return (0, (1 << (8 * dt.bit_view.itemsize)) - 1)
+    if (dt.field == "int32_data" and dt.bits < 32) or dt.code == 12:  # narrow ints, UINT32
+        info = np.iinfo(dt.dtype)
+        return (int(info.min), int(info.max))
+    return None
+
+
+def key_range(code: int) -> tuple[int, int] | None:
+    """The int64 values MapProto ``keys`` may hold for integer key type ``code``.
+
+    None for STRING and for codes that are not key types. UINT64 keys are the 64
+    bits of the int64 written as the varint, so every int64 is a valid UINT64
+    key (a key >= 2**63 reads back as a negative int64: reinterpret, don't refuse).
+    """
+    if code not in KEY_TYPES or code == STRING:
+        return None
+    if code == 13:  # UINT64
+        return (-(1 << 63), (1 << 63) - 1)
+    info = np.iinfo(DATA_TYPES[code].dtype)
+    return (int(info.min), int(info.max))

@@ -1,27 +1,253 @@
-"""The ``onnxdata`` command line."""
+"""The ``onnxdata`` command line: explore, validate and show data message files.
+
+  onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND] [--json]
+  onnxdata validate FILE... [--kind KIND]
+  onnxdata show FILE [--kind KIND]
+
+Output is for people: rich tables with aligned columns, colour on a terminal,
+plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
+any is invalid and 2 when any cannot be read.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from onnxdata.errors import OnnxDataError
-from onnxdata.files import load
+import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.explore import Exploration, choose_kind, explore, kind_of_message, open_buffer
+from onnxdata.fit import MESSAGE_NAMES
 from onnxdata.messages import KIND_NAMES
+from onnxdata.model_types import IO
+
+__all__ = ["main"]
+
+_KIND_CHOICES = (*KIND_NAMES, *MESSAGE_NAMES)
+
+
+def _console(stderr: bool = False) -> Console:
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return Console(stderr=stderr, highlight=False)
+    return Console(stderr=stderr, highlight=False, width=max(probe.width, 120))
+
+
+def _kind(value: str) -> str:
+    try:
+        return kind_of_message(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("explore", help="which messages a file's bytes can be, byte by byte")
+    ex.add_argument("file")
+    ex.add_argument("--model", help="model.onnx declaring the value's type (found "
+                                    "automatically in the test_data_set_N/input_K.pb layout)")
+    which = ex.add_mutually_exclusive_group()
+    which.add_argument("--input", type=int, metavar="K", help="the value is the model's input K")
+    which.add_argument("--output", type=int, metavar="K",
+                       help="the value is the model's output K")
+    ex.add_argument("--reading", type=_kind, metavar="KIND",
+                    help="show this reading's byte table (SequenceProto, sequence, …)")
+    ex.add_argument("--json", action="store_true", help="print one JSON object")
+    va = sub.add_parser("validate", help="check files against the format's rules")
+    va.add_argument("files", nargs="+", metavar="FILE")
+    va.add_argument("--kind", type=_kind, metavar="KIND",
+                    help="read as this kind (default: the model's, else the valid reading)")
+    sh = sub.add_parser("show", help="print the numpy value of a file")
+    sh.add_argument("file")
+    sh.add_argument("--kind", type=_kind, metavar="KIND",
+                    help="read as this kind (default: the model's, else the valid reading)")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    show = sub.add_parser("show", help="print a message file as protobuf text")
-    show.add_argument("file")
-    show.add_argument("--kind", choices=KIND_NAMES, default="sequence")
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "explore":
+        if args.model is not None and args.input is None and args.output is None:
+            parser.error("--model needs --input K or --output K")
+        if args.model is None and (args.input is not None or args.output is not None):
+            parser.error("--input/--output need --model")
+        return _explore(args)
+    if args.command == "validate":
+        return _validate(args.files, args.kind)
+    return _show(args.file, args.kind)
+
+
+def _fail(message: str) -> int:
+    _console(stderr=True).print(Text(f"onnxdata: {message}", style="red"))
+    return 2
+
+
+# --- explore -------------------------------------------------------------------------------
+
+def _explore(args: argparse.Namespace) -> int:
+    io: IO | None = ("input" if args.input is not None else
+                     "output" if args.output is not None else None)
+    index = args.input if args.input is not None else args.output
     try:
-        message = load(args.file, args.kind)
-    except (OnnxDataError, OSError) as exc:
-        print(f"onnxdata: {exc}", file=sys.stderr)
-        return 2
-    print(message)
+        result = explore(args.file, model=args.model, io=io, index=index, reading=args.reading)
+    except (OnnxDataError, OSError, IndexError, ValueError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+        return 0
+    _print_exploration(_console(), result)
     return 0
+
+
+def _print_exploration(out: Console, result: Exploration) -> None:
+    out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("reading")
+    table.add_column("fits")
+    table.add_column("valid")
+    table.add_column("value, or what is wrong")
+    for r in result.readings:
+        mark = " ←" if result.chosen is r else ""
+        fits = Text("yes", "green") if r.well_formed else Text("no", "red")
+        valid = (Text("yes", "green") if r.valid else
+                 Text(f"no ({len(r.problems)})", "yellow") if r.well_formed else Text("-"))
+        what = r.summary
+        if r.well_formed and not r.valid:
+            what += "\n" + "\n".join(f"  {p}" for p in r.problems[:3])
+            if len(r.problems) > 3:
+                what += f"\n  … {len(r.problems) - 3} more"
+        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what))
+    out.print(table)
+    if result.declared is not None:
+        out.print(f"declared: {result.declared}  (model {result.model}, {result.io} "
+                  f"{result.index})", markup=False)
+        if result.type_problems:
+            out.print(Text("the value does not match the declared type:", "yellow"))
+            for p in result.type_problems:
+                out.print(f"  {p}", markup=False)
+        elif result.chosen is not None and result.chosen.well_formed:
+            out.print(Text("the value matches the declared type", "green"))
+    if result.chosen is None:
+        out.print("no valid reading; pick one with --reading KIND to see its bytes")
+        return
+    out.print(Text.assemble("\nbytes as ", (result.chosen.kind, "bold")))
+    rows = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    rows.add_column("Bytes", no_wrap=True)
+    rows.add_column("Field")
+    rows.add_column("Value")
+    for row in result.byte_table():
+        style = "red" if row.value.startswith("does not fit") else ""
+        rows.add_row(Text(row.bytes, "cyan"), Text(row.field), Text(row.value, style))
+    out.print(rows)
+
+
+# --- validate ------------------------------------------------------------------------------
+
+def _validate(files: Sequence[str], kind: str | None) -> int:
+    out = _console()
+    worst = 0
+    for name in files:
+        try:
+            result = explore(name, reading=kind)
+        except (OnnxDataError, OSError, IndexError, ValueError) as exc:
+            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
+            worst = 2
+            continue
+        chosen = result.chosen
+        if chosen is None:
+            formed = [r for r in result.readings if r.well_formed]
+            if not formed:
+                best = result.readings[0]
+                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+                                        f": no message fits; nearest is {best.kind}: "
+                                        f"{best.misfit}"))
+                worst = 2
+                continue
+            chosen = formed[0]
+        if not chosen.well_formed:
+            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+                                    f" as {chosen.kind}: {chosen.misfit}"))
+            worst = 2
+            continue
+        found: list[Problem] = list(chosen.problems) + list(result.type_problems)
+        if found:
+            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+                                    f" as {chosen.kind}, {len(found)} problem"
+                                    f"{'s' if len(found) != 1 else ''}:"))
+            for p in found:
+                out.print(f"  - {p}", markup=False)
+            worst = max(worst, 1)
+        else:
+            how = f" (declared {result.declared})" if result.declared is not None else ""
+            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
+                                    f" {chosen.kind}: {chosen.summary}{how}"))
+    return worst
+
+
+# --- show ----------------------------------------------------------------------------------
+
+def _show(name: str, kind: str | None) -> int:
+    from onnxdata.convert import to_numpy
+    from onnxdata.files import load
+
+    out = _console()
+    try:
+        if kind is None:
+            data = open_buffer(name)
+            kind = choose_kind(name, data)
+        value = to_numpy(load(name, kind), base_dir=Path(name).parent)
+    except ValidationError as exc:
+        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
+        for p in exc.problems:
+            out.print(f"  - {p}", markup=False)
+        return 1
+    except (OnnxDataError, OSError) as exc:
+        return _fail(str(exc))
+    out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
+    with np.printoptions(threshold=64, edgeitems=3):
+        _print_value(out, value, "")
+    return 0
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"ndarray {value.dtype} shape {tuple(value.shape)}"
+    if isinstance(value, list):
+        return f"list of {len(value)}"
+    if isinstance(value, dict):
+        return f"dict of {len(value)}"
+    if value is None:
+        return "None (empty optional)"
+    return type(value).__name__
+
+
+def _print_value(out: Console, value: Any, indent: str) -> None:
+    out.print(Text(indent + _describe(value), "bold"))
+    if isinstance(value, np.ndarray):
+        for line in repr(value).splitlines():
+            out.print(indent + "  " + line, markup=False, highlight=False)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.print(f"{indent}[{i}]", markup=False)
+            _print_value(out, v, indent + "  ")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out.print(f"{indent}{k!r}:", markup=False)
+            _print_value(out, v, indent + "  ")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

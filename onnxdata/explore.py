@@ -199,7 +199,11 @@ def _validate(data: WireBuffer, f: Fit, base_dir: str | os.PathLike[str] | None
     skeleton = _skeleton(data, f.root)
     message = MESSAGE_CLASSES[_KIND_OF[f.message]]()
     try:
-        message.ParseFromString(data if skeleton is None else skeleton)  # type: ignore[arg-type]
+        if skeleton is not None:
+            message.ParseFromString(skeleton)
+        else:
+            with memoryview(data) as view:  # protobuf takes memoryviews, not mmaps
+                message.ParseFromString(view)  # type: ignore[arg-type]
     except (_ProtobufDecodeError, RuntimeError, ValueError, TypeError) as exc:
         return [Problem("", f"protobuf cannot parse it as {f.message}: {exc}")]
     return list(problems(message, base_dir=base_dir))
@@ -484,7 +488,7 @@ def _payload_meaning(data: WireBuffer, node: FitMessage, x: FitField) -> str:
     try:
         values = np.frombuffer(bytes(data[x.start:x.start + n * size]),
                                dtype=dt.dtype.newbyteorder("<"))
-        shown = ", ".join(str(v) for v in values.tolist())
+        shown = ", ".join(str(v) for v in values)
     except (TypeError, ValueError):
         shown = _hex(data, x.start, x.start + n * size)
     more = ", …" if x.length > n * size else ""

@@ -1,0 +1,81 @@
+"""ONNX test data sets: ``test_data_set_N/{input,output}_K.pb`` read with the model's types.
+
+onnx's backend runner reads each file by the kind the model declares, but skips
+maps and sparse tensors (printing a message) and so shifts every later input by
+one. ``load_test_data_set`` reads every kind, checks each value against its
+declared type (element types and shapes included), and converts it with
+``to_numpy``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from onnxdata.errors import DecodeError, ValidationError
+from onnxdata.files import load
+from onnxdata.fit import fit
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.messages import MESSAGE_CLASSES
+from onnxdata.model_types import IO, io_type, load_model, type_problems
+
+__all__ = ["load_test_data_set", "test_data_files"]
+
+_FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
+
+
+def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """The input and output files of a test data set, by index; a gap is a DecodeError."""
+    found: dict[str, dict[int, Path]] = {"input": {}, "output": {}}
+    for p in Path(folder).iterdir():
+        m = _FILE.match(p.name)
+        if m is not None:
+            found[m.group(1)][int(m.group(2))] = p
+    out: list[list[Path]] = []
+    for io in ("input", "output"):
+        files = found[io]
+        missing = [i for i in range(len(files)) if i not in files]
+        if missing:
+            raise DecodeError(f"{io}_{missing[0]}.pb is missing but {io}s up to "
+                              f"{max(files)} exist", source=os.fspath(folder))
+        out.append([files[i] for i in range(len(files))])
+    return out[0], out[1]
+
+
+test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def _read(path: Path, model: ModelProto, io: IO, index: int) -> Any:
+    from onnxdata.convert import to_numpy
+
+    declared = io_type(model, io, index)
+    data = path.read_bytes()
+    walked = fit(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
+    if walked.misfit is not None:
+        raise DecodeError(str(walked.misfit), source=os.fspath(path),
+                          kind=MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name,
+                          offset=walked.misfit.offset)
+    mismatch = type_problems(walked.root, declared)
+    if mismatch:
+        raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
+    return to_numpy(load(data, declared.kind), base_dir=path.parent)
+
+
+def load_test_data_set(folder: str | os.PathLike[str], *,
+                       model: str | os.PathLike[str] | None = None
+                       ) -> tuple[list[Any], list[Any]]:
+    """``(inputs, outputs)`` of a test data set as numpy values, each read as its declared type.
+
+    ``model`` defaults to ``model.onnx`` in the folder's parent. Tensors give
+    ndarrays, sparse tensors dense ndarrays, sequences lists, maps dicts and
+    optionals None or their value. A value whose kind, element type or shape
+    disagrees with the model raises ValidationError; bytes that are not the
+    declared message raise DecodeError.
+    """
+    folder = Path(folder)
+    m = load_model(model if model is not None else folder.parent / "model.onnx")
+    inputs, outputs = test_data_files(folder)
+    return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
+            [_read(p, m, "output", i) for i, p in enumerate(outputs)])

@@ -41,6 +41,10 @@ Choices where the spec leaves room (each is tested):
 - A message nested deeper than ``max_depth`` (default 100, so root plus 100
   levels, exactly what protobuf's parser accepts) is one problem at its path;
   the walk is iterative and never raises RecursionError.
+- Cost: counts come from ``len()`` of the repeated fields, without copies,
+  but protobuf's Python API has no view of a bytes field, so reading
+  ``raw_data`` copies it once per tensor; the fast ``read`` calls the same
+  pure rules on the wire and copies nothing.
 - Per-element faults (negative dims, keys, entries, indices) are reported for
   the first :data:`MAX_REPORTED` elements of a field, then one summary problem.
 """
@@ -49,8 +53,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Final, Union, cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Final, Union
 
 import numpy as np
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -268,18 +272,10 @@ def _unknown_fields(message: Any) -> list[Any]:
 def _unknown_problems(path: str, message: Any) -> list[Problem]:
     """Problems for the unknown fields protobuf kept in ``message`` (not its children)."""
     name: str = message.DESCRIPTOR.name
-    pairs: list[tuple[int, int]] = []
-    out: list[Problem] = []
-    schema = _SCHEMA[name]
-    for f in _unknown_fields(message):
-        known = schema.get(f.field_number)
-        if known is not None and f.wire_type in known[1]:
-            # The right wire type but kept as unknown: a closed enum's value out of range.
-            out.append(Problem(_join(path, known[0]),
-                               f"{f.data!r} is not a value of the field's enum"))
-        else:
-            pairs.append((f.field_number, f.wire_type))
-    return wire_field_problems(path, name, pairs) + out
+    # A known field with an accepted wire type lands here only as a closed enum's
+    # out-of-range value (TensorProto.data_location): tensor_storage_problems reports it.
+    return wire_field_problems(path, name, [(f.field_number, f.wire_type)
+                                            for f in _unknown_fields(message)])
 
 
 # --------------------------------------------------------------------------- tensors
@@ -755,14 +751,7 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
     return out
 
 
-def _index_data(t: TensorProto) -> Sequence[int] | np.ndarray[Any, Any]:
-    if _has(t, "raw_data"):
-        raw = t.raw_data
-        return np.frombuffer(raw, dtype="<i8", count=len(raw) // 8)
-    return t.int64_data
-
-
-def _sparse_problems(path: str, s: SparseTensorProto) -> list[Problem]:
+def _sparse_problems(path: str, s: SparseTensorProto, base_dir: PathLike | None) -> list[Problem]:
     out = _unknown_problems(path, s)
     dims = list(s.dims)
     has_values, has_indices = _has(s, "values"), _has(s, "indices")
@@ -779,14 +768,17 @@ def _sparse_problems(path: str, s: SparseTensorProto) -> list[Problem]:
                                                    "supported; store them inline"))
         return out
     counts = {f: len(getattr(ind, f)) for f in TYPED_FIELDS}
-    raw_len = len(ind.raw_data) if _has(ind, "raw_data") else None
-    if tensor_storage_problems("", ind.data_type, indices_dims, counts, raw_len):
+    raw = ind.raw_data if _has(ind, "raw_data") else None
+    if tensor_storage_problems("", ind.data_type, indices_dims, counts,
+                               None if raw is None else len(raw)):
         return out  # reported at path.indices by the tensor walk
-    out += sparse_index_problems(path, dims, len(indices_dims) == 2, _index_data(ind))
+    data: Sequence[int] | np.ndarray[Any, Any] = (
+        ind.int64_data if raw is None else np.frombuffer(raw, dtype="<i8"))
+    out += sparse_index_problems(path, dims, len(indices_dims) == 2, data)
     return out
 
 
-def _sequence_problems(path: str, s: SequenceProto) -> list[Problem]:
+def _sequence_problems(path: str, s: SequenceProto, base_dir: PathLike | None) -> list[Problem]:
     out = _unknown_problems(path, s)
     counts = {f: len(getattr(s, f)) for f in ELEM_FIELDS.values()}
     out += sequence_problems(path, s.elem_type if _has(s, "elem_type") else None, counts)
@@ -797,14 +789,14 @@ def _sequence_problems(path: str, s: SequenceProto) -> list[Problem]:
     return out
 
 
-def _optional_problems(path: str, o: OptionalProto) -> list[Problem]:
+def _optional_problems(path: str, o: OptionalProto, base_dir: PathLike | None) -> list[Problem]:
     out = _unknown_problems(path, o)
     set_fields = [f for f in OPTIONAL_FIELDS.values() if _has(o, f)]
     out += optional_problems(path, o.elem_type if _has(o, "elem_type") else None, set_fields)
     return out
 
 
-def _map_problems(path: str, m: MapProto) -> list[Problem]:
+def _map_problems(path: str, m: MapProto, base_dir: PathLike | None) -> list[Problem]:
     out = _unknown_problems(path, m)
     has_values = _has(m, "values")
     values_elem_type = None
@@ -856,16 +848,13 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
                                      "not checked further"))
             continue
         kind: str = msg.DESCRIPTOR.name
-        if kind == "TensorProto":
-            out += _tensor_problems(path, cast(TensorProto, msg), base_dir)
-        else:
-            out += _CHECKS[kind](path, msg)
+        out += _CHECKS[kind](path, msg, base_dir)
         stack.extend((p, child, depth + 1) for p, child in reversed(_children(kind, path, msg)))
     return out
 
 
-_CHECKS: Final[dict[str, Any]] = {
-    "TensorProto": None,
+_CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] = {
+    "TensorProto": _tensor_problems,
     "SparseTensorProto": _sparse_problems,
     "SequenceProto": _sequence_problems,
     "OptionalProto": _optional_problems,

@@ -380,7 +380,7 @@ def tensor_storage_problems(
 
 
 def typed_entry_problems(path: str, data_type: int, field: str,
-                         entries: Sequence[int]) -> list[Problem]:
+                         entries: Sequence[int] | np.ndarray[Any, Any]) -> list[Problem]:
     """Entries of the typed ``field`` outside the range their data type allows.
 
     ``entries`` is any sequence of ints (a repeated field, a list, an ndarray);

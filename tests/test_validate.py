@@ -86,6 +86,15 @@ def test_corpus_file_is_valid(path: Path, kind: str) -> None:
     validate(message)
 
 
+@pytest.mark.parametrize(("path", "kind"), corpus_params())
+def test_corpus_file_is_valid_as_onnx_message(onnx: Any, path: Path, kind: str) -> None:
+    cls = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto,
+           "optional": onnx.OptionalProto, "map": onnx.MapProto,
+           "sparse_tensor": onnx.SparseTensorProto}[kind]
+    message = cls.FromString(path.read_bytes())
+    assert problems(message) == problems(onnxdata.load(path, kind)) == []
+
+
 def test_valid_values_of_every_kind() -> None:
     inner = OptionalProto(name="o", elem_type=SEQ_TENSOR)  # typed empty optional
     s = SequenceProto(name="s", elem_type=SEQ_OPTIONAL)

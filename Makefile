@@ -8,13 +8,16 @@ PY := $(VENV)/bin/python
 PLUGIN := $(VENV_PLUGIN)/bin/protoc-gen-mypy
 EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
 
-.PHONY: run test test-new test-old lint gen check-gen bench fuzz clean
+# Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
+ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
+
+.PHONY: run test test-new test-old test-onnx-versions lint gen check-gen bench fuzz clean
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata show --kind optional $(EXAMPLE)
 
 test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
-	$(MAKE) check-gen lint test-new test-old
+	$(MAKE) check-gen lint test-new test-old test-onnx-versions
 
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 	ONNXDATA_REQUIRE_GEN=1 $(PY) -m pytest -q
@@ -22,6 +25,18 @@ test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 # The same suite on the oldest protobuf runtime we support; onnx tests skip there.
 test-old: $(VENV_OLD)/.ok
 	$(VENV_OLD)/bin/python -m pytest -q -p no:cacheprovider
+
+# The coexistence tests against each older onnx, one venv per release.
+test-onnx-versions: $(foreach v,$(ONNX_VERSIONS),.venv-onnx-$(v)/.ok)
+	@for v in $(ONNX_VERSIONS); do \
+	  echo "== onnx $$v"; \
+	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/test_coexist.py || exit 1; \
+	done
+
+.venv-onnx-%/.ok: pyproject.toml
+	$(PYTHON) -m venv .venv-onnx-$*
+	.venv-onnx-$*/bin/pip install -q "onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest -e .
+	touch $@
 
 lint: $(VENV)/.ok
 	$(VENV)/bin/ruff check .
@@ -57,4 +72,4 @@ $(VENV_PLUGIN)/.ok: tools/requirements-plugin.txt
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) build *.egg-info
+	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) .venv-onnx-* build *.egg-info

@@ -55,14 +55,19 @@ def test_both_import_orders_work(onnx: Any, order: tuple[str, str]) -> None:
     assert result.stdout.startswith("ok")
 
 
-def test_a_verbatim_compile_would_clash(onnx: Any) -> None:
-    """Why the rename exists: onnx's file name is already in the default pool."""
+def test_both_schemas_sit_in_the_default_pool_under_distinct_names(onnx: Any) -> None:
+    """Why the rename exists: a verbatim compile would register onnx's file name again."""
     from google.protobuf import descriptor_pool
 
+    import onnxdata
+
     pool = descriptor_pool.Default()
-    assert pool.FindFileByName("onnx/onnx-ml.proto") is not None
-    assert pool.FindFileByName("onnxdata/generated/onnx-ml.proto") is not None
-    assert pool.FindMessageTypeByName("onnxdata.TensorProto") is not None
+    theirs = onnx.TensorProto.DESCRIPTOR
+    ours = onnxdata.TensorProto.DESCRIPTOR
+    assert theirs.file.name != ours.file.name
+    assert theirs.full_name != ours.full_name
+    assert pool.FindMessageTypeByName(ours.full_name) is ours
+    assert pool.FindFileByName(ours.file.name) is ours.file
 
 
 @pytest.mark.parametrize("path", sorted(CORPUS.glob("*/test_data_set_0/*.pb"))[:40],

@@ -6,6 +6,7 @@ validation, numpy conversion and an explorer built on them.
 """
 
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
+from onnxdata.explore import ByteRow, Exploration, Reading, byte_table, explore, readings
 from onnxdata.files import load, save
 from onnxdata.messages import (
     MapProto,
@@ -14,6 +15,7 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.testdata import load_test_data_set
 from onnxdata.validate import problems, validate
 
 __version__ = "0.1.0"
@@ -31,6 +33,14 @@ __all__ = [
     # validation
     "problems",
     "validate",
+    # exploring files
+    "ByteRow",
+    "Exploration",
+    "Reading",
+    "byte_table",
+    "explore",
+    "load_test_data_set",
+    "readings",
     # errors
     "DecodeError",
     "OnnxDataError",

@@ -14,7 +14,9 @@ ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
 .PHONY: run test test-new test-old test-onnx-versions lint gen check-gen bench fuzz clean
 
 run: $(VENV)/.ok
-	$(PY) -m onnxdata show --kind optional $(EXAMPLE)
+	$(PY) -m onnxdata explore $(EXAMPLE)
+	$(PY) -m onnxdata explore tests/data/onnx-node/test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb
+	$(PY) -m onnxdata explore tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb
 
 test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 	$(MAKE) check-gen lint test-new test-old test-onnx-versions

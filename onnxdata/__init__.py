@@ -5,6 +5,14 @@ our own (so they live beside the ``onnx`` package), with loading, saving,
 validation, numpy conversion and an explorer built on them.
 """
 
+from onnxdata.convert import (
+    SparseParts,
+    from_numpy,
+    get_densify_limit,
+    set_densify_limit,
+    sparse_parts,
+    to_numpy,
+)
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explore import ByteRow, Exploration, Reading, byte_table, explore, readings
 from onnxdata.files import load, save
@@ -27,6 +35,13 @@ __all__ = [
     "SequenceProto",
     "SparseTensorProto",
     "TensorProto",
+    # numpy conversion
+    "SparseParts",
+    "from_numpy",
+    "get_densify_limit",
+    "set_densify_limit",
+    "sparse_parts",
+    "to_numpy",
     # file I/O
     "load",
     "save",

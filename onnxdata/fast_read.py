@@ -373,14 +373,14 @@ class _Walker:
             t = self.tensor(ranges, path)
             self.last_code = t.code
             self.problems += t.problems
-            return None if self.problems else self.tensor_value(t)
+            return None if self.problems else _read_only(self.tensor_value(t))
         if kind == "sequence":
             return self.sequence(ranges, path, depth)
         if kind == "optional":
             return self.optional(ranges, path, depth)
         if kind == "map":
             return self.map(ranges, path, depth)
-        return self.sparse(ranges, path, depth)
+        return _read_only(self.sparse(ranges, path, depth))
 
     def tensor(self, ranges: Ranges, path: str) -> _Tensor:
         """Scan and check one TensorProto as ``validate`` checks it."""
@@ -588,6 +588,13 @@ class _Walker:
             a, b = raw[-1]
             return self.src.array("<i8", a, (b - a) // 8)
         return t.decoded.get("int64_data", np.zeros(0, np.int64))
+
+
+def _read_only(value: Any) -> Any:
+    """Every array ``read`` returns is read-only, views of the mapping and decoded copies alike."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    return value
 
 
 def _join(path: str, name: str) -> str:

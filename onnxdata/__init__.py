@@ -15,6 +15,8 @@ from onnxdata.convert import (
 )
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explore import ByteRow, Exploration, Reading, byte_table, explore, readings
+from onnxdata.fast_read import read
+from onnxdata.fast_write import write
 from onnxdata.files import load, save
 from onnxdata.messages import (
     MapProto,
@@ -45,6 +47,8 @@ __all__ = [
     # file I/O
     "load",
     "save",
+    "read",
+    "write",
     # validation
     "problems",
     "validate",

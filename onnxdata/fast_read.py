@@ -421,7 +421,7 @@ class _Walker:
             problems += external_data_problems(path, entries, self.base_dir, nbytes=nbytes)
         elif not storage and dt is not None and dt.field in t.decoded:
             entries_ = t.decoded[dt.field]
-            problems += typed_entry_problems(path, code, dt.field, entries_)  # type: ignore[arg-type]
+            problems += typed_entry_problems(path, code, dt.field, entries_)
         return t
 
     def count(self, t: _Tensor, name: str) -> int:

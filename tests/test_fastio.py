@@ -1,4 +1,4 @@
-"""onnxdata.read and onnxdata.write against the slow path: to_numpy(load(...)) and save(from_numpy(...)).
+"""onnxdata.read and write against the slow path: to_numpy(load(...)), save(from_numpy(...)).
 
 Differential everywhere: the corpus, property-generated values, typed-field
 tensors, bad inputs (same class of error), plus what only the fast path has:
@@ -77,7 +77,7 @@ def outcome(fn: Any) -> tuple[Any, type[BaseException] | None]:
 
 
 def _family(exc: BaseException) -> type[BaseException]:
-    """The error class the contract is about: DecodeError, ValidationError or other OnnxDataError."""
+    """The error class the contract is about: DecodeError, ValidationError or another."""
     for cls in (DecodeError, ValidationError):
         if isinstance(exc, cls):
             return cls
@@ -345,7 +345,7 @@ def test_varints_are_decoded_as_protobuf_does() -> None:
 
 def test_varint_decoding_works_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fast_read, "VARINT_CHUNK", 3)
-    numbers = list(range(0, 5000, 37)) + [2**40]
+    numbers = [*range(0, 5000, 37), 2**40]
     data = b"".join(encode_varint(n) for n in numbers)
     assert decode_varints(np.frombuffer(data, np.uint8)).tolist() == numbers
 

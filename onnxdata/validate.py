@@ -173,6 +173,13 @@ def _capped(path: str, field: str, found: list[tuple[int, str]], total: int) -> 
     return out
 
 
+def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
+    if not dims or min(dims) >= 0:
+        return []
+    bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
+    return _capped(path, "dims", bad, len(bad))
+
+
 def element_count(dims: Sequence[int]) -> int | None:
     """The number of elements ``dims`` declare, or None if a dim is negative.
 
@@ -300,8 +307,18 @@ def tensor_storage_problems(
     of ``external_data`` entries. Counts are compared with Python ints before
     anything is allocated, so 40 bytes declaring 2**40 floats cost nothing.
     """
-    out: list[Problem] = []
     dt = DATA_TYPES.get(data_type)
+    if dt is not None and not (data_location or external_entries or has_segment):
+        n = element_count(dims)  # fast path: the common valid tensor, one storage that fits
+        if n is not None:
+            used_counts = [(f, c) for f, c in counts_by_field.items() if c]
+            if raw_len is None:
+                if (not used_counts and n == 0) or used_counts == [
+                        (dt.field, typed_count(dt, n))]:
+                    return []
+            elif not used_counts and not dt.is_string and raw_len == raw_nbytes(dt, n):
+                return []
+    out: list[Problem] = []
     if data_type == 0:
         out.append(Problem(_join(path, "data_type"),
                            "data_type is UNDEFINED or missing; a tensor needs a data type"))
@@ -309,8 +326,7 @@ def tensor_storage_problems(
         out.append(Problem(_join(path, "data_type"),
                            f"{data_type} is not an ONNX tensor data type (known: 1 to "
                            f"{max(DATA_TYPES)})"))
-    bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
-    out += _capped(path, "dims", bad, len(bad))
+    out += _dims_problems(path, dims)
     if has_segment:
         out.append(Problem(_join(path, "segment"),
                            "segment is not supported: a tensor split into segments cannot be "
@@ -504,8 +520,7 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
     [NNZ]; ``indices`` is INT64 of shape [NNZ] (linear) or [NNZ, rank].
     """
     out: list[Problem] = []
-    bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
-    out += _capped(path, "dims", bad, len(bad))
+    out += _dims_problems(path, dims)
     if values_dims is None:
         out.append(Problem(_join(path, "values"), "values is missing; a sparse tensor needs it"))
         return out
@@ -722,32 +737,40 @@ def _has(message: Any, field: str) -> bool:
 
 
 def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> list[Problem]:
-    out = _unknown_problems(path, t)
-    if _has(t, "segment"):
-        out += _unknown_problems(_join(path, "segment"), t.segment)
-    for name in ("external_data", "metadata_props"):
-        for i, entry in enumerate(getattr(t, name)):
-            out += _unknown_problems(_join(path, f"{name}[{i}]"), entry)
-    counts = {f: len(getattr(t, f)) for f in TYPED_FIELDS}
-    raw_len = len(t.raw_data) if _has(t, "raw_data") else None
-    location = t.data_location
-    for f in _unknown_fields(t):  # an out-of-range DataLocation is kept as unknown field 14
+    # One ListFields call is the cheapest way through protobuf's API to every set field.
+    fields: dict[str, Any] = {fd.name: v for fd, v in t.ListFields()}
+    unknown = _unknown_fields(t)
+    out = wire_field_problems(path, "TensorProto", [(f.field_number, f.wire_type)
+                                                    for f in unknown]) if unknown else []
+    location: int = fields.get("data_location", 0)
+    for f in unknown:  # an out-of-range DataLocation is kept as unknown field 14
         if f.field_number == 14 and f.wire_type == VARINT:
             location = f.data
-    dims = list(t.dims)
+    segment = fields.get("segment")
+    if segment is not None:
+        out += _unknown_problems(_join(path, "segment"), segment)
+    external = fields.get("external_data", ())
+    for name in ("external_data", "metadata_props"):
+        for i, entry in enumerate(fields.get(name, ())):
+            out += _unknown_problems(_join(path, f"{name}[{i}]"), entry)
+    counts: dict[str, int] = {f: len(fields[f]) for f in TYPED_FIELDS if f in fields}
+    raw = fields.get("raw_data")
+    data_type: int = fields.get("data_type", 0)
+    dims = list(fields.get("dims", ()))
     storage = tensor_storage_problems(
-        path, t.data_type, dims, counts, raw_len, data_location=location,
-        external_entries=len(t.external_data), has_segment=_has(t, "segment"))
+        path, data_type, dims, counts, None if raw is None else len(raw),
+        data_location=location, external_entries=len(external),
+        has_segment=segment is not None)
     out += storage
-    dt = DATA_TYPES.get(t.data_type)
-    n = element_count(dims)
-    if t.external_data and location == _EXTERNAL:
+    dt = DATA_TYPES.get(data_type)
+    if external and location == _EXTERNAL:
+        n = element_count(dims)
         nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and not dt.is_string \
             else None
-        out += external_data_problems(path, [(e.key, e.value) for e in t.external_data],
+        out += external_data_problems(path, [(e.key, e.value) for e in external],
                                       base_dir, nbytes=nbytes)
-    elif not storage and dt is not None and counts.get(dt.field, 0):
-        out += typed_entry_problems(path, t.data_type, dt.field, getattr(t, dt.field))
+    elif not storage and dt is not None and dt.field in counts:
+        out += typed_entry_problems(path, data_type, dt.field, fields[dt.field])
     return out
 
 
@@ -820,8 +843,11 @@ def _children(kind: str, path: str, message: Any) -> list[tuple[str, Any]]:
     if kind == "OptionalProto":
         return [(_join(path, f), getattr(message, f))
                 for f in OPTIONAL_FIELDS.values() if _has(message, f)]
-    fields = {"MapProto": ("values",), "SparseTensorProto": ("values", "indices")}.get(kind, ())
+    fields = _CHILD_FIELDS.get(kind, ())
     return [(_join(path, f), getattr(message, f)) for f in fields if _has(message, f)]
+
+
+_CHILD_FIELDS: Final = {"MapProto": ("values",), "SparseTensorProto": ("values", "indices")}
 
 
 def problems(message: Message, *, base_dir: PathLike | None = None,
@@ -849,7 +875,9 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
             continue
         kind: str = msg.DESCRIPTOR.name
         out += _CHECKS[kind](path, msg, base_dir)
-        stack.extend((p, child, depth + 1) for p, child in reversed(_children(kind, path, msg)))
+        if kind != "TensorProto":
+            stack.extend((p, child, depth + 1)
+                         for p, child in reversed(_children(kind, path, msg)))
     return out
 
 

@@ -773,6 +773,22 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
         raise OnnxDataError(f"{path or 'value'}: SparseParts needs 1-D values and integer "
                             f"indices [NNZ] or [NNZ, rank], not values {values.shape}, indices "
                             f"{indices.shape} {indices.dtype} for shape {shape}")
+    rows = (indices.reshape(nnz, 1) if indices.ndim == 1 else indices).astype(np.int64,
+                                                                             copy=False)
+    bound = np.asarray([math.prod(shape)] if indices.ndim == 1 else shape, dtype=object)
+    if nnz and (rows.min() < 0 or (rows.max(axis=0).astype(object) >= bound).any()):
+        raise OnnxDataError(f"{path or 'value'}: SparseParts indices lie outside shape {shape}")
+    if nnz > 1:
+        step = np.diff(rows, axis=0)
+        first = np.where(step != 0, np.arange(step.shape[1]), step.shape[1]).min(axis=1)
+        row = np.arange(nnz - 1)
+        ok = first < step.shape[1]
+        ok[ok] = step[row[ok], first[ok]] > 0
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0]) + 1
+            raise OnnxDataError(f"{path or 'value'}: SparseParts indices[{i}] is not after "
+                                f"indices[{i - 1}]: indices must be ascending (row-major) "
+                                "without duplicates")
     _fill_tensor(sp.values, values, _at(path, "values"), name, None, None)
     _fill_tensor(sp.indices, indices.astype(np.int64, copy=False), _at(path, "indices"), "",
                  None, None)

@@ -13,7 +13,10 @@ the message with every large fixed-width tensor payload (``raw_data``,
 ``[0]``. A payload is left out only when its wire facts already show the one
 rule that depends on it holds (its byte count is exactly what dims and
 data_type need, via ``dtypes.raw_nbytes``/``typed_count``), so the validator's
-verdict on the skeleton is its verdict on the whole. A 1 GiB tensor or sequence
+verdict on the skeleton is its verdict on the whole. A reading whose skeleton
+would still exceed ``PARSE_LIMIT`` (64 MiB of packed keys, strings, typed
+int32 entries) is not parsed: it gets one "not validated" problem, so it sorts
+after the readings that were validated. A 1 GiB tensor or sequence
 of tensors is therefore read without touching, parsing or copying its payload.
 """
 
@@ -54,6 +57,7 @@ __all__ = [
     "ByteRow",
     "Exploration",
     "Reading",
+    "PARSE_LIMIT",
     "STRIP_MIN",
     "byte_table",
     "choose_kind",
@@ -66,6 +70,9 @@ __all__ = [
 
 #: Tensor payloads at least this long are left out of the skeleton that is validated.
 STRIP_MIN: Final = 1 << 16
+#: A reading whose skeleton is larger than this is not parsed (1 GiB of packed map keys
+#: read from a sequence's tensor bytes): it gets one "not validated" problem instead.
+PARSE_LIMIT: Final = 64 << 20
 
 _KIND_OF: Final[dict[str, KindName]] = {
     "SequenceProto": "sequence", "OptionalProto": "optional", "MapProto": "map",
@@ -196,7 +203,15 @@ def _validate(data: WireBuffer, f: Fit, base_dir: str | os.PathLike[str] | None
               ) -> list[Problem]:
     from onnxdata.validate import problems  # lands with the validation issue
 
-    skeleton = _skeleton(data, f.root)
+    strip: set[int] = set()
+    keep: set[int] = set()
+    left_out = _marks(f.root, False, strip, keep)
+    size = f.root.end - f.root.start - left_out
+    if size > PARSE_LIMIT:
+        return [Problem("", f"not validated: {size} bytes that are not tensor payloads would "
+                            f"have to be parsed (more than the {PARSE_LIMIT >> 20} MiB limit "
+                            "of the explorer); read it as this kind to check it")]
+    skeleton = _skeleton(data, f.root, strip, keep) if left_out else None
     message = MESSAGE_CLASSES[_KIND_OF[f.message]]()
     try:
         if skeleton is not None:
@@ -241,26 +256,22 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _marks(node: FitMessage, in_sparse: bool, strip: set[int], keep: set[int]) -> bool:
-    """Mark tensors to strip (``strip``) and their ancestors (``keep``); True if any below."""
+def _marks(node: FitMessage, in_sparse: bool, strip: set[int], keep: set[int]) -> int:
+    """Mark tensors to strip (``strip``) and their ancestors (``keep``); returns the
+    payload bytes left out below ``node``."""
     if not in_sparse and _strippable(node):
         strip.add(id(node))
-        return True
-    found = False
+        return sum(x.length for x in node.fields if x.name in _STRIPPABLE)
+    found = 0
     for x in node.fields:
-        if x.child is not None and _marks(x.child, in_sparse or node.type == "SparseTensorProto",
-                                          strip, keep):
-            found = True
+        if x.child is not None:
+            found += _marks(x.child, in_sparse or node.type == "SparseTensorProto", strip, keep)
     if found:
         keep.add(id(node))
     return found
 
 
-def _skeleton(data: WireBuffer, root: FitMessage) -> bytes | None:
-    strip: set[int] = set()
-    keep: set[int] = set()
-    if not _marks(root, False, strip, keep):
-        return None
+def _skeleton(data: WireBuffer, root: FitMessage, strip: set[int], keep: set[int]) -> bytes:
 
     def build(node: FitMessage) -> bytes:
         if id(node) in strip:

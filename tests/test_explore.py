@@ -1,4 +1,4 @@
-"""The explorer: readings of real and corrupt bytes, the byte table, declared types, test data sets."""
+"""The explorer: readings of real and corrupt bytes, byte tables, declared types, test data."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import CORPUS, MANIFEST, corpus_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, MANIFEST, corpus_params
 from onnxdata.errors import OnnxDataError
 from onnxdata.explore import STRIP_MIN, byte_table, explore, readings, summarize
 from onnxdata.fit import MESSAGE_NAMES, fit
@@ -27,7 +27,8 @@ from onnxdata.messages import (
 from onnxdata.model_types import DeclaredType, declared_type, find_model
 
 FOUR_WAY = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
-EMPTY_OPTIONAL = CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb"
+EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/"
+                  "input_0.pb")
 TENSOR_FILE = CORPUS / "test_abs/test_data_set_0/input_0.pb"
 
 
@@ -443,3 +444,14 @@ def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
 
     with pytest.raises(ValidationError, match=r"declared tensor\(int64\) but holds float"):
         load_test_data_set(folder)
+
+
+def test_parse_limit_gives_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    # onnxdata.explore is also the name of the function the package exports
+    monkeypatch.setattr(sys.modules["onnxdata.explore"], "PARSE_LIMIT", 100)
+    s = SequenceProto(name="n" * 200, elem_type=SequenceProto.TENSOR)
+    r = _by_kind(s.SerializeToString())["SequenceProto"]
+    assert r.well_formed and not r.valid
+    assert r.problems[0].message.startswith("not validated: 203 bytes")

@@ -209,8 +209,8 @@ def _validate(data: WireBuffer, f: Fit, base_dir: str | os.PathLike[str] | None
     size = f.root.end - f.root.start - left_out
     if size > PARSE_LIMIT:
         return [Problem("", f"not validated: {size} bytes that are not tensor payloads would "
-                            f"have to be parsed (more than the {PARSE_LIMIT >> 20} MiB limit "
-                            "of the explorer); read it as this kind to check it")]
+                            f"have to be parsed, over the explorer's limit of {PARSE_LIMIT} "
+                            "bytes; read it as this kind to check it")]
     skeleton = _skeleton(data, f.root, strip, keep) if left_out else None
     message = MESSAGE_CLASSES[_KIND_OF[f.message]]()
     try:

@@ -686,7 +686,7 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
     if not values_present:
         out.append(Problem(_join(path, "values"), "values is missing; a map needs its values "
                                                   "sequence, even when empty"))
-    elif values_elem_type == 5:
+    elif values_elem_type in ELEM_FIELDS and values_elem_type not in MAP_VALUE_ELEM_TYPES:
         out.append(Problem(_join(path, "values.elem_type"),
                            "map values cannot be OPTIONAL; expected TENSOR, SPARSE_TENSOR, "
                            "SEQUENCE or MAP"))

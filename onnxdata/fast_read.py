@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,7 @@ VARINT_CHUNK: Final = 1 << 20
 PROTOBUF_LIMIT: Final = (1 << 31) - 1
 
 _U8: Final = np.dtype(np.uint8)
+_LITTLE: Final = sys.byteorder == "little"
 _U64: Final = np.dtype(np.uint64)
 
 # Field kinds in the per-message schemas below.
@@ -259,10 +261,17 @@ class _Tensor:
     decoded: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
 
 
+#: Verdicts of ``tensor_storage_problems`` on plain tensors, by (data_type, dims, raw length).
+_PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
+
+
 class _Walker:
     def __init__(self, source: _Source, base_dir: Path | None) -> None:
         self.src = source
         self.buf = source.buf
+        #: The whole mapping as bytes: slicing it and viewing the slice is the cheapest
+        #: way to a zero-copy array (np.frombuffer exports the buffer again each time).
+        self.u8 = np.frombuffer(source.buf, dtype=_U8)
         self.base_dir = base_dir
         self.problems: list[Problem] = []
         self.last_code: int | None = None
@@ -370,6 +379,11 @@ class _Walker:
         if depth > MAX_DEPTH:
             raise WireError(f"messages nested deeper than {MAX_DEPTH}", ranges[0][0])
         if kind == "tensor":
+            if len(ranges) == 1:
+                plain = self.plain_tensor(*ranges[0])
+                if plain is not None:
+                    self.last_code = plain[0]
+                    return plain[1]
             t = self.tensor(ranges, path)
             self.last_code = t.code
             self.problems += t.problems
@@ -381,6 +395,63 @@ class _Walker:
         if kind == "map":
             return self.map(ranges, path, depth)
         return _read_only(self.sparse(ranges, path, depth))
+
+    def plain_tensor(self, start: int, end: int) -> tuple[int, Any] | None:
+        """The common tensor, fast: only dims, data_type, name and raw_data, and valid.
+
+        Returns ``(data_type, array)``, or None for anything else (another
+        field, a bad size...): ``tensor`` then reads it and says what is wrong.
+        Validity is ``validate.tensor_storage_problems`` of the facts, cached
+        per (data_type, dims, raw_data length), so 100,000 tensors of one
+        shape cost one call of the rule.
+        """
+        buf = self.buf
+        pos = start
+        dims: list[int] = []
+        code = 0
+        raw = -1
+        raw_len = 0
+        while pos < end:
+            key = buf[pos]
+            pos += 1
+            if pos >= end:
+                return None
+            b = buf[pos]
+            if b < 0x80:
+                value = b
+                pos += 1
+            else:
+                value, pos = read_varint(buf, pos, end)
+            if key == 0x08:
+                dims.append(value)
+            elif key == 0x10:
+                code = value
+            elif key == 0x42 or key == 0x4A:
+                if value > end - pos:
+                    return None
+                if key == 0x4A:
+                    raw, raw_len = pos, value
+                pos += value
+            else:
+                return None
+        if raw < 0:
+            return None
+        facts = (code, tuple(dims), raw_len)
+        ok = _PLAIN_OK.get(facts)
+        if ok is None:
+            ok = not tensor_storage_problems("", code, dims, {}, raw_len)
+            if len(_PLAIN_OK) < 4096:
+                _PLAIN_OK[facts] = ok
+        if not ok:
+            return None
+        dt = DATA_TYPES[code]
+        if dt.sub_byte or not _LITTLE:
+            count = 1
+            for d in dims:
+                count *= d
+            return code, _read_only(_from_raw(self.src, dt, raw, count, dims))
+        arr = self.u8[raw:raw + raw_len].view(dt.dtype)
+        return code, (arr if len(dims) == 1 else arr.reshape(dims))
 
     def tensor(self, ranges: Ranges, path: str) -> _Tensor:
         """Scan and check one TensorProto as ``validate`` checks it."""
@@ -498,7 +569,22 @@ class _Walker:
         codes: dict[str, list[int]] = {"tensor": [], "sparse_tensor": []}
         for code, kind in _ELEM_FIELDS.items():
             field_name = ELEM_FIELDS[code]
-            for i, r in enumerate(f.ranges.get(kind, [])):
+            elements = f.ranges.get(kind, [])
+            if kind == "tensor":  # the common case, without a path string per element
+                plain = self.plain_tensor
+                for i, r in enumerate(elements):
+                    got = plain(r[0], r[1])
+                    if got is None:
+                        self.last_code = None
+                        got = (0, self.value(kind, [r], _join(path, f"{field_name}[{i}]"),
+                                             depth + 1))
+                        if self.last_code is not None:
+                            codes[kind].append(self.last_code)
+                    else:
+                        codes[kind].append(got[0])
+                    out.append(got[1])
+                continue
+            for i, r in enumerate(elements):
                 self.last_code = None
                 out.append(self.value(kind, [r], _join(path, f"{field_name}[{i}]"), depth + 1))
                 if kind in codes and self.last_code is not None:

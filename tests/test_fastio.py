@@ -363,7 +363,9 @@ def _bad_messages() -> list[Any]:
     dup.keys[1] = 1
     int8_key = from_numpy({1: np.zeros(1)}, key_type="int8")
     int8_key.keys[0] = 1000
-    sparse = from_numpy(SparseParts(np.arange(2.0), np.array([3, 1]), (2, 2)))
+    sparse = SparseTensorProto(dims=[2, 2])  # indices out of order
+    sparse.values.CopyFrom(from_numpy(np.arange(2.0)))
+    sparse.indices.CopyFrom(from_numpy(np.array([3, 1], np.int64)))
     opt = OptionalProto(elem_type=1)
     opt.sequence_value.elem_type = 1
     bomb = TensorProto(data_type=1, dims=[2**20, 2**20], raw_data=b"1234")

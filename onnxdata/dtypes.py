@@ -9,7 +9,7 @@ into it) are written down once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import ml_dtypes
 import numpy as np
@@ -43,7 +43,7 @@ class DataType:
 
     code: int
     name: str
-    dtype: np.dtype[object] | np.dtype[np.generic]
+    dtype: np.dtype[Any]
     bits: int
     field: str
     per_entry: int = 1
@@ -103,7 +103,7 @@ _TABLE: tuple[DataType, ...] = (
 )
 
 DATA_TYPES: Final[dict[int, DataType]] = {t.code: t for t in _TABLE}
-_BY_DTYPE: Final[dict[np.dtype[object] | np.dtype[np.generic], DataType]] = {
+_BY_DTYPE: Final[dict[np.dtype[Any], DataType]] = {
     t.dtype: t for t in _TABLE if t.code != STRING
 }
 
@@ -116,7 +116,7 @@ def data_type(code: int) -> DataType | None:
     return DATA_TYPES.get(code)
 
 
-def data_type_for_dtype(dtype: np.dtype[np.generic] | np.dtype[object]) -> DataType | None:
+def data_type_for_dtype(dtype: np.dtype[Any]) -> DataType | None:
     """The ONNX data type of a numpy dtype (object, str and bytes give STRING), or None."""
     if dtype.kind in "OSU":
         return DATA_TYPES[STRING]

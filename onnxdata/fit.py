@@ -309,7 +309,7 @@ def fit(buf: WireBuffer, message: str, start: int = 0, end: int | None = None, *
     end = len(buf) if end is None else end
     root = FitMessage(name, "", start, end)
     try:
-        _walk(buf, root, start, end, 1, max_depth)
+        _walk(buf, root, start, end, 0, max_depth)
     except _Stop as stop:
         return Fit(name, root, stop.misfit)
     return Fit(name, root, None)

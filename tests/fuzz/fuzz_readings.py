@@ -1,0 +1,11 @@
+"""Atheris harness: the ``readings`` target of targets.py (run through run.py).
+
+    python tests/fuzz/fuzz_readings.py [--seconds N | --runs N]
+"""
+
+import sys
+
+import run
+
+if __name__ == "__main__":
+    sys.exit(run.main_for("readings"))

@@ -1,0 +1,532 @@
+"""Hostile input and failing disks: bombs under a memory cap, depth caps, declared sizes,
+safe external-data paths, crash-safe writes, and every fuzz crash ever found replayed.
+
+The bombs live in tests/data/hostile/ (made by its build.py); the fuzz crashes in
+tests/data/fuzz-regressions/ (see tests/fuzz/run.py). Bugs found and reported but
+not yet fixed in their modules are ``xfail(strict=True)`` here, so the fix turns
+them into failures that ask for the marker to go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import onnxdata
+from onnxdata import DecodeError, OnnxDataError, ValidationError
+from onnxdata.messages import KIND_NAMES, SequenceProto, TensorProto
+
+TESTS = Path(__file__).resolve().parent
+HOSTILE = TESTS / "data" / "hostile"
+REGRESSIONS = TESTS / "data" / "fuzz-regressions"
+BOMBS = sorted(HOSTILE.glob("*.pb"))
+MIB = 1 << 20
+
+sys.path.insert(0, str(TESTS / "fuzz"))
+sys.path.insert(0, str(HOSTILE))
+import targets as fuzz_targets  # noqa: E402
+
+import build as hostile_build  # noqa: E402
+
+# --------------------------------------------------------------------------- the corpus
+
+def test_hostile_corpus_is_what_build_py_makes() -> None:
+    assert hostile_build.main.__module__ == "build"
+    made = hostile_build.bombs()
+    assert sorted(made) == [p.name for p in BOMBS]
+    for p in BOMBS:
+        assert p.read_bytes() == made[p.name], f"{p.name} is stale: run {HOSTILE}/build.py"
+
+
+# --------------------------------------------------------------------------- bombs
+
+_CHILD = textwrap.dedent("""
+    import json, resource, sys, tracemalloc
+    from pathlib import Path
+    import numpy as np
+    import onnxdata
+    from onnxdata import OnnxDataError
+
+    KINDS = ("tensor", "sparse_tensor", "sequence", "optional", "map")
+
+    def every_entry_point(path):
+        data = path.read_bytes()
+        out = {}
+        for kind in KINDS:
+            try:
+                m = onnxdata.load(data, kind)
+                onnxdata.problems(m)
+                out[f"to_numpy {kind}"] = type(onnxdata.to_numpy(m)).__name__
+            except OnnxDataError as exc:
+                out[f"to_numpy {kind}"] = type(exc).__name__
+            try:
+                out[f"read {kind}"] = type(onnxdata.read(path, kind)).__name__
+            except OnnxDataError as exc:
+                out[f"read {kind}"] = type(exc).__name__
+        for r in onnxdata.readings(data):
+            if r.well_formed:
+                onnxdata.byte_table(data, r)
+        out["readings"] = "ok"
+        return out
+
+    warm = Path(sys.argv[2])
+    warm.write_bytes(onnxdata.from_numpy([np.zeros(3, np.float32)]).SerializeToString())
+    every_entry_point(warm)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    result = every_entry_point(Path(sys.argv[1]))
+    traced = tracemalloc.get_traced_memory()[1]
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rss_delta": (after - before) * 1024, "traced_peak": traced,
+                      "result": result}))
+""")
+
+
+@pytest.mark.parametrize("bomb", BOMBS, ids=[p.name for p in BOMBS])
+def test_bomb_is_refused_under_50_mib(bomb: Path, tmp_path: Path) -> None:
+    """Every entry point, every kind: only our errors, and < 50 MiB more peak memory.
+
+    Measured in a fresh process twice over: the growth of the peak resident set
+    (ru_maxrss, which sees protobuf's C allocations too) and tracemalloc's peak
+    (Python objects and numpy buffers).
+    """
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(bomb), str(tmp_path / "warm.pb")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["rss_delta"] < 50 * MIB, report
+    assert report["traced_peak"] < 50 * MIB, report
+
+
+def test_claimed_sizes_are_refused_before_allocating() -> None:
+    """A length prefix or count far beyond the bytes present allocates nothing like it."""
+    cases = {
+        "raw-data-length-2pow40-8-present.pb": DecodeError,
+        "string-length-1e9-3-present.pb": DecodeError,
+        "sequence-element-claim-1e9.pb": DecodeError,
+        "map-keys-claim-2pow40.pb": DecodeError,
+        "varint-never-ends.pb": DecodeError,
+    }
+    for name, error in cases.items():
+        data = (HOSTILE / name).read_bytes()
+        tracemalloc.start()
+        try:
+            with pytest.raises(error):
+                onnxdata.load(data, "tensor" if name.startswith(("raw", "string", "var"))
+                              else "map" if name.startswith("map") else "sequence")
+            for r in onnxdata.readings(data):
+                assert not r.valid
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * MIB, (name, peak)
+
+
+def test_counts_beyond_the_entries_present_are_problems_not_allocations(tmp_path: Path) -> None:
+    for name, where in [("dims-2pow40-raw-8-bytes.pb", "raw_data"),
+                        ("dims-2pow40-float-data-8-bytes.pb", "float_data"),
+                        ("string-1e9-entries-2-present.pb", "string_data")]:
+        path = HOSTILE / name
+        message = onnxdata.load(path, "tensor")
+        assert any(where in p.path or where in p.message for p in onnxdata.problems(message))
+        with pytest.raises(ValidationError):
+            onnxdata.to_numpy(message)
+        with pytest.raises(ValidationError):
+            onnxdata.read(path, "tensor")
+
+
+def test_sparse_densify_cap_and_parts_without_densifying() -> None:
+    path = HOSTILE / "sparse-dims-2pow62-one-value.pb"
+    message = onnxdata.load(path, "sparse_tensor")
+    assert onnxdata.problems(message) == []
+    with pytest.raises(OnnxDataError, match="limit"):
+        onnxdata.to_numpy(message)
+    with pytest.raises(OnnxDataError, match="limit"):
+        onnxdata.read(path, "sparse_tensor")
+    parts = onnxdata.sparse_parts(message)
+    assert parts.shape == (1 << 31, 1 << 31) and parts.values.tolist() == [1.0]
+    previous = onnxdata.set_densify_limit(16)
+    try:
+        small = onnxdata.from_numpy(onnxdata.SparseParts(
+            np.array([1.0], np.float32), np.array([0], np.int64), (5,)))
+        with pytest.raises(OnnxDataError, match="limit of 16"):
+            onnxdata.to_numpy(small)
+    finally:
+        onnxdata.set_densify_limit(previous)
+
+
+# --------------------------------------------------------------------------- depth
+
+def nested(depth: int) -> bytes:
+    return hostile_build.nested_sequences(depth)
+
+
+def test_depth_100_is_read_by_everyone_and_101_refused_like_protobuf(tmp_path: Path) -> None:
+    ok, deep = tmp_path / "ok.pb", tmp_path / "deep.pb"
+    ok.write_bytes(nested(100))
+    deep.write_bytes(nested(101))
+    message = onnxdata.load(ok, "sequence")
+    onnxdata.validate(message)
+    assert onnxdata.read(ok, "sequence") == onnxdata.to_numpy(message)
+    assert next(r for r in onnxdata.readings(ok.read_bytes()) if r.kind == "SequenceProto").valid
+    with pytest.raises(DecodeError):
+        onnxdata.load(deep, "sequence")  # protobuf's own limit
+    with pytest.raises(DecodeError, match="deeper than 100"):
+        onnxdata.read(deep, "sequence")
+    seq = next(r for r in onnxdata.readings(deep.read_bytes()) if r.kind == "SequenceProto")
+    assert not seq.well_formed and "deeper than 100" in str(seq.misfit)
+
+
+def test_depth_cap_is_settable_in_validate_and_readings() -> None:
+    message = onnxdata.load(nested(10), "sequence")
+    onnxdata.validate(message, max_depth=10)
+    with pytest.raises(ValidationError, match="nested deeper than 9"):
+        onnxdata.validate(message, max_depth=9)
+    seq = next(r for r in onnxdata.readings(nested(10), max_depth=5)
+               if r.kind == "SequenceProto")
+    assert not seq.well_formed and "deeper than 5" in str(seq.misfit)
+    assert next(r for r in onnxdata.readings(nested(10), max_depth=11)
+                if r.kind == "SequenceProto").valid
+
+
+def test_validate_deep_onnx_free_message_without_recursion_error() -> None:
+    """A message built in memory deeper than protobuf would parse: one problem, no crash."""
+    root = SequenceProto(elem_type=3)
+    node = root
+    for _ in range(3000):
+        node = node.sequence_values.add(elem_type=3)
+    node.elem_type = 1
+    found = onnxdata.problems(root)
+    assert len(found) == 1 and "deeper than 100" in found[0].message
+
+
+def test_groups_nested_deep_are_refused_by_wire_and_protobuf() -> None:
+    data = (HOSTILE / "groups-nested-10000.pb").read_bytes()
+    from onnxdata.wire import WireError, iter_fields
+    with pytest.raises(WireError):
+        list(iter_fields(data))
+    for kind in KIND_NAMES:
+        with pytest.raises(DecodeError):
+            onnxdata.load(data, kind)
+
+
+# --------------------------------------------------------------------------- external data
+
+def _external_tensor(location: str) -> TensorProto:
+    t = TensorProto(dims=[2], data_type=1, data_location=TensorProto.EXTERNAL)
+    t.external_data.add(key="location", value=location)
+    return t
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> Path:
+    """base/ with data (8 bytes), sub/, an inside link, links out; and out/secret."""
+    base, out = tmp_path / "base", tmp_path / "out"
+    (base / "sub").mkdir(parents=True)
+    out.mkdir()
+    (base / "data").write_bytes(np.array([1, 2], np.float32).tobytes())
+    (base / "sub" / "data").write_bytes(np.array([3, 4], np.float32).tobytes())
+    (out / "secret").write_bytes(np.array([6, 6], np.float32).tobytes())
+    os.symlink(out / "secret", base / "file-link-out")
+    os.symlink(out, base / "dir-link-out")
+    os.symlink("../out/secret", base / "sub-relative-link-out")
+    return base
+
+
+REFUSED = {
+    "absolute": None,  # filled with the absolute path of out/secret
+    "dotdot": "../out/secret",
+    "dotdot-inside": "sub/../../out/secret",
+    "backslash-dotdot": "..\\out\\secret",
+    "file-symlink-out": "file-link-out",
+    "dir-symlink-out": "dir-link-out/secret",
+    "relative-symlink-out": "sub-relative-link-out",
+    "nul": "data\0../../out/secret",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_external_location_is_refused(case: str, folders: Path) -> None:
+    """CVE-2024-27318/27319: absolute, '..', and symlinks out are refused by every reader."""
+    location = REFUSED[case] or str(folders.parent / "out" / "secret")
+    t = _external_tensor(location)
+    assert onnxdata.problems(t, base_dir=folders), case
+    with pytest.raises(OnnxDataError):
+        onnxdata.to_numpy(t, base_dir=folders)
+    path = folders / "t.pb"
+    path.write_bytes(t.SerializeToString())
+    with pytest.raises(OnnxDataError):
+        onnxdata.read(path, "tensor")
+    seq = SequenceProto(elem_type=1)
+    seq.tensor_values.append(t)
+    path.write_bytes(seq.SerializeToString())
+    with pytest.raises(OnnxDataError):
+        onnxdata.read(path, "sequence")
+
+
+@pytest.mark.parametrize("location,expected", [("data", [1, 2]), ("sub/data", [3, 4]),
+                                               ("./data", [1, 2])])
+def test_external_location_inside_is_read(location: str, expected: list[float],
+                                          folders: Path) -> None:
+    t = _external_tensor(location)
+    assert onnxdata.problems(t, base_dir=folders) == []
+    assert onnxdata.to_numpy(t, base_dir=folders).tolist() == expected
+    path = folders / "t.pb"
+    path.write_bytes(t.SerializeToString())
+    assert onnxdata.read(path, "tensor").tolist() == expected
+
+
+def test_external_rules_against_onnx(folders: Path, onnx: Any) -> None:
+    """onnx's own C++ check (1.23) refuses every location we refuse, where it has a rule.
+
+    Where we differ, we are stricter or equal: onnx refuses a symlink even when it
+    stays inside (we follow it and check where it lands), refuses 'a..b' as text
+    (we refuse only a '..' part), and reads 'data\\0...' as 'data' (we refuse NUL).
+    """
+    from onnx.onnx_cpp2py_export import checker as c_checker
+
+    def onnx_refuses(location: str) -> bool:
+        try:
+            os.close(c_checker._open_external_data(str(folders), location, "t", True))
+        except Exception:
+            return True
+        return False
+
+    for case, location in REFUSED.items():
+        location = location or str(folders.parent / "out" / "secret")
+        ours = bool(onnxdata.problems(_external_tensor(location), base_dir=folders))
+        assert ours, case
+        if case != "nul" and case != "backslash-dotdot":
+            assert onnx_refuses(location), case
+    assert not onnx_refuses("data") and not onnx_refuses("sub/data")
+
+
+# --------------------------------------------------------------------------- crash-safe writes
+
+OLD = np.arange(10, dtype=np.float32)
+NEW = np.arange(1 << 18, dtype=np.float32)  # 1 MiB: streamed by write
+
+
+def _old_file(tmp_path: Path) -> tuple[Path, bytes]:
+    target = tmp_path / "value.pb"
+    onnxdata.save(onnxdata.from_numpy(OLD), target)
+    return target, target.read_bytes()
+
+
+def _assert_untouched(target: Path, old: bytes) -> None:
+    assert target.read_bytes() == old
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]
+
+
+class _FailingFile:
+    """Writes half of what it is given, then fails as ``error`` says."""
+
+    def __init__(self, real: Any, error: BaseException) -> None:
+        self.real, self.error = real, error
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        self.real.write(view[: max(1, len(view) // 2)])
+        raise self.error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def __enter__(self) -> _FailingFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.real.close()
+
+
+def _fail_writes(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    real_fdopen = os.fdopen
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        return _FailingFile(real_fdopen(fd, *args, **kwargs), error)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+
+
+ERRORS = {
+    "enospc": OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+    "exception": RuntimeError("failure part-way through"),
+    "interrupt": KeyboardInterrupt(),
+}
+
+
+@pytest.mark.parametrize("named_temp", [False, True], ids=["O_TMPFILE", "named-temp"])
+@pytest.mark.parametrize("error", sorted(ERRORS))
+@pytest.mark.parametrize("how", ["save", "write"])
+def test_failed_write_keeps_the_old_file(how: str, error: str, named_temp: bool,
+                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target, old = _old_file(tmp_path)
+    if named_temp:
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    _fail_writes(monkeypatch, ERRORS[error])
+    with pytest.raises(type(ERRORS[error])):
+        if how == "save":
+            onnxdata.save(onnxdata.from_numpy(NEW), target)
+        else:
+            onnxdata.write(target, NEW)
+    monkeypatch.undo()
+    _assert_untouched(target, old)
+
+
+@pytest.mark.parametrize("how", ["save", "write"])
+def test_failing_fsync_keeps_the_old_file(how: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    target, old = _old_file(tmp_path)
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "simulated I/O error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError):
+        if how == "save":
+            onnxdata.save(onnxdata.from_numpy(NEW), target)
+        else:
+            onnxdata.write(target, [NEW, NEW])
+    monkeypatch.undo()
+    _assert_untouched(target, old)
+
+
+def test_failure_while_streaming_a_later_element_keeps_the_old_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxdata.fast_write as fast_write
+
+    target, old = _old_file(tmp_path)
+    real = fast_write._write_payload
+    calls = []
+
+    def second_fails(f: Any, p: Any) -> None:
+        calls.append(p)
+        if len(calls) == 2:
+            raise MemoryError("simulated, in the second payload")
+        real(f, p)
+
+    monkeypatch.setattr(fast_write, "_write_payload", second_fails)
+    with pytest.raises(MemoryError):
+        onnxdata.write(target, [NEW, NEW, NEW])
+    monkeypatch.undo()
+    _assert_untouched(target, old)
+
+
+_KILLED_CHILD = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import onnxdata
+    import onnxdata.fast_write as fast_write
+
+    how, target = sys.argv[1], sys.argv[2]
+    real_payload, real_fsync = fast_write._write_payload, os.fsync
+
+    def stall():
+        print("READY", flush=True)
+        time.sleep(120)
+
+    if how == "write-mid-payload":
+        def payload(f, p):
+            f.write(b"partial " * 4096)
+            f.flush()
+            stall()
+        fast_write._write_payload = payload
+    else:
+        def fsync(fd):  # everything written, nothing renamed yet
+            real_fsync(fd)
+            stall()
+        os.fsync = fsync
+    value = np.arange(1 << 18, dtype=np.float32)
+    if how == "save-before-rename":
+        onnxdata.save(onnxdata.from_numpy(value), target)
+    else:
+        onnxdata.write(target, [value, value])
+""")
+
+
+@pytest.mark.parametrize("how", ["save-before-rename", "write-before-rename",
+                                 "write-mid-payload"])
+def test_sigkill_mid_write_keeps_the_old_file_and_leaves_no_temp(how: str,
+                                                                 tmp_path: Path) -> None:
+    target, old = _old_file(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, how, str(target)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "READY", proc.stderr.read() if proc.stderr else ""
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+        if proc.stdout:
+            proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    _assert_untouched(target, old)
+
+
+# --------------------------------------------------------------------------- fuzz crashes
+
+REGRESSION_FILES = sorted(p for p in REGRESSIONS.iterdir() if p.is_file()
+                          and p.suffix != ".md")
+
+
+@pytest.mark.parametrize("path", REGRESSION_FILES, ids=[p.name for p in REGRESSION_FILES])
+@pytest.mark.parametrize("harness", sorted(fuzz_targets.TARGETS))
+def test_fuzz_regression(path: Path, harness: str) -> None:
+    """Every input that ever crashed a harness, through every harness: only our errors,
+    and no disagreement between readers (known, reported bugs are counted apart)."""
+    fuzz_targets.run_one(harness, path.read_bytes())
+
+
+# --------------------------------------------------------------------------- reported bugs
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="reported: convert._dims/_read_tensor_checked and fast_read hand "
+                          "numpy a shape it cannot hold; numpy's ValueError leaks")
+@pytest.mark.parametrize("dims", [[0, 1 << 62, 1 << 62], [0] * 70, [1] * 70],
+                         ids=["zero-beside-2pow124", "rank-70-zeros", "rank-70-ones"])
+def test_bug_unrepresentable_shape_raises_our_error(dims: list[int], tmp_path: Path) -> None:
+    t = TensorProto(dims=dims, data_type=1)
+    if 0 not in dims:
+        t.raw_data = b"\0\0\0\0"
+    with contextlib.suppress(OnnxDataError):
+        onnxdata.to_numpy(t)
+    path = tmp_path / "t.pb"
+    path.write_bytes(t.SerializeToString())
+    with pytest.raises(OnnxDataError):
+        onnxdata.read(path, "tensor")
+
+
+OVERLONG = b"\x08" + b"\xff" * 9 + b"\x02"  # dims: a 10-byte varint, 10th byte 2
+
+
+def test_protobuf_accepts_a_10_byte_varint_keeping_the_low_64_bits() -> None:
+    t = onnxdata.load(OVERLONG + b"\x10\x01", "tensor")
+    assert list(t.dims) == [(1 << 63) - 1]
+
+
+@pytest.mark.xfail(strict=True, raises=OnnxDataError,
+                   reason="reported: wire.read_varint and fast_read.decode_varints refuse a "
+                          "10th varint byte over 1, which protobuf accepts (low 64 bits kept)")
+def test_bug_wire_reads_a_10_byte_varint_like_protobuf(tmp_path: Path) -> None:
+    from onnxdata.wire import read_varint
+
+    assert read_varint(OVERLONG, 1, len(OVERLONG)) == ((1 << 63) - 1, 11)
+    from onnxdata.fit import fit
+
+    assert fit(OVERLONG + b"\x10\x01", "tensor").ok

@@ -11,7 +11,7 @@ EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
 # Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
 ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
 
-.PHONY: run test test-new test-old test-onnx-versions lint gen check-gen bench fuzz clean
+.PHONY: run test test-new test-old test-onnx-versions lint gen check-gen bench fuzz fuzz-ci fuzz-regress clean
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
@@ -52,6 +52,20 @@ check-gen: $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 
 bench: $(VENV)/.ok
 	$(PY) bench/run.py
+
+# Fuzz every atheris harness in turn for SECONDS each (tests/fuzz/run.py; FUZZ=names
+# to pick some). fuzz-ci is the bounded CI slice: 8 harnesses x 18 s. fuzz-regress
+# replays every input in tests/data/fuzz-regressions/ through every harness.
+SECONDS ?= 60
+FUZZ ?= all
+fuzz: $(VENV)/.ok
+	$(PY) tests/fuzz/run.py --seconds $(SECONDS) $(FUZZ)
+
+fuzz-ci: $(VENV)/.ok
+	$(PY) tests/fuzz/run.py --seconds 18 all
+
+fuzz-regress: $(VENV)/.ok
+	$(PY) tests/fuzz/run.py --regress
 
 $(VENV)/.ok: pyproject.toml tools/requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)

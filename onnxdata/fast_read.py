@@ -30,10 +30,11 @@ array that views the lost pages still raises SIGBUS. Copy the arrays
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -129,7 +130,8 @@ def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[
 
     ``offset`` is where ``data`` starts in the file, for error messages. The
     work is done in chunks of ``VARINT_CHUNK`` varints so the temporaries stay
-    small whatever the field's size.
+    small whatever the field's size. A 10-byte varint keeps its low 64 bits,
+    as protobuf's parser keeps them.
     """
     n = int(data.size)
     if n == 0:
@@ -154,11 +156,6 @@ def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[
             bad = int(starts[int(np.argmax(lengths > 10))])
             raise WireError("varint longer than 10 bytes in packed field", offset + bad)
         part = data[begin:stop]
-        if longest == 10:
-            tenth = (lengths == 10) & (part[chunk_ends - begin] > 1)
-            if tenth.any():
-                bad = int(starts[int(np.argmax(tenth))])
-                raise WireError("varint longer than 64 bits in packed field", offset + bad)
         local = starts - begin
         shift = np.arange(stop - begin, dtype=_U64) - np.repeat(local.astype(_U64), lengths)
         shift *= np.uint64(7)
@@ -387,14 +384,18 @@ class _Walker:
             t = self.tensor(ranges, path)
             self.last_code = t.code
             self.problems += t.problems
-            return None if self.problems else _read_only(self.tensor_value(t))
+            if self.problems:
+                return None
+            with _shape_errors(path):
+                return _read_only(self.tensor_value(t))
         if kind == "sequence":
             return self.sequence(ranges, path, depth)
         if kind == "optional":
             return self.optional(ranges, path, depth)
         if kind == "map":
             return self.map(ranges, path, depth)
-        return _read_only(self.sparse(ranges, path, depth))
+        with _shape_errors(path):
+            return _read_only(self.sparse(ranges, path, depth))
 
     def plain_tensor(self, start: int, end: int) -> tuple[int, Any] | None:
         """The common tensor, fast: only dims, data_type, name and raw_data, and valid.
@@ -451,7 +452,12 @@ class _Walker:
                 count *= d
             return code, _read_only(_from_raw(self.src, dt, raw, count, dims))
         arr = self.u8[raw:raw + raw_len].view(dt.dtype)
-        return code, (arr if len(dims) == 1 else arr.reshape(dims))
+        if len(dims) == 1:
+            return code, arr
+        try:
+            return code, arr.reshape(dims)
+        except ValueError:  # a shape numpy cannot hold: ``tensor`` reports it
+            return None
 
     def tensor(self, ranges: Ranges, path: str) -> _Tensor:
         """Scan and check one TensorProto as ``validate`` checks it."""
@@ -674,6 +680,18 @@ class _Walker:
             a, b = raw[-1]
             return self.src.array("<i8", a, (b - a) // 8)
         return t.decoded.get("int64_data", np.zeros(0, np.int64))
+
+
+@contextlib.contextmanager
+def _shape_errors(path: str) -> Iterator[None]:
+    """numpy's refusal of a shape (rank over its limit, dims over intp) as a ValidationError."""
+    try:
+        yield
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        raise ValidationError([Problem(path, f"dims cannot be an ndarray's shape: {exc}")]) \
+            from exc
 
 
 def _read_only(value: Any) -> Any:

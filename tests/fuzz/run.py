@@ -16,6 +16,7 @@ to say what it hit and keep it. The last line per harness reads
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -91,7 +92,6 @@ def fuzz_one(name: str, seconds: int | None, runs: int | None, work: Path) -> in
 
 _DONE = re.compile(r"Done (\d+) runs in")
 _EXECS = re.compile(r"stat::number_of_executed_units:\s*(\d+)")
-_KNOWN = re.compile(r"known bug hits: \d+ \{.*\}")
 
 
 def fuzz(names: list[str], seconds: int | None, runs: int | None) -> int:
@@ -110,8 +110,9 @@ def fuzz(names: list[str], seconds: int | None, runs: int | None) -> int:
         log = proc.stdout + proc.stderr
         m = _EXECS.search(log) or _DONE.search(log)
         execs = int(m.group(1)) if m else 0
-        k = _KNOWN.search(log)
-        known = k.group(0) if k else "known bug hits: ?"
+        hits_file = work / "known-bug-hits.json"
+        hits = json.loads(hits_file.read_text()) if hits_file.exists() else {}
+        known = f"known bug hits: {sum(hits.values())} {hits}"
         crashed = proc.returncode != 0
         if crashed:
             status = 1

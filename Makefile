@@ -51,7 +51,7 @@ check-gen: $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 	$(VENV_GEN)/bin/python tools/gen.py --plugin $(PLUGIN) --check
 
 bench: $(VENV)/.ok
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(ARGS)
 
 # Fuzz every atheris harness in turn for SECONDS each (tests/fuzz/run.py; FUZZ=names
 # to pick some). fuzz-ci is the bounded CI slice: 8 harnesses x 18 s. fuzz-regress

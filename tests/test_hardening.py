@@ -530,3 +530,20 @@ def test_bug_wire_reads_a_10_byte_varint_like_protobuf(tmp_path: Path) -> None:
     from onnxdata.fit import fit
 
     assert fit(OVERLONG + b"\x10\x01", "tensor").ok
+
+
+# --------------------------------------------------------------------------- the harnesses run
+
+@pytest.mark.parametrize("harness", sorted(fuzz_targets.TARGETS))
+def test_fuzz_harness_runs(harness: str, tmp_path: Path) -> None:
+    """A few hundred atheris executions of each harness: it starts, is seeded, and finds
+    nothing unexpected (``make fuzz`` runs them for as long as asked)."""
+    pytest.importorskip("atheris", reason="atheris is installed only in .venv "
+                        "(tools/requirements-dev.txt); the fuzz harnesses run there")
+    env = {**os.environ, "ONNXDATA_FUZZ_WORK": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(TESTS / "fuzz" / f"fuzz_{harness}.py"),
+                           "--runs", "300"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert f"harness {harness}: " in proc.stdout
+    assert ", 0 unexpected exceptions" in proc.stdout

@@ -147,6 +147,8 @@ _OPT_FIELDS = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map
 _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data",
                  "uint64_data")
 _EXTERNAL = 1
+_MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+_MAX_INTP = int(np.iinfo(np.intp).max)
 _FIELD_DTYPES = {"float_data": np.float32, "double_data": np.float64, "int32_data": np.int32,
                  "int64_data": np.int64, "uint64_data": np.uint64}
 _U64 = (1 << 64) - 1
@@ -218,6 +220,11 @@ def _dims(dims: Sequence[int], path: str) -> tuple[tuple[int, ...], int]:
     for i, d in enumerate(shape):
         if d < 0:
             raise _fail(_at(path, f"dims[{i}]"), f"dimension {d} is negative")
+    if len(shape) > _MAX_DIMS:
+        raise _fail(_at(path, "dims"), f"{len(shape)} dimensions; numpy holds at most "
+                    f"{_MAX_DIMS}")
+    if math.prod(d for d in shape if d) > _MAX_INTP:
+        raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array")
     return shape, math.prod(shape)
 
 
@@ -236,7 +243,9 @@ def _read_tensor(t: Any, path: str, base_dir: StrPath | None) -> Array:
     if plain is not None and t.HasField("raw_data") and not t.data_location:
         shape = tuple(t.dims)
         raw = t.raw_data
-        if (not shape or min(shape) >= 0) and len(raw) == math.prod(shape) * plain[1]:
+        count = math.prod(shape)
+        if count > 0 and len(shape) <= _MAX_DIMS and min(shape, default=1) > 0 \
+                and len(raw) == count * plain[1]:
             return np.frombuffer(raw, dtype=plain[0]).reshape(shape)
     return _read_tensor_checked(t, path, base_dir)
 

@@ -578,3 +578,13 @@ def test_public_names() -> None:
                  "set_densify_limit"):
         assert name in onnxdata.__all__ and hasattr(onnxdata, name)
     assert isinstance(from_numpy({1: np.zeros(1)}), MapProto)
+
+
+@pytest.mark.parametrize("dims", [[0, 1 << 62, 1 << 62], [0] * 70, [1] * 70])
+def test_shapes_numpy_cannot_hold_raise_our_error(dims: list[int]) -> None:
+    t = tensor_msg(data_type=1, dims=dims)
+    if 0 not in dims:
+        t.raw_data = bytes(4)
+    for read in (to_numpy, lambda m: _read_tensor(m, "", None)):
+        with pytest.raises(ValidationError, match="dims"):
+            read(t)

@@ -14,7 +14,7 @@ from onnxdata.convert import (
     to_numpy,
 )
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
-from onnxdata.explore import ByteRow, Exploration, Reading, byte_table, explore, readings
+from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table, explore, readings
 from onnxdata.fast_read import read
 from onnxdata.fast_write import write
 from onnxdata.files import load, save
@@ -26,7 +26,7 @@ from onnxdata.messages import (
     TensorProto,
 )
 from onnxdata.testdata import load_test_data_set
-from onnxdata.validate import problems, validate
+from onnxdata.validation import problems, validate
 
 __version__ = "0.1.0"
 

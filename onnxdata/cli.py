@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
-from onnxdata.explore import Exploration, choose_kind, explore, kind_of_message, open_buffer
+from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
 from onnxdata.fit import MESSAGE_NAMES
 from onnxdata.messages import KIND_NAMES
 from onnxdata.model_types import IO

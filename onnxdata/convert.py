@@ -23,7 +23,7 @@ OptionalProto      ``None`` when absent (elem_type UNDEFINED, or a typed empty
                    optional), else the value.
 =================  ==========================================================
 
-``to_numpy`` validates first (``onnxdata.validate``) and checks every count
+``to_numpy`` validates first (``onnxdata.validation``) and checks every count
 again before it reshapes or allocates: it never returns a wrong answer quietly,
 and every fault is a ``ValidationError`` with the path of the faulty field.
 
@@ -87,7 +87,7 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
-from onnxdata.validate import validate
+from onnxdata.validation import validate
 
 __all__ = [
     "SparseParts",

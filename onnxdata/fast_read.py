@@ -12,7 +12,7 @@ the same way as small ones.
 
 Validation happens during the walk: every message's facts (field numbers and
 wire types, element types, counts, keys, external-data locations) are checked
-with the rules of ``onnxdata.validate``, and any problem raises the same
+with the rules of ``onnxdata.validation``, and any problem raises the same
 ``ValidationError``.
 
 Truncation (SIGBUS). A mapped file that another process truncates makes any
@@ -47,7 +47,7 @@ from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, ValidationError
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
-from onnxdata.validate import (
+from onnxdata.validation import (
     ELEM_FIELDS,
     OPTIONAL_FIELDS,
     TYPED_FIELDS,
@@ -770,7 +770,7 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
     """The error ``validate`` gives, word for word when protobuf can parse the file."""
     if size <= PROTOBUF_LIMIT:
         try:
-            from onnxdata.validate import problems as validate_problems
+            from onnxdata.validation import problems as validate_problems
 
             theirs = validate_problems(load(name, kind), base_dir=folder)
         except (ImportError, DecodeError):
@@ -781,6 +781,6 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
 
 
 def _choose_kind(name: str, source: _Source) -> KindName:
-    from onnxdata.explore import choose_kind
+    from onnxdata.explorer import choose_kind
 
     return choose_kind(name, source.buf)

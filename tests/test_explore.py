@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxdata.errors import OnnxDataError
-from onnxdata.explore import STRIP_MIN, byte_table, explore, readings, summarize
+from onnxdata.explorer import STRIP_MIN, byte_table, explore, readings, summarize
 from onnxdata.fit import MESSAGE_NAMES, fit
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
 from onnxdata.messages import (
@@ -447,10 +447,9 @@ def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
 
 
 def test_parse_limit_gives_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+    import onnxdata.explorer
 
-    # onnxdata.explore is also the name of the function the package exports
-    monkeypatch.setattr(sys.modules["onnxdata.explore"], "PARSE_LIMIT", 100)
+    monkeypatch.setattr(onnxdata.explorer, "PARSE_LIMIT", 100)
     s = SequenceProto(name="n" * 200, elem_type=SequenceProto.TENSOR)
     r = _by_kind(s.SerializeToString())["SequenceProto"]
     assert r.well_formed and not r.valid

@@ -24,7 +24,7 @@ from onnxdata import (
     ValidationError,
 )
 from onnxdata.dtypes import DATA_TYPES
-from onnxdata.validate import (
+from onnxdata.validation import (
     MAX_REPORTED,
     external_data_problems,
     map_problems,

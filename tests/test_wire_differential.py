@@ -28,7 +28,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
-from onnxdata.explore import reading
 from onnxdata.fit import FieldSpec, message_schema
 from onnxdata.messages import KIND_NAMES, OptionalProto, TensorProto
 from onnxdata.wire import I32, I64, LEN, VARINT
@@ -166,6 +165,11 @@ def generated_any_kind(unknown: bool = True) -> st.SearchStrategy[bytes]:
     return st.one_of(*[message_bytes(k, unknown=unknown) for k in
                        ("SequenceProto", "OptionalProto", "MapProto", "TensorProto",
                         "SparseTensorProto")])
+
+
+def reading(data: bytes, kind: str) -> Any:
+    """The explorer's reading of ``data`` as ``kind`` (a kind name)."""
+    return next(r for r in onnxdata.readings(data) if r.kind_name == kind)
 
 
 def _tolerate_known(exc: AssertionError, data: bytes) -> None:

@@ -16,8 +16,10 @@ to say what it hit and keep it. The last line per harness reads
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import pkgutil
 import re
 import subprocess
 import sys
@@ -61,19 +63,21 @@ def fuzz_one(name: str, seconds: int | None, runs: int | None, work: Path) -> in
 
     with atheris.instrument_imports(include=["onnxdata"]):
         import onnxdata
-        import onnxdata.explore
-        import onnxdata.fast_read
-        import onnxdata.fit  # noqa: F401
-    import atexit
 
+        for module in pkgutil.iter_modules(onnxdata.__path__, "onnxdata."):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
     import targets
+
     hits: dict[str, int] = {}
-    atexit.register(lambda: print(f"known bug hits: {sum(hits.values())} {hits}", flush=True))
+    hits_file = work / "known-bug-hits.json"  # libFuzzer exits without running atexit
+    hits_file.unlink(missing_ok=True)
 
     def one_input(data: bytes) -> None:
         bug = targets.run_one(name, data)
         if bug is not None:
             hits[bug] = hits.get(bug, 0) + 1
+            hits_file.write_text(json.dumps(hits))
 
     work.mkdir(parents=True, exist_ok=True)
     for i, s in enumerate(seeds()):

@@ -3,7 +3,7 @@
 A ``.pb`` file does not say which message it holds, and the same bytes can be
 several. ``readings(data)`` tries all five: for each, whether the wire
 structure fits (``onnxdata.fit``), whether the value is valid (the rules of
-``onnxdata.validate``, applied to the parsed message), and a one-line summary
+``onnxdata.validation``, applied to the parsed message), and a one-line summary
 made from wire facts. ``byte_table`` lays a reading out field by field, the way
 the format notes do. ``explore`` adds what a model declares.
 
@@ -201,7 +201,7 @@ def _merged_fields(node: FitMessage) -> list[Problem]:
 
 def _validate(data: WireBuffer, f: Fit, base_dir: str | os.PathLike[str] | None
               ) -> list[Problem]:
-    from onnxdata.validate import problems  # lands with the validation issue
+    from onnxdata.validation import problems  # lands with the validation issue
 
     strip: set[int] = set()
     keep: set[int] = set()
@@ -237,7 +237,7 @@ def _strippable(node: FitMessage) -> bool:
     size = _STRIPPABLE.get(s.name)
     if size is None or s.length < STRIP_MIN or (s.name != "raw_data" and not s.packed):
         return False
-    from onnxdata.validate import tensor_storage_problems
+    from onnxdata.validation import tensor_storage_problems
 
     dims = node.get_ints("dims")
     if dims is None:

@@ -43,6 +43,7 @@ I32: Final = 5
 WIRE_TYPE_NAMES: Final = {0: "VARINT", 1: "I64", 2: "LEN", 3: "SGROUP", 4: "EGROUP", 5: "I32"}
 
 _MAX_VARINT_BYTES: Final = 10
+_MASK64: Final = (1 << 64) - 1
 
 
 class WireError(DecodeError):
@@ -54,7 +55,11 @@ class WireError(DecodeError):
 
 
 def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
-    """An unsigned varint (up to 64 bits) at ``pos``; returns ``(value, new_pos)``."""
+    """An unsigned varint (up to 64 bits) at ``pos``; returns ``(value, new_pos)``.
+
+    As protobuf reads it: at most 10 bytes, and bits past the 64th (in the 10th
+    byte) are dropped, not refused.
+    """
     result = 0
     shift = 0
     start = pos
@@ -65,9 +70,7 @@ def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
-            if pos - start == _MAX_VARINT_BYTES and b > 1:
-                raise WireError("varint longer than 64 bits", start)
-            return result, pos
+            return result & _MASK64, pos
         shift += 7
         if pos - start >= _MAX_VARINT_BYTES:
             raise WireError("varint longer than 10 bytes", start)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -176,30 +175,15 @@ ALLOWED["wire"] = ()
 ALLOWED["read"] = ()  # read_compare catches our errors itself; a leak is a finding
 
 
-_OVERLONG_VARINT = re.compile(rb"[\x80-\xff]{9}[\x02-\x7f]")
-
-
-def _numpy_shape(exc: BaseException, data: bytes) -> bool:
-    """to_numpy/read hand numpy a shape it cannot hold (rank over numpy's maximum, or
-    dims whose non-zero product overflows, beside a zero dim): numpy's ValueError leaks."""
-    return isinstance(exc, ValueError) and not isinstance(exc, OnnxDataError) and any(
-        w in str(exc) for w in ("array is too big", "cannot reshape array of size 0",
-                                "maximum supported dimension"))
-
-
-def _overlong_varint(exc: BaseException, data: bytes) -> bool:
-    """A 10-byte varint whose last byte is over 1: protobuf keeps the low 64 bits, our
-    readers (wire.read_varint, fast_read.decode_varints) refuse it."""
-    return isinstance(exc, AssertionError) and bool(_OVERLONG_VARINT.search(data))
-
-
-#: Bugs found, reported to their module's owners and not yet fixed: (name, test).
+#: Bugs found, reported to their module's owners and not yet fixed: (name, test of the
+#: exception and the input), e.g. ("numpy-shape", lambda exc, data: isinstance(exc,
+#: ValueError) and "array is too big" in str(exc)).
 #: The runner counts their hits apart from unexpected exceptions; delete an entry
 #: once its fix lands, and the fuzzers and the replay then demand the fix.
-KNOWN_BUGS: list[tuple[str, Callable[[BaseException, bytes], bool]]] = [
-    ("numpy-shape-leaks-ValueError", _numpy_shape),
-    ("overlong-varint-refused", _overlong_varint),
-]
+#: Fixed so far: numpy's ValueError for shapes it cannot hold (convert d6bdf36,
+#: fast_read 3a0b61d), overlong varints refused by wire.read_varint and
+#: fast_read.decode_varints.
+KNOWN_BUGS: list[tuple[str, Callable[[BaseException, bytes], bool]]] = []
 
 
 def known_bug(exc: BaseException, data: bytes) -> str | None:

@@ -149,6 +149,7 @@ _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "doubl
 _EXTERNAL = 1
 _MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 _MAX_INTP = int(np.iinfo(np.intp).max)
+_WIDEST_ITEM = 16  # complex128
 _FIELD_DTYPES = {"float_data": np.float32, "double_data": np.float64, "int32_data": np.int32,
                  "int64_data": np.int64, "uint64_data": np.uint64}
 _U64 = (1 << 64) - 1
@@ -223,7 +224,9 @@ def _dims(dims: Sequence[int], path: str) -> tuple[tuple[int, ...], int]:
     if len(shape) > _MAX_DIMS:
         raise _fail(_at(path, "dims"), f"{len(shape)} dimensions; numpy holds at most "
                     f"{_MAX_DIMS}")
-    if math.prod(d for d in shape if d) > _MAX_INTP:
+    # numpy refuses a shape whose nonzero dims times the item size pass intp, even with
+    # a 0 among them; 16 bytes is the widest item, so no dtype's reshape can fail.
+    if math.prod(d for d in shape if d) * _WIDEST_ITEM > _MAX_INTP:
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array")
     return shape, math.prod(shape)
 

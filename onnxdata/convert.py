@@ -96,6 +96,11 @@ __all__ = [
     "set_densify_limit",
     "sparse_parts",
     "to_numpy",
+    # helpers the fast reader and writer share (not exported from the package)
+    "densify",
+    "from_le_bytes",
+    "le_bytes",
+    "unpack_bits",
 ]
 
 Array: TypeAlias = "npt.NDArray[Any]"
@@ -283,22 +288,22 @@ def _read_tensor_checked(t: Any, path: str, base_dir: StrPath | None) -> Array:
         if has_raw:
             raise _fail(_at(path, "raw_data"), "an external tensor must not hold raw_data")
         buf, offset = _external(t, path, dt, count, base_dir)
-        return _from_bytes(buf, dt, count, offset).reshape(shape)
+        return from_le_bytes(buf, dt, count, offset).reshape(shape)
     if has_raw:
         raw = t.raw_data
         need = raw_nbytes(dt, count)
         if len(raw) != need:
             raise _fail(_at(path, "raw_data"), f"{len(raw)} bytes, but dims {list(shape)} of "
                         f"{dt.name} need {need}")
-        return _from_bytes(raw, dt, count, 0).reshape(shape)
+        return from_le_bytes(raw, dt, count, 0).reshape(shape)
     return _from_typed(t, path, dt, shape, count)
 
 
-def _from_bytes(buf: Any, dt: DataType, count: int, offset: int) -> Array:
+def from_le_bytes(buf: Any, dt: DataType, count: int, offset: int) -> Array:
     """``count`` elements of ``dt`` from little-endian bytes at ``offset``, a view if it can be."""
     if dt.sub_byte:
         packed = np.frombuffer(buf, dtype=np.uint8, count=raw_nbytes(dt, count), offset=offset)
-        return _unpack_bits(packed, dt.bits, count).view(dt.dtype)
+        return unpack_bits(packed, dt.bits, count).view(dt.dtype)
     dtype = dt.dtype
     if dtype.itemsize == 1 or sys.byteorder == "little":
         return np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
@@ -308,7 +313,7 @@ def _from_bytes(buf: Any, dt: DataType, count: int, offset: int) -> Array:
     return words.astype(f"=u{part}").view(dtype)
 
 
-def _unpack_bits(packed: Array, bits: int, count: int) -> Array:
+def unpack_bits(packed: Array, bits: int, count: int) -> Array:
     """Unpack LSB-first ``bits``-wide codes: one uint8 per element."""
     if 8 % bits == 0:
         shifts = np.arange(0, 8, bits, dtype=np.uint8)
@@ -358,7 +363,7 @@ def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: 
     width = dt.bits * dt.per_entry
     _check_range(values, 0, (1 << width) - 1, fpath, f"{dt.name} bits")
     if dt.per_entry > 1:
-        codes = _unpack_bits(values.astype(np.uint8), dt.bits, count)
+        codes = unpack_bits(values.astype(np.uint8), dt.bits, count)
         return codes.view(dt.dtype).reshape(shape)
     return values.astype(dt.bit_view).view(dt.dtype).reshape(shape)
 
@@ -450,7 +455,7 @@ def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
     return SparseParts(values, indices, shape)
 
 
-def _densify(parts: SparseParts, path: str) -> Array:
+def densify(parts: SparseParts, path: str) -> Array:
     values, indices, shape = parts
     total = math.prod(shape)
     itemsize = values.dtype.itemsize
@@ -476,7 +481,7 @@ def _densify(parts: SparseParts, path: str) -> Array:
 
 
 def _read_sparse(sp: Any, path: str, base_dir: StrPath | None) -> Array:
-    return _densify(_sparse_parts(sp, path, base_dir), path)
+    return densify(_sparse_parts(sp, path, base_dir), path)
 
 
 def _read_sequence(s: Any, path: str, base_dir: StrPath | None) -> list[Any]:
@@ -738,7 +743,7 @@ def _fill_tensor(t: Any, value: Any, path: str, name: str, elem_type: Any,
     if dt.is_string:
         t.string_data.extend(_strings(arr, path))
     else:
-        t.raw_data = _le_bytes(arr, dt)
+        t.raw_data = le_bytes(arr, dt)
 
 
 def _strings(arr: Array, path: str) -> list[bytes]:
@@ -757,7 +762,7 @@ def _strings(arr: Array, path: str) -> list[bytes]:
     return out
 
 
-def _le_bytes(arr: Array, dt: DataType) -> bytes:
+def le_bytes(arr: Array, dt: DataType) -> bytes:
     """The little-endian bytes of ``arr`` in C order (packed for the sub-byte types)."""
     if dt.sub_byte:
         return _pack_bits(arr.reshape(-1).view(np.uint8), dt.bits)
@@ -883,7 +888,7 @@ def _fill_tensors(s: Any, arrays: Sequence[Array], where: str) -> None:
         if dt.is_string:
             t.string_data.extend(_strings(a, where))
         else:
-            t.raw_data = _le_bytes(a, dt)
+            t.raw_data = le_bytes(a, dt)
 
 
 def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,

@@ -42,7 +42,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, _densify, _from_bytes, _unpack_bits
+from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, ValidationError
 from onnxdata.files import load
@@ -547,7 +547,7 @@ class _Walker:
         if dt.bit_view is None:
             return entries.astype(dt.dtype).reshape(dims)
         if dt.per_entry > 1:
-            return _unpack_bits(entries.astype(_U8), dt.bits, count).view(dt.dtype).reshape(dims)
+            return unpack_bits(entries.astype(_U8), dt.bits, count).view(dt.dtype).reshape(dims)
         return entries.astype(dt.bit_view).view(dt.dtype).reshape(dims)
 
     def external(self, t: _Tensor, dt: DataType, count: int) -> Any:
@@ -672,7 +672,7 @@ class _Walker:
         if index_data is None:
             index_data = np.zeros(0, np.int64)
         indices = index_data.reshape(it.dims) if it is not None else index_data
-        return _densify(SparseParts(values, indices, tuple(dims)), path)
+        return densify(SparseParts(values, indices, tuple(dims)), path)
 
     def index_data(self, t: _Tensor) -> npt.NDArray[np.int64]:
         raw = t.fields.ranges.get("raw_data")
@@ -708,7 +708,7 @@ def _join(path: str, name: str) -> str:
 
 
 def _from_raw(src: _Source, dt: DataType, start: int, count: int, dims: list[int]) -> Any:
-    return _from_bytes(src.buf, dt, count, start).reshape(dims)
+    return from_le_bytes(src.buf, dt, count, start).reshape(dims)
 
 
 def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[bytes],

@@ -29,7 +29,7 @@ from typing import IO, Any, Final, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, _le_bytes, from_numpy
+from onnxdata.convert import SparseParts, from_numpy, le_bytes
 from onnxdata.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
 from onnxdata.files import atomic_writer
 from onnxdata.messages import (
@@ -172,7 +172,7 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
         flat = np.ascontiguousarray(arr).reshape(-1)
         step = max(8, WRITE_CHUNK // 8 * 8)  # whole groups of 8 elements pack to whole bytes
         for i in range(0, flat.size, step):
-            f.write(_le_bytes(flat[i:i + step], dt))
+            f.write(le_bytes(flat[i:i + step], dt))
         return
     native = arr.dtype.itemsize == 1 or arr.dtype.byteorder == "<" or (
         arr.dtype.byteorder in "=|" and np.little_endian)
@@ -182,12 +182,12 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
             f.write(data[i:i + WRITE_CHUNK])
         return
     if arr.ndim == 0:
-        f.write(_le_bytes(arr, dt))
+        f.write(le_bytes(arr, dt))
         return
     row = max(1, arr[:1].nbytes)
     rows = max(1, WRITE_CHUNK // row)
     for i in range(0, arr.shape[0], rows):
-        f.write(_le_bytes(np.ascontiguousarray(arr[i:i + rows]), dt))
+        f.write(le_bytes(np.ascontiguousarray(arr[i:i + rows]), dt))
 
 
 def write(path: str | os.PathLike[str], value: Any, kind: Kind | str | None = None, *,

@@ -42,7 +42,6 @@ import targets as fuzz_targets  # noqa: E402
 # --------------------------------------------------------------------------- the corpus
 
 def test_hostile_corpus_is_what_build_py_makes() -> None:
-    assert hostile_build.main.__module__ == "build"
     made = hostile_build.bombs()
     assert sorted(made) == [p.name for p in BOMBS]
     for p in BOMBS:
@@ -112,19 +111,21 @@ def test_bomb_is_refused_under_50_mib(bomb: Path, tmp_path: Path) -> None:
 def test_claimed_sizes_are_refused_before_allocating() -> None:
     """A length prefix or count far beyond the bytes present allocates nothing like it."""
     cases = {
-        "raw-data-length-2pow40-8-present.pb": DecodeError,
-        "string-length-1e9-3-present.pb": DecodeError,
-        "sequence-element-claim-1e9.pb": DecodeError,
-        "map-keys-claim-2pow40.pb": DecodeError,
-        "varint-never-ends.pb": DecodeError,
+        "raw-data-length-2pow40-8-present.pb": "tensor",
+        "string-length-1e9-3-present.pb": "tensor",
+        "varint-never-ends.pb": "tensor",
+        "sequence-element-claim-1e9.pb": "sequence",
+        "map-keys-claim-2pow40.pb": "map",
     }
-    for name, error in cases.items():
-        data = (HOSTILE / name).read_bytes()
+    for name, kind in cases.items():
+        path = HOSTILE / name
+        data = path.read_bytes()
         tracemalloc.start()
         try:
-            with pytest.raises(error):
-                onnxdata.load(data, "tensor" if name.startswith(("raw", "string", "var"))
-                              else "map" if name.startswith("map") else "sequence")
+            with pytest.raises(DecodeError):
+                onnxdata.load(data, kind)
+            with pytest.raises(DecodeError):
+                onnxdata.read(path, kind)
             for r in onnxdata.readings(data):
                 assert not r.valid
             peak = tracemalloc.get_traced_memory()[1]

@@ -15,7 +15,9 @@ mutations of those and of the corpus cover the rest.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -212,6 +214,7 @@ def test_fit_and_iter_fields_agree_with_protobuf_on_mutated_corpus(data: bytes) 
 # --------------------------------------------------------------------------- read
 
 _READ_DIR = Path(tempfile.mkdtemp(prefix="onnxdata-diff-"))
+atexit.register(shutil.rmtree, _READ_DIR, ignore_errors=True)
 
 
 def _read_all(data: bytes) -> None:

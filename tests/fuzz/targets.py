@@ -19,8 +19,9 @@ readers of the same bytes disagree:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -82,6 +83,7 @@ def readings_target(data: bytes) -> None:
 
 
 _WORK = Path(tempfile.mkdtemp(prefix="onnxdata-fuzz-read-"))
+atexit.register(shutil.rmtree, _WORK, ignore_errors=True)  # libFuzzer's exit skips it
 
 
 def _slow(path: Path, kind: str) -> tuple[str, Any]:
@@ -209,9 +211,3 @@ def run_one(name: str, data: bytes) -> str | None:
             raise
         return bug
     return None
-
-
-def cleanup() -> None:
-    for p in _WORK.iterdir():
-        os.unlink(p)
-    os.rmdir(_WORK)

@@ -154,7 +154,6 @@ _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "doubl
 _EXTERNAL = 1
 _MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 _MAX_INTP = int(np.iinfo(np.intp).max)
-_WIDEST_ITEM = 16  # complex128
 _FIELD_DTYPES = {"float_data": np.float32, "double_data": np.float64, "int32_data": np.int32,
                  "int64_data": np.int64, "uint64_data": np.uint64}
 _U64 = (1 << 64) - 1
@@ -221,7 +220,7 @@ def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseP
     return _sparse_parts(message, "", base_dir)
 
 
-def _dims(dims: Sequence[int], path: str) -> tuple[tuple[int, ...], int]:
+def _dims(dims: Sequence[int], path: str, itemsize: int = 1) -> tuple[tuple[int, ...], int]:
     shape = tuple(dims)
     for i, d in enumerate(shape):
         if d < 0:
@@ -230,8 +229,8 @@ def _dims(dims: Sequence[int], path: str) -> tuple[tuple[int, ...], int]:
         raise _fail(_at(path, "dims"), f"{len(shape)} dimensions; numpy holds at most "
                     f"{_MAX_DIMS}")
     # numpy refuses a shape whose nonzero dims times the item size pass intp, even with
-    # a 0 among them; 16 bytes is the widest item, so no dtype's reshape can fail.
-    if math.prod(d for d in shape if d) * _WIDEST_ITEM > _MAX_INTP:
+    # a 0 among them (densify checks a sparse tensor's once its values' dtype is known).
+    if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array")
     return shape, math.prod(shape)
 
@@ -263,7 +262,7 @@ def _read_tensor_checked(t: Any, path: str, base_dir: StrPath | None) -> Array:
     dt = DATA_TYPES.get(code)
     if dt is None:
         raise _fail(_at(path, "data_type"), f"data type {code} is not a known ONNX data type")
-    shape, count = _dims(t.dims, path)
+    shape, count = _dims(t.dims, path, dt.dtype.itemsize)
     if t.HasField("segment"):
         raise _fail(_at(path, "segment"), "segmented tensors are not supported")
     external = t.data_location == _EXTERNAL
@@ -465,6 +464,9 @@ def densify(parts: SparseParts, path: str) -> Array:
         raise OnnxDataError(f"{path or 'sparse tensor'}: densifying {list(shape)} of "
                             f"{values.dtype} takes {nbytes} bytes, over the limit of {limit} "
                             "(onnxdata.set_densify_limit, or onnxdata.sparse_parts)")
+    if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
+        raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
+                    f"of {values.dtype}")
     if values.dtype == object:
         out = np.full(total, b"", dtype=object)
     else:

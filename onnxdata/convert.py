@@ -87,7 +87,16 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
-from onnxdata.validation import validate
+from onnxdata.validation import (
+    DEFAULT_MAX_DEPTH,
+    PlainTensor,
+    entries_in_range,
+    node_problems,
+    quick_tensor,
+    repeated_array,
+    too_deep,
+    validate,
+)
 
 __all__ = [
     "SparseParts",
@@ -204,12 +213,22 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any: ...
 def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """The numpy value of a message (see the module docstring for the mapping).
 
-    ``base_dir`` is the folder external tensor data is read from. The message
-    is validated first; any fault raises ``ValidationError`` with every problem.
+    ``base_dir`` is the folder external tensor data is read from. Any fault
+    raises ``ValidationError`` with every problem ``validate`` finds.
+
+    One pass checks and reads: each message is checked with the very rules
+    ``validate`` applies (``validation.node_problems``, or ``quick_tensor``
+    for the common tensor) before it is read, so ``raw_data``, which protobuf
+    copies on every access, is read once. When anything fails, ``validate``
+    runs on the whole message and its complete error is raised, so the error
+    is the one validating first would give.
     """
     kind = _message_kind(message)
-    _validate(message, base_dir)
-    return _READERS[kind](message, "", base_dir)
+    try:
+        return _READERS[kind](message, "", base_dir, 0)
+    except Exception:
+        _validate(message, base_dir)  # raises ValidationError when validate finds problems
+        raise
 
 
 def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseParts:
@@ -241,6 +260,53 @@ _PLAIN_RAW: dict[int, tuple[np.dtype[Any], int]] = {
     code: (dt.dtype, dt.dtype.itemsize) for code, dt in DATA_TYPES.items()
     if not dt.is_string and not dt.sub_byte and (_LITTLE or dt.dtype.itemsize == 1)
 }
+
+
+def _check(path: str, message: Any, base_dir: StrPath | None, depth: int) -> None:
+    """Raise ValidationError when ``message`` itself breaks a rule of ``validate``."""
+    if depth > DEFAULT_MAX_DEPTH:
+        raise ValidationError([too_deep(path)])
+    found = node_problems(path, message, base_dir, tensor_types=False)
+    if found:
+        raise ValidationError(found)
+
+
+def _tensor_node(t: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Array:
+    """A tensor, checked as ``validate`` checks it, then read."""
+    plain = quick_tensor(t) if depth <= DEFAULT_MAX_DEPTH else None
+    if plain is None:
+        _check(path, t, base_dir, depth)
+        return _read_tensor(t, path, base_dir)
+    fast = _plain_raw(plain)
+    return fast if fast is not None else _plain_value(plain, t, path)
+
+
+def _plain_raw(plain: PlainTensor) -> Array | None:
+    """The common tensor's array from the raw_data quick_tensor read: whole-byte elements,
+    no zero dims (so the size check made the shape right); None for anything else."""
+    code, dims, raw, _, _ = plain
+    if raw is None:
+        return None
+    fmt = _PLAIN_RAW.get(code)
+    if fmt is None or len(dims) > _MAX_DIMS or (dims and min(dims) <= 0):
+        return None
+    arr = np.frombuffer(raw, dtype=fmt[0])
+    return arr if len(dims) == 1 else arr.reshape(dims)
+
+
+def _plain_value(plain: PlainTensor, t: Any, path: str) -> Array:
+    """A tensor quick_tensor found valid, from what it read (raw_data or the typed array)."""
+    code, dims, raw, entries, array = plain
+    dt = DATA_TYPES[code]
+    shape, count = _dims(dims, path, dt.dtype.itemsize)
+    if raw is not None:
+        return from_le_bytes(raw, dt, count, 0).reshape(shape)
+    if dt.is_string:
+        out = np.empty(count, dtype=object)
+        if count:
+            out[:] = list(entries)
+        return out.reshape(shape)
+    return _from_typed(t, path, dt, shape, count, array)
 
 
 def _read_tensor(t: Any, path: str, base_dir: StrPath | None) -> Array:
@@ -336,15 +402,16 @@ def _pack_bits(codes: Array, bits: int) -> bytes:
     return np.packbits(stream.reshape(-1), bitorder="little").tobytes()
 
 
-def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: int) -> Array:
+def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: int,
+                values: Array | None = None) -> Array:
     field = getattr(t, dt.field)
     n = len(field)
     need = typed_count(dt, count)
     fpath = _at(path, dt.field)
     if n != need:
         raise _fail(fpath, f"{n} entries, but dims {list(shape)} of {dt.name} need {need}")
-    # np.array reads protobuf's repeated scalars through the buffer protocol: no Python loop
-    values = np.array(field, dtype=_FIELD_DTYPES[dt.field])
+    if values is None or len(values) != n:
+        values = repeated_array(field, np.dtype(_FIELD_DTYPES[dt.field]))
     if dt.field in ("float_data", "double_data"):
         return values.view(dt.dtype).reshape(shape)
     if dt.field == "int64_data":
@@ -368,7 +435,7 @@ def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: 
 
 
 def _check_range(values: Array, lo: int, hi: int, path: str, what: str) -> None:
-    if not values.size:
+    if entries_in_range(values, lo, hi):
         return
     bad = np.flatnonzero((values < lo) | (values > hi))
     if bad.size:
@@ -482,11 +549,18 @@ def densify(parts: SparseParts, path: str) -> Array:
     return out.reshape(shape)
 
 
-def _read_sparse(sp: Any, path: str, base_dir: StrPath | None) -> Array:
+def _read_sparse(sp: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Array:
+    _check(path, sp, base_dir, depth)
+    for field in ("values", "indices"):
+        if sp.HasField(field):
+            child = getattr(sp, field)
+            if depth + 1 > DEFAULT_MAX_DEPTH or quick_tensor(child) is None:
+                _check(_at(path, field), child, base_dir, depth + 1)
     return densify(_sparse_parts(sp, path, base_dir), path)
 
 
-def _read_sequence(s: Any, path: str, base_dir: StrPath | None) -> list[Any]:
+def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> list[Any]:
+    _check(path, s, base_dir, depth)
     et = s.elem_type
     if not TENSOR <= et <= OPTIONAL:
         raise _fail(_at(path, "elem_type"), f"elem_type {_elem_name(et)} is not an element kind")
@@ -495,18 +569,43 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None) -> list[Any]:
             raise _fail(_at(path, _SEQ_FIELDS[code]), f"elements here, but elem_type is "
                         f"{_elem_name(et)}")
     field = _SEQ_FIELDS[et]
-    read = _READERS[_KINDS[et]]
     elems = getattr(s, field)
-    out = [read(e, f"{_at(path, field)}[{i}]", base_dir) for i, e in enumerate(elems)]
-    if et in (TENSOR, SPARSE_TENSOR) and out:
-        codes = {e.data_type if et == TENSOR else e.values.data_type for e in elems}
+    if et == TENSOR:
+        return _read_tensors(elems, _at(path, field), base_dir, depth + 1)
+    read = _READERS[_KINDS[et]]
+    out = [read(e, f"{_at(path, field)}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]
+    if et == SPARSE_TENSOR and out:
+        codes = {e.values.data_type for e in elems}
         if len(codes) > 1:
             raise _fail(_at(path, field), f"elements of data types {sorted(codes)} in one "
                         "sequence")
     return out
 
 
-def _read_map(m: Any, path: str, base_dir: StrPath | None) -> dict[Any, Any]:
+def _read_tensors(elems: Any, where: str, base_dir: StrPath | None, depth: int) -> list[Any]:
+    """A sequence's tensors, each checked (quick_tensor first) and read; one data type."""
+    out: list[Any] = []
+    codes: set[int] = set()
+    quick = depth <= DEFAULT_MAX_DEPTH
+    for i, e in enumerate(elems):
+        plain = quick_tensor(e) if quick else None
+        value = _plain_raw(plain) if plain is not None else None
+        if value is None:
+            here = f"{where}[{i}]"
+            if plain is None:
+                _check(here, e, base_dir, depth)
+                value = _read_tensor(e, here, base_dir)
+            else:
+                value = _plain_value(plain, e, here)
+        codes.add(plain[0] if plain is not None else e.data_type)
+        out.append(value)
+    if len(codes) > 1:
+        raise _fail(where, f"elements of data types {sorted(codes)} in one sequence")
+    return out
+
+
+def _read_map(m: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> dict[Any, Any]:
+    _check(path, m, base_dir, depth)
     kt = m.key_type
     if kt not in KEY_TYPES:
         raise _fail(_at(path, "key_type"), f"key_type {kt} is not an integer type or STRING")
@@ -534,7 +633,7 @@ def _read_map(m: Any, path: str, base_dir: StrPath | None) -> dict[Any, Any]:
     if m.values.elem_type not in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP):
         raise _fail(_at(vpath, "elem_type"), f"map values cannot be "
                     f"{_elem_name(m.values.elem_type)}")
-    values = _read_sequence(m.values, vpath, base_dir)
+    values = _read_sequence(m.values, vpath, base_dir, depth + 1)
     if len(keys) != len(values):
         raise _fail(path, f"{len(keys)} keys but {len(values)} values")
     out = dict(zip(keys, values, strict=True))
@@ -543,7 +642,8 @@ def _read_map(m: Any, path: str, base_dir: StrPath | None) -> dict[Any, Any]:
     return out
 
 
-def _read_optional(o: Any, path: str, base_dir: StrPath | None) -> Any:
+def _read_optional(o: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Any:
+    _check(path, o, base_dir, depth)
     et = o.elem_type
     if not UNDEFINED <= et <= OPTIONAL:
         raise _fail(_at(path, "elem_type"), f"elem_type {et} is not known")
@@ -554,11 +654,13 @@ def _read_optional(o: Any, path: str, base_dir: StrPath | None) -> Any:
     if et == UNDEFINED or not o.HasField(_OPT_FIELDS[et]):
         return None
     return _READERS[_KINDS[et]](getattr(o, _OPT_FIELDS[et]), _at(path, _OPT_FIELDS[et]),
-                                base_dir)
+                                base_dir, depth + 1)
 
 
-_READERS: dict[str, Callable[[Any, str, StrPath | None], Any]] = {
-    "tensor": _read_tensor,
+#: The readers to_numpy uses, by kind: (message, path, base_dir, depth) -> value. Each
+#: checks its message with validate's rules before reading it.
+_READERS: dict[str, Callable[[Any, str, StrPath | None, int], Any]] = {
+    "tensor": _tensor_node,
     "sparse_tensor": _read_sparse,
     "sequence": _read_sequence,
     "map": _read_map,

@@ -43,8 +43,13 @@ Choices where the spec leaves room (each is tested):
   the walk is iterative and never raises RecursionError.
 - Cost: counts come from ``len()`` of the repeated fields, without copies,
   but protobuf's Python API has no view of a bytes field, so reading
-  ``raw_data`` copies it once per tensor; the fast ``read`` calls the same
-  pure rules on the wire and copies nothing.
+  ``raw_data`` copies it once per tensor (``to_numpy`` reads it once for
+  both the check and the array); the fast ``read`` calls the same pure rules
+  on the wire and copies nothing. The common tensor (only dims, data_type,
+  name and one storage) is checked by :func:`quick_tensor` with one
+  ``ListFields`` and a verdict cached per (data_type, dims, storage size),
+  typed entries with one numpy min/max pass, and paths are built only for
+  problems found.
 - Per-element faults (negative dims, keys, entries, indices) are reported for
   the first :data:`MAX_REPORTED` elements of a field, then one summary problem.
 """
@@ -54,7 +59,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Final, Union
+from typing import Any, Final, TypeAlias, Union
 
 import numpy as np
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -85,16 +90,23 @@ __all__ = [
     "ELEM_FIELDS",
     "ELEM_TYPE_NAMES",
     "EXTERNAL_KEYS",
+    "FIELD_DTYPES",
     "MAP_VALUE_ELEM_TYPES",
     "MAX_REPORTED",
     "OPTIONAL_FIELDS",
     "TYPED_FIELDS",
+    "PlainTensor",
     "element_count",
+    "entries_in_range",
     "external_data_problems",
     "location_problems",
     "map_problems",
+    "node_problems",
     "optional_problems",
     "problems",
+    "quick_tensor",
+    "repeated_array",
+    "too_deep",
     "same_type_problems",
     "sequence_problems",
     "sparse_index_problems",
@@ -399,9 +411,11 @@ def typed_entry_problems(path: str, data_type: int, field: str,
                          entries: Sequence[int] | np.ndarray[Any, Any]) -> list[Problem]:
     """Entries of the typed ``field`` outside the range their data type allows.
 
-    ``entries`` is any sequence of ints (a repeated field, a list, an ndarray);
-    it is read in chunks. Call only when ``field`` is the data type's own
-    typed field (``tensor_storage_problems`` found no fault).
+    ``entries`` is a repeated field, a list or an ndarray. It is read into one
+    array of the field's own width (as large as protobuf's own storage of it),
+    checked with a min/max pass, and scanned for the faulty entries only when
+    one lies outside. Call only when ``field`` is the data type's own typed
+    field (``tensor_storage_problems`` found no fault).
     """
     dt = DATA_TYPES.get(data_type)
     if dt is None or field != dt.field:
@@ -410,17 +424,53 @@ def typed_entry_problems(path: str, data_type: int, field: str,
     if bounds is None:
         return []
     lo, hi = bounds
-    found: list[tuple[int, str]] = []
-    total = 0
-    wide = np.uint64 if field == "uint64_data" else np.int64
-    for start in range(0, len(entries), _CHUNK):
-        chunk = np.asarray(entries[start:start + _CHUNK], dtype=wide)
-        bad = np.flatnonzero((chunk < lo) | (chunk > hi))
-        total += len(bad)
-        for i in bad[:max(0, MAX_REPORTED - len(found))]:
-            found.append((start + int(i), f"{int(chunk[i])} is outside [{lo}, {hi}], the "
-                                          f"range of a {dt.name} entry of {field}"))
-    return _capped(path, field, found, total)
+    values = _entry_array(entries, field)
+    if entries_in_range(values, lo, hi):
+        return []
+    bad = np.flatnonzero((values < lo) | (values > hi))
+    found = [(int(i), f"{int(values[i])} is outside [{lo}, {hi}], the range of a {dt.name} "
+                      f"entry of {field}") for i in bad[:MAX_REPORTED]]
+    return _capped(path, field, found, len(bad))
+
+
+#: The numpy dtype of each typed field's entries, as protobuf keeps them.
+FIELD_DTYPES: Final[dict[str, np.dtype[Any]]] = {
+    "float_data": np.dtype(np.float32), "double_data": np.dtype(np.float64),
+    "int32_data": np.dtype(np.int32), "int64_data": np.dtype(np.int64),
+    "uint64_data": np.dtype(np.uint64),
+}
+
+
+def repeated_array(field: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """The entries of a repeated scalar field as one new ndarray of ``dtype``.
+
+    protobuf >= 5 (upb) gives its repeated scalars ``__array__``, a C copy;
+    older ones have none, and ``np.fromiter`` with a count is the fastest way
+    there (no list of Python ints in between).
+    """
+    if hasattr(type(field), "__array__"):
+        return np.array(field, dtype=dtype)
+    return np.fromiter(field, dtype=dtype, count=len(field))
+
+
+def _entry_array(entries: Any, field: str) -> np.ndarray[Any, Any]:
+    if isinstance(entries, np.ndarray):
+        if entries.dtype.kind in "iu":
+            return entries
+        return entries.astype(np.uint64 if field == "uint64_data" else np.int64)
+    return repeated_array(entries, FIELD_DTYPES.get(field, np.dtype(np.int64)))
+
+
+def entries_in_range(values: np.ndarray[Any, Any], lo: int, hi: int) -> bool:
+    """Every integer in ``values`` lies in [lo, hi]; one pass over the data when lo is 0."""
+    if not values.size:
+        return True
+    if lo == 0 and hi < (1 << (8 * values.dtype.itemsize - 1)):
+        # negatives seen as unsigned are >= 2**(bits-1) > hi: one max() checks both ends
+        unsigned = values.view(f"u{values.dtype.itemsize}") if values.dtype.kind == "i" \
+            else values
+        return bool(unsigned.max() <= hi)
+    return bool(values.min() >= lo and values.max() <= hi)
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -729,11 +779,105 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
 
 # --------------------------------------------------------------------------- the walk
 
-_Node = tuple[str, Any, int]
+#: A message waiting in the walk: (message, depth, parent path, field, index). The path
+#: is joined only when a problem needs it; ``index`` is -1 for a singular field, and
+#: ``field`` is "" for the root.
+_Node = tuple[Any, int, str, str, int]
+
+
+def _node_path(parent: str, field: str, index: int) -> str:
+    if not field:
+        return parent
+    return _join(parent, field if index < 0 else f"{field}[{index}]")
+
+
+def too_deep(path: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Problem:
+    """The problem of a message nested deeper than ``max_depth`` below the root."""
+    return Problem(path, f"nested deeper than {max_depth} levels (max_depth); not checked further")
 
 
 def _has(message: Any, field: str) -> bool:
     return bool(message.HasField(field))
+
+
+#: What :func:`quick_tensor` returns for a valid tensor: ``(data_type, dims, raw,
+#: entries, array)``. ``raw`` is ``raw_data`` (protobuf copies it on every read, so it
+#: is read once and shared); otherwise ``entries`` is the typed field holding the data
+#: (None when the tensor has no elements) and ``array`` its entries as numpy when the
+#: range check already made them (else None). A plain tuple: built 100,000 times.
+PlainTensor: TypeAlias = tuple[int, list[int], "bytes | None", Any, "np.ndarray[Any, Any] | None"]
+
+#: Where quick_tensor finds each fact in ListFields' values, by the tuple of field
+#: descriptors set: (dims, data_type, raw_data, typed field) indices (-1: absent) and
+#: the typed field's name; () for a layout with any other field.
+_LAYOUTS: Final[dict[tuple[FieldDescriptor, ...], tuple[int, int, int, int, str] | tuple[()]]] = {}
+#: Verdicts of tensor_storage_problems on plain tensors, by (layout, data_type, dims,
+#: storage size): 100,000 tensors of one shape cost one call of the rule.
+_PLAIN_OK: Final[dict[tuple[Any, int, tuple[int, ...], int], bool]] = {}
+_PLAIN_CAP: Final = 4096
+_PLAIN_OTHER: Final = frozenset({"name", "doc_string"})
+
+
+def _layout(fds: tuple[FieldDescriptor, ...]) -> tuple[int, int, int, int, str] | tuple[()]:
+    where = {"dims": -1, "data_type": -1, "raw_data": -1}
+    typed: list[tuple[int, str]] = []
+    for i, fd in enumerate(fds):
+        if fd.name in where:
+            where[fd.name] = i
+        elif fd.name in TYPED_FIELDS:
+            typed.append((i, fd.name))
+        elif fd.name not in _PLAIN_OTHER:
+            return ()
+    if len(typed) > 1 or (typed and where["raw_data"] >= 0):
+        return ()
+    at, field = typed[0] if typed else (-1, "")
+    return where["dims"], where["data_type"], where["raw_data"], at, field
+
+
+def quick_tensor(t: Any) -> PlainTensor | None:
+    """The common valid tensor, checked fast with one ``ListFields``; None when unsure.
+
+    Valid for sure means: no fields but ``dims``, ``data_type``, ``name``,
+    ``doc_string`` and one storage (``raw_data`` or one typed field), no
+    unknown fields, a clean cached verdict of :func:`tensor_storage_problems`
+    and typed entries within their range. None says nothing either way:
+    ``_tensor_problems`` then finds the problems, if there are any. No path is
+    built here, so a valid tensor costs no string work.
+    """
+    fields = t.ListFields()
+    if not fields:
+        return None
+    fds, values = zip(*fields, strict=True)
+    layout = _LAYOUTS.get(fds)
+    if layout is None:
+        layout = _layout(fds)
+        if len(_LAYOUTS) < _PLAIN_CAP:
+            _LAYOUTS[fds] = layout
+    if not layout or len(UnknownFieldSet(t)):
+        return None
+    i_dims, i_type, i_raw, i_typed, field = layout
+    dims: list[int] = values[i_dims][:] if i_dims >= 0 else []
+    data_type: int = values[i_type] if i_type >= 0 else 0
+    raw: bytes | None = values[i_raw] if i_raw >= 0 else None
+    entries = values[i_typed] if i_typed >= 0 else None
+    size = len(raw) if raw is not None else len(entries) if entries is not None else 0
+    key = (layout, data_type, tuple(dims), size)
+    ok = _PLAIN_OK.get(key)
+    if ok is None:
+        ok = not tensor_storage_problems("", data_type, dims, {field: size} if field else {},
+                                         None if raw is None else size)
+        if len(_PLAIN_OK) < _PLAIN_CAP:
+            _PLAIN_OK[key] = ok
+    if not ok:
+        return None
+    array = None
+    if entries is not None:
+        bounds = typed_entry_range(DATA_TYPES[data_type])
+        if bounds is not None:
+            array = repeated_array(entries, FIELD_DTYPES[field])
+            if not entries_in_range(array, *bounds):
+                return None
+    return data_type, dims, raw, entries, array
 
 
 def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> list[Problem]:
@@ -801,15 +945,43 @@ def _sparse_problems(path: str, s: SparseTensorProto, base_dir: PathLike | None)
     return out
 
 
-def _sequence_problems(path: str, s: SequenceProto, base_dir: PathLike | None) -> list[Problem]:
+def _sequence_problems(path: str, s: SequenceProto, base_dir: PathLike | None, *,
+                       tensor_types: bool = True) -> list[Problem]:
+    """A SequenceProto's own rules; without ``tensor_types`` the caller checks that the
+    tensors share one data type (it reads each tensor anyway)."""
     out = _unknown_problems(path, s)
     counts = {f: len(getattr(s, f)) for f in ELEM_FIELDS.values()}
     out += sequence_problems(path, s.elem_type if _has(s, "elem_type") else None, counts)
-    out += same_type_problems(path, "tensor_values", [t.data_type for t in s.tensor_values])
+    if tensor_types:
+        out += same_type_problems(path, "tensor_values", [t.data_type for t in s.tensor_values])
     out += same_type_problems(path, "sparse_tensor_values",
                               [x.values.data_type for x in s.sparse_tensor_values
                                if _has(x, "values")])
     return out
+
+
+def _sequence_walk(path: str, s: SequenceProto, depth: int, base_dir: PathLike | None,
+                   max_depth: int) -> list[Problem]:
+    """A sequence's own problems, then its tensors' (checked here, in order: no stack)."""
+    own = _sequence_problems(path, s, base_dir, tensor_types=False)
+    tensors = s.tensor_values
+    if not len(tensors):
+        return own
+    inner: list[Problem] = []
+    codes: list[int] = []
+    deep = depth + 1 > max_depth
+    for i, t in enumerate(tensors):
+        plain = None if deep else quick_tensor(t)
+        if plain is not None:
+            codes.append(plain[0])
+            continue
+        codes.append(t.data_type)
+        here = _join(path, f"tensor_values[{i}]")
+        if deep:
+            inner.append(too_deep(here, max_depth))
+        else:
+            inner += _tensor_problems(here, t, base_dir)
+    return own + same_type_problems(path, "tensor_values", codes) + inner
 
 
 def _optional_problems(path: str, o: OptionalProto, base_dir: PathLike | None) -> list[Problem]:
@@ -836,18 +1008,22 @@ def _map_problems(path: str, m: MapProto, base_dir: PathLike | None) -> list[Pro
     return out
 
 
-def _children(kind: str, path: str, message: Any) -> list[tuple[str, Any]]:
-    if kind == "SequenceProto":
-        return [(_join(path, f"{field}[{i}]"), x)
-                for field in ELEM_FIELDS.values() for i, x in enumerate(getattr(message, field))]
-    if kind == "OptionalProto":
-        return [(_join(path, f), getattr(message, f))
-                for f in OPTIONAL_FIELDS.values() if _has(message, f)]
-    fields = _CHILD_FIELDS.get(kind, ())
-    return [(_join(path, f), getattr(message, f)) for f in fields if _has(message, f)]
+_CHILD_FIELDS: Final = {
+    "SequenceProto": tuple(ELEM_FIELDS.values())[1:],  # tensor_values: see _sequence_walk
+    "OptionalProto": tuple(OPTIONAL_FIELDS.values()),
+    "MapProto": ("values",),
+    "SparseTensorProto": ("values", "indices"),
+}
 
 
-_CHILD_FIELDS: Final = {"MapProto": ("values",), "SparseTensorProto": ("values", "indices")}
+def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
+    out: list[_Node] = []
+    for field in _CHILD_FIELDS.get(kind, ()):
+        if kind == "SequenceProto":
+            out += [(x, depth, path, field, i) for i, x in enumerate(getattr(message, field))]
+        elif _has(message, field):
+            out.append((getattr(message, field), depth, path, field, -1))
+    return out
 
 
 def problems(message: Message, *, base_dir: PathLike | None = None,
@@ -866,19 +1042,40 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
                         "TensorProto, SparseTensorProto, SequenceProto, OptionalProto or "
                         "MapProto, ours or onnx's)")
     out: list[Problem] = []
-    stack: list[_Node] = [("", message, 0)]
+    stack: list[_Node] = [(message, 0, "", "", -1)]
     while stack:
-        path, msg, depth = stack.pop()
+        msg, depth, parent, field, index = stack.pop()
         if depth > max_depth:
-            out.append(Problem(path, f"nested deeper than {max_depth} levels (max_depth); "
-                                     "not checked further"))
+            out.append(too_deep(_node_path(parent, field, index), max_depth))
             continue
         kind: str = msg.DESCRIPTOR.name
-        out += _CHECKS[kind](path, msg, base_dir)
-        if kind != "TensorProto":
-            stack.extend((p, child, depth + 1)
-                         for p, child in reversed(_children(kind, path, msg)))
+        if kind == "TensorProto":
+            if quick_tensor(msg) is None:
+                out += _tensor_problems(_node_path(parent, field, index), msg, base_dir)
+            continue
+        path = _node_path(parent, field, index)
+        if kind == "SequenceProto":
+            out += _sequence_walk(path, msg, depth, base_dir, max_depth)
+        else:
+            out += _CHECKS[kind](path, msg, base_dir)
+        stack.extend(reversed(_children(kind, path, msg, depth + 1)))
     return out
+
+
+def node_problems(path: str, message: Any, base_dir: PathLike | None = None, *,
+                  tensor_types: bool = True) -> list[Problem]:
+    """The problems of one message itself, not of the messages inside it.
+
+    ``to_numpy`` calls it on each message as it reads it (after
+    :func:`quick_tensor` for tensors), so it checks exactly what ``problems``
+    checks without a second walk. ``tensor_types=False`` leaves out that a
+    sequence's tensors share one data type, for a caller that compares them
+    as it reads them.
+    """
+    kind = message.DESCRIPTOR.name
+    if kind == "SequenceProto":
+        return _sequence_problems(path, message, base_dir, tensor_types=tensor_types)
+    return _CHECKS[kind](path, message, base_dir)
 
 
 _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] = {

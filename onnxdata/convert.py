@@ -404,6 +404,9 @@ def _pack_bits(codes: Array, bits: int) -> bytes:
 
 def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: int,
                 values: Array | None = None) -> Array:
+    """The array of a tensor stored in its typed field. ``values`` are the entries as
+    numpy when quick_tensor already read them and found them in range."""
+    check = _check_range if values is None else _in_range_already
     field = getattr(t, dt.field)
     n = len(field)
     need = typed_count(dt, count)
@@ -411,6 +414,7 @@ def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: 
     if n != need:
         raise _fail(fpath, f"{n} entries, but dims {list(shape)} of {dt.name} need {need}")
     if values is None or len(values) != n:
+        check = _check_range
         values = repeated_array(field, np.dtype(_FIELD_DTYPES[dt.field]))
     if dt.field in ("float_data", "double_data"):
         return values.view(dt.dtype).reshape(shape)
@@ -418,20 +422,39 @@ def _from_typed(t: Any, path: str, dt: DataType, shape: tuple[int, ...], count: 
         return values.reshape(shape)
     if dt.field == "uint64_data":
         if dt.dtype.itemsize < 8:
-            _check_range(values, 0, 2**32 - 1, fpath, dt.name)
+            check(values, 0, 2**32 - 1, fpath, dt.name)
         return values.astype(dt.dtype).reshape(shape)
     # int32_data: small integers and bool, or the bits of the types stored bit-wise.
     if dt.bit_view is None:
         info = (0, 1) if dt.dtype == np.bool_ else (
             int(np.iinfo(dt.dtype).min), int(np.iinfo(dt.dtype).max))
-        _check_range(values, info[0], info[1], fpath, dt.name)
-        return values.astype(dt.dtype).reshape(shape)
+        check(values, info[0], info[1], fpath, dt.name)
+        return _narrow(values, dt.dtype).reshape(shape)
     width = dt.bits * dt.per_entry
-    _check_range(values, 0, (1 << width) - 1, fpath, f"{dt.name} bits")
+    check(values, 0, (1 << width) - 1, fpath, f"{dt.name} bits")
     if dt.per_entry > 1:
         codes = unpack_bits(values.astype(np.uint8), dt.bits, count)
         return codes.view(dt.dtype).reshape(shape)
-    return values.astype(dt.bit_view).view(dt.dtype).reshape(shape)
+    return _narrow(values, dt.dtype).reshape(shape)
+
+
+def _narrow(values: Array, dtype: np.dtype[Any]) -> Array:
+    """int32 entries already checked to fit ``dtype``'s bits, as ``dtype``.
+
+    On a little-endian host each entry's low bytes are the element, so this is
+    a strided view of them: no second pass over the data (the entries were
+    just copied out of protobuf for this array alone, so nothing else shares them).
+    """
+    step = values.dtype.itemsize // dtype.itemsize
+    if _LITTLE and values.ndim == 1 and values.flags.c_contiguous:
+        return values.view(dtype)[::step]
+    if dtype.kind in "iub":  # pragma: no cover (big-endian hosts)
+        return values.astype(dtype)
+    return values.astype(f"u{dtype.itemsize}").view(dtype)  # pragma: no cover
+
+
+def _in_range_already(values: Array, lo: int, hi: int, path: str, what: str) -> None:
+    """quick_tensor checked these entries against the same range (typed_entry_range)."""
 
 
 def _check_range(values: Array, lo: int, hi: int, path: str, what: str) -> None:

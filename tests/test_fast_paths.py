@@ -195,3 +195,22 @@ def test_raw_data_is_read_once_for_check_and_array() -> None:
     out = to_numpy(s)
     assert all(not a.flags.writeable and a.base is not None for a in out)
     assert np.array_equal(out[1], big)
+
+
+@pytest.mark.parametrize("code", [c for c, d in DATA_TYPES.items()
+                                  if d.field == "int32_data" and d.per_entry == 1])
+def test_int32_data_narrowed_to_each_type(code: int) -> None:
+    dt = DATA_TYPES[code]
+    lo, hi = (0, 1) if code == 9 else (-128, 127) if code == 3 else \
+        (-32768, 32767) if code == 5 else (-(2**31), 2**31 - 1) if code == 6 else \
+        (0, 63) if dt.bits == 6 else (0, 255) if dt.dtype.itemsize == 1 else (0, 65535)
+    entries = np.array([lo, hi, (lo + hi) // 2, lo + 1, hi - 1] * 3, dtype=np.int64)
+    t = TensorProto(data_type=code, dims=[3, 5])
+    t.int32_data.extend(entries.tolist())
+    got = to_numpy(t)
+    bits = entries.astype(np.int32).astype(f"u{dt.dtype.itemsize}" if dt.dtype.kind != "i"
+                                           else dt.dtype)
+    want = bits.view(dt.dtype).reshape(3, 5) if dt.dtype.kind not in "iub" else \
+        entries.astype(dt.dtype).reshape(3, 5)
+    assert got.dtype == dt.dtype and got.shape == (3, 5)
+    assert got.tobytes() == want.tobytes()

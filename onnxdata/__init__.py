@@ -25,6 +25,7 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.serialization import serialize
 from onnxdata.testdata import load_test_data_set
 from onnxdata.validation import problems, validate
 
@@ -47,6 +48,7 @@ __all__ = [
     # file I/O
     "load",
     "save",
+    "serialize",
     "read",
     "write",
     # validation

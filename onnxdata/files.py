@@ -15,6 +15,7 @@ from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.messages import Message, kind_class, kind_name
+from onnxdata.serialization import serialized_parts
 
 __all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
 
@@ -59,16 +60,22 @@ def load(source: Source, kind: Any) -> Message:
 
 
 def save(message: Message, path: str | os.PathLike[str]) -> None:
-    """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure."""
+    """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure.
+
+    The bytes are ``message.SerializeToString()``'s, written part by part
+    (``onnxdata.serialize``): no buffer of the whole file, and none of the
+    cost of protobuf's encoder growing one buffer for a large message.
+    """
     try:
-        data = message.SerializeToString()
-    except (_ProtobufEncodeError, ValueError) as exc:
+        parts = serialized_parts(message)
+    except (_ProtobufEncodeError, ValueError, OnnxDataError) as exc:
         raise OnnxDataError(
             f"cannot serialize {kind_name(message)} for {os.fspath(path)}: {exc}"
             " (messages over 2 GiB: use onnxdata.write)"
         ) from exc
     with atomic_writer(path) as f:
-        f.write(data)
+        for part in parts:
+            f.write(part)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ EXPECTED = {
     "SparseParts", "from_numpy", "get_densify_limit", "set_densify_limit", "sparse_parts",
     "to_numpy",
     # file I/O
-    "load", "save", "read", "write",
+    "load", "save", "serialize", "read", "write",
     # validation
     "problems", "validate",
     # exploring files

@@ -44,6 +44,7 @@ WIRE_TYPE_NAMES: Final = {0: "VARINT", 1: "I64", 2: "LEN", 3: "SGROUP", 4: "EGRO
 
 _MAX_VARINT_BYTES: Final = 10
 _MASK64: Final = (1 << 64) - 1
+_MAX_TAG_BYTES: Final = 5
 
 
 class WireError(DecodeError):
@@ -82,9 +83,15 @@ def signed64(value: int) -> int:
 
 
 def read_tag(buf: WireBuffer, pos: int, end: int) -> tuple[int, int, int]:
-    """A field tag at ``pos``: returns ``(field_number, wire_type, new_pos)``."""
+    """A field tag at ``pos``: returns ``(field_number, wire_type, new_pos)``.
+
+    A tag is a varint of at most 5 bytes, as protobuf reads it (a longer one,
+    even padded with zero bytes, is refused).
+    """
     start = pos
     key, pos = read_varint(buf, pos, end)
+    if pos - start > _MAX_TAG_BYTES:
+        raise WireError(f"tag longer than {_MAX_TAG_BYTES} bytes", start)
     number, wire_type = key >> 3, key & 7
     if number == 0 or number > 0x1FFFFFFF:
         raise WireError(f"invalid field number {number}", start)

@@ -116,6 +116,8 @@ _ENTRY: Final = {1: ("key", _BYTES), 2: ("value", _BYTES)}
 _SEGMENT: Final = {1: ("begin", _SCALAR), 2: ("end", _SCALAR)}
 
 #: SequenceProto/OptionalProto elem_type codes and the field each fills.
+#: The one-byte tags plain_tensor reads: dims, data_type (VARINT), name, raw_data (LEN).
+_PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
 _ELEM_FIELDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 _EXTERNAL: Final = 1  # TensorProto.DataLocation.EXTERNAL
 
@@ -291,7 +293,7 @@ class _Walker:
                 else:
                     key, pos = read_varint(buf, pos, end)
                 number, wt = key >> 3, key & 7
-                if number == 0 or wt > 5:
+                if number == 0 or number > 0x1FFFFFFF or wt > 5 or pos - tag_at > 5:
                     raise WireError(f"invalid tag {key} (field {number}, wire type {wt})",
                                     tag_at)
                 spec = schema.get(number)
@@ -414,6 +416,8 @@ class _Walker:
         raw_len = 0
         while pos < end:
             key = buf[pos]
+            if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
+                return None
             pos += 1
             if pos >= end:
                 return None

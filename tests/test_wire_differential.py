@@ -371,3 +371,23 @@ def test_zero_length_payloads() -> None:
     empty_packed = key(2, VARINT) + varint(1) + ld(1, b"") + ld(4, b"")
     # No dims (a scalar) and zero floats: one entry missing, for every reader.
     assert isinstance(_agree(empty_packed, "tensor"), onnxdata.ValidationError)
+
+
+def test_tags_are_at_most_5_bytes_as_protobuf_reads_them() -> None:
+    """Found by the wire harness: a zero-padded 6-byte tag was taken by wire and read."""
+    five = b"\x88\x80\x80\x80\x00" + varint(2)  # dims = 2, tag padded to 5 bytes
+    six = b"\x88\x80\x80\x80\x80\x00" + varint(2)
+    tail = key(2, VARINT) + varint(1) + ld(9, b"\0" * 8)
+    assert onnxdata.load(five + tail, TensorProto).dims == [2]
+    assert _agree(five + tail, "tensor").shape == (2,)
+    with pytest.raises(onnxdata.DecodeError):
+        onnxdata.load(six + tail, TensorProto)
+    assert isinstance(_agree(six + tail, "tensor"), onnxdata.DecodeError)
+    wire_model.check_iter_fields(six + tail)
+
+
+def test_a_known_field_with_another_wire_type_is_an_unknown_field_everywhere() -> None:
+    """Found by the read harness: dims sent as I64 made read's fast path a DecodeError."""
+    data = key(1, I64) + b"\xf8" + b"\xff" * 7
+    assert onnxdata.problems(onnxdata.load(data, TensorProto))
+    assert isinstance(_agree(data, "tensor"), onnxdata.ValidationError)

@@ -123,16 +123,21 @@ def _zero_in_group(fields: Any, inside: bool = False) -> bool:
     return False
 
 
+def upb7_zero_in_group(data: bytes) -> bool:
+    """upb 7 (protobuf 7.x) takes field number 0 inside an unknown group; protobuf 4.25
+    and the spec refuse it, and so do we. True when ``data`` has one (at any depth of
+    groups of the top level)."""
+    m = proto_parse(data, _PROBE)
+    return m is not None and _zero_in_group(UnknownFieldSet(m))
+
+
 def check_iter_fields(data: bytes) -> None:
     try:
         theirs = _proto_top_fields(data)
     except _Skip:
         return
     ours = _ours_top_fields(data)
-    if ours is None and theirs is not None and _zero_in_group(
-            UnknownFieldSet(proto_parse(data, _PROBE))):
-        # upb 7 (protobuf 7.x) takes field number 0 inside an unknown group; protobuf 4.25
-        # and the spec refuse it, and so do we.
+    if ours is None and theirs is not None and upb7_zero_in_group(data):
         return
     if (theirs is None) != (ours is None):
         raise WireMismatch(f"iter_fields {'refuses' if ours is None else 'accepts'} but "

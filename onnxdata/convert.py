@@ -23,9 +23,11 @@ OptionalProto      ``None`` when absent (elem_type UNDEFINED, or a typed empty
                    optional), else the value.
 =================  ==========================================================
 
-``to_numpy`` validates first (``onnxdata.validation``) and checks every count
-again before it reshapes or allocates: it never returns a wrong answer quietly,
-and every fault is a ``ValidationError`` with the path of the faulty field.
+``to_numpy`` checks each message with the rules of ``onnxdata.validation`` as
+it reads it (one pass: ``raw_data``, which protobuf copies on each access, is
+read once for both), and checks every count again before it reshapes or
+allocates: it never returns a wrong answer quietly. Any fault raises the
+``ValidationError`` ``validate`` raises, every problem with its path.
 
 The bytes ``from_numpy`` builds
 -------------------------------

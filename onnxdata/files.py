@@ -15,7 +15,7 @@ from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.messages import Message, kind_class, kind_name
-from onnxdata.serialization import serialized_parts
+from onnxdata.serialization import write_parts
 
 __all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
 
@@ -62,20 +62,20 @@ def load(source: Source, kind: Any) -> Message:
 def save(message: Message, path: str | os.PathLike[str]) -> None:
     """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure.
 
-    The bytes are ``message.SerializeToString()``'s, written part by part
-    (``onnxdata.serialize``): no buffer of the whole file, and none of the
-    cost of protobuf's encoder growing one buffer for a large message.
+    The bytes are ``message.SerializeToString()``'s, written part by part as
+    they are made (``onnxdata.serialize``): no buffer of the whole file, and
+    none of the cost of protobuf's encoder growing one buffer for a large
+    message. A message protobuf cannot serialize (over 2 GiB) raises
+    OnnxDataError and leaves the old file as it was.
     """
-    try:
-        parts = serialized_parts(message)
-    except (_ProtobufEncodeError, ValueError, OnnxDataError) as exc:
-        raise OnnxDataError(
-            f"cannot serialize {kind_name(message)} for {os.fspath(path)}: {exc}"
-            " (messages over 2 GiB: use onnxdata.write)"
-        ) from exc
     with atomic_writer(path) as f:
-        for part in parts:
-            f.write(part)
+        try:
+            write_parts(message, f.write)
+        except (_ProtobufEncodeError, ValueError, OnnxDataError) as exc:
+            raise OnnxDataError(
+                f"cannot serialize {kind_name(message)} for {os.fspath(path)}: {exc}"
+                " (messages over 2 GiB: use onnxdata.write)"
+            ) from exc
 
 
 @contextlib.contextmanager

@@ -87,14 +87,23 @@ def test_a_tensor_with_every_field_in_field_number_order() -> None:
     assert_identical(s)
 
 
-def test_parts_are_whole_elements_and_a_root_tensors_raw_data() -> None:
-    big = np.arange(1 << 16, dtype=np.float32)
+def test_large_raw_data_is_a_part_and_small_elements_go_whole() -> None:
+    big = np.arange(1 << 18, dtype=np.float32)
     s = from_numpy([big, big[:3], big])
     parts = serialized_parts(s)
     assert b"".join(parts) == s.SerializeToString()
-    element = s.tensor_values[0].SerializeToString()
-    assert [p for p in parts if len(p) >= big.nbytes] == [element, element]
+    assert [p for p in parts if len(p) >= big.nbytes] == [big.tobytes(), big.tobytes()]
+    assert s.tensor_values[1].SerializeToString() in parts
     assert big.tobytes() in serialized_parts(from_numpy(big))
+
+
+def test_a_tensor_whose_dims_lie_about_its_size_serializes_identically() -> None:
+    s = SequenceProto(elem_type=1)
+    s.tensor_values.add(data_type=1, dims=[1 << 20], raw_data=b"abc")  # hint: big; is not
+    s.tensor_values.add(data_type=1, dims=[1 << 20], raw_data=bytes(1 << 22))  # both big
+    s.tensor_values.add(data_type=1, dims=[1], raw_data=bytes(1 << 21))  # hint: small; is big
+    s.tensor_values.add(data_type=99, dims=[1 << 30], raw_data=b"")  # unknown type
+    assert_identical(s)
 
 
 def test_serialize_refuses_what_protobuf_refuses() -> None:

@@ -454,11 +454,12 @@ def repeated_array(field: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
 
 
 def _entry_array(entries: Any, field: str) -> np.ndarray[Any, Any]:
+    wide = np.uint64 if field == "uint64_data" else np.int64
     if isinstance(entries, np.ndarray):
-        if entries.dtype.kind in "iu":
-            return entries
-        return entries.astype(np.uint64 if field == "uint64_data" else np.int64)
-    return repeated_array(entries, FIELD_DTYPES.get(field, np.dtype(np.int64)))
+        return entries if entries.dtype.kind in "iu" else entries.astype(wide)
+    if isinstance(entries, (list, tuple)):  # Python ints of any size: the wide type
+        return np.array(entries, dtype=wide)
+    return repeated_array(entries, FIELD_DTYPES.get(field, np.dtype(wide)))
 
 
 def entries_in_range(values: np.ndarray[Any, Any], lo: int, hi: int) -> bool:

@@ -236,9 +236,14 @@ class _Fields:
 
     ``unknown`` holds the ``(number, wire_type)`` of every field the schema
     refuses, in wire order, for ``validate.wire_field_problems``.
+    ``bad_enum`` is the first out-of-range value of the one enum field
+    (TensorProto.data_location): proto2 enums are closed, so protobuf keeps
+    such a value aside as an unknown field, and a later valid one does not
+    hide it from ``validate``.
     """
 
     scalars: dict[str, int] = field(default_factory=dict)
+    bad_enum: int | None = None
     ranges: dict[str, Ranges] = field(default_factory=dict)
     pieces: dict[str, Pieces] = field(default_factory=dict)
     unknown: list[tuple[int, int]] = field(default_factory=list)
@@ -306,10 +311,13 @@ class _Walker:
                             pos += 1
                         else:
                             value, pos = read_varint(buf, pos, end)
-                        if fkind == _SCALAR:
-                            out.scalars[name] = value
-                        else:
+                        if fkind != _SCALAR:
                             out.pieces.setdefault(name, []).append((VARINT, value, 0))
+                        elif name == "data_location" and value not in (0, 1):
+                            if out.bad_enum is None:
+                                out.bad_enum = value
+                        else:
+                            out.scalars[name] = value
                         continue
                     if wt == LEN and (want == LEN or fkind != _SCALAR):
                         length, p = read_varint(buf, pos, end)
@@ -468,9 +476,9 @@ class _Walker:
         f = self.scan(ranges, _TENSOR)
         location_raw = f.scalars.get("data_location", 0)
         problems = wire_field_problems(path, "TensorProto", f.unknown)
-        if location_raw not in (0, 1):  # protobuf keeps an out-of-range enum as unknown
+        if f.bad_enum is not None:  # protobuf keeps an out-of-range enum as unknown
             problems.append(Problem(_join(path, "data_location"),
-                                    f"{location_raw!r} is not a value of the field's enum"))
+                                    f"{f.bad_enum!r} is not a value of the field's enum"))
         if "segment" in f.ranges:
             problems += wire_field_problems(_join(path, "segment"), "Segment",
                                             self.scan(f.ranges["segment"], _SEGMENT).unknown)

@@ -559,13 +559,10 @@ def test_fuzz_harness_runs(harness: str, tmp_path: Path) -> None:
     assert ", 0 unexpected exceptions" in proc.stdout
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="reported: validation flags an out-of-range data_location that a "
-                          "later occurrence supersedes (protobuf keeps it as an unknown "
-                          "field); fast_read keeps only the last value and accepts")
 def test_bug_superseded_out_of_range_data_location(tmp_path: Path) -> None:
     """Found by test_wire_differential: b'p\\x02p\\x00\\x10\\x01\\x08\\x00' (data_location 2,
-    then 0; FLOAT; dims [0]). to_numpy(load()) raises ValidationError, read returns []."""
+    then 0; FLOAT; dims [0]). Both paths now refuse it: proto2 enums are closed, so the 2
+    stays in the message as an unknown field, and read keeps it aside the same way."""
     path = tmp_path / "t.pb"
     path.write_bytes(b"p\x02p\x00\x10\x01\x08\x00")
     fuzz_targets.read_compare(path, "tensor")

@@ -197,13 +197,7 @@ ALLOWED["read"] = ()  # read_compare catches our errors itself; a leak is a find
 #: Fixed so far: numpy's ValueError for shapes it cannot hold (convert d6bdf36,
 #: fast_read 3a0b61d), overlong varints refused by wire.read_varint and
 #: fast_read.decode_varints.
-KNOWN_BUGS: list[tuple[str, Callable[[BaseException, bytes], bool]]] = [
-    # data_location 2 then 0: protobuf keeps the 2 as an unknown field (closed enum) and
-    # validate reports it; read keeps only the last value and accepts. Reported.
-    ("superseded-out-of-range-data-location",
-     lambda exc, data: isinstance(exc, Mismatch) and "data_location" in str(exc)
-     and "read ok" in str(exc)),
-]
+KNOWN_BUGS: list[tuple[str, Callable[[BaseException, bytes], bool]]] = []
 
 
 def known_bug(exc: BaseException, data: bytes) -> str | None:

@@ -18,8 +18,9 @@ run: $(VENV)/.ok
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb
 
+# The main suite runs last, so its summary closes the output.
 test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
-	$(MAKE) check-gen lint test-new test-old test-onnx-versions
+	$(MAKE) check-gen lint fuzz-regress fuzz-ci test-old test-onnx-versions test-new
 
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 	ONNXDATA_REQUIRE_GEN=1 $(PY) -m pytest -q

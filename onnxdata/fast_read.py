@@ -270,8 +270,10 @@ _PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
 
 
 class _Walker:
-    def __init__(self, source: _Source, base_dir: Path | None) -> None:
+    def __init__(self, source: _Source, base_dir: Path | None,
+                 max_depth: int = MAX_DEPTH) -> None:
         self.src = source
+        self.max_depth = max_depth
         self.buf = source.buf
         #: The whole mapping as bytes: slicing it and viewing the slice is the cheapest
         #: way to a zero-copy array (np.frombuffer exports the buffer again each time).
@@ -383,8 +385,8 @@ class _Walker:
 
     def value(self, kind: str, ranges: Ranges, path: str, depth: int) -> Any:
         """The numpy value of one message; its problems go to ``self.problems`` as validate's."""
-        if depth > MAX_DEPTH:
-            raise WireError(f"messages nested deeper than {MAX_DEPTH}", ranges[0][0])
+        if depth > self.max_depth:
+            raise WireError(f"messages nested deeper than {self.max_depth}", ranges[0][0])
         if kind == "tensor":
             if len(ranges) == 1:
                 plain = self.plain_tensor(*ranges[0])
@@ -734,7 +736,7 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 # --------------------------------------------------------------------------- read
 
 def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
-         base_dir: str | os.PathLike[str] | None = None) -> Any:
+         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
 
     The file is memory-mapped; tensor data comes back as read-only views of
@@ -744,7 +746,8 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     it is None the kind is chosen as the explorer chooses it (the model's
     declared type in the test-data layout, else the only valid reading).
     External data is looked up in ``base_dir``, by default the file's folder,
-    and must stay inside it. Bad bytes raise ``DecodeError``, bad values
+    and must stay inside it. Messages nest at most ``max_depth`` deep (100, as
+    protobuf's parser allows). Bad bytes raise ``DecodeError``, bad values
     ``ValidationError`` with every problem found.
     """
     name = os.fspath(path)
@@ -755,7 +758,7 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     else:
         chosen = kind_name(kind)
     source.check()
-    walker = _Walker(source, folder)
+    walker = _Walker(source, folder, max_depth)
     end = len(source.buf)
     try:
         value = walker.value(chosen, [(0, end)], "", 0)

@@ -200,7 +200,12 @@ def test_depth_100_is_read_by_everyone_and_101_refused_like_protobuf(tmp_path: P
     assert not seq.well_formed and "deeper than 100" in str(seq.misfit)
 
 
-def test_depth_cap_is_settable_in_validate_and_readings() -> None:
+def test_depth_cap_is_settable_in_validate_readings_and_read(tmp_path: Path) -> None:
+    path = tmp_path / "nested.pb"
+    path.write_bytes(nested(10))
+    assert onnxdata.read(path, "sequence", max_depth=10) == onnxdata.read(path, "sequence")
+    with pytest.raises(DecodeError, match="deeper than 9"):
+        onnxdata.read(path, "sequence", max_depth=9)
     message = onnxdata.load(nested(10), "sequence")
     onnxdata.validate(message, max_depth=10)
     with pytest.raises(ValidationError, match="nested deeper than 9"):

@@ -610,23 +610,35 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
 def _read_tensors(elems: Any, where: str, base_dir: StrPath | None, depth: int) -> list[Any]:
     """A sequence's tensors, each checked (quick_tensor first) and read; one data type."""
     out: list[Any] = []
+    append = out.append
     codes: set[int] = set()
-    quick = depth <= DEFAULT_MAX_DEPTH
+    quick = quick_tensor if depth <= DEFAULT_MAX_DEPTH else _unsure
+    raw_formats = _PLAIN_RAW
     for i, e in enumerate(elems):
-        plain = quick_tensor(e) if quick else None
-        value = _plain_raw(plain) if plain is not None else None
-        if value is None:
-            here = f"{where}[{i}]"
-            if plain is None:
-                _check(here, e, base_dir, depth)
-                value = _read_tensor(e, here, base_dir)
-            else:
-                value = _plain_value(plain, e, here)
-        codes.add(plain[0] if plain is not None else e.data_type)
-        out.append(value)
+        plain = quick(e)
+        if plain is not None:
+            code, dims, raw = plain[0], plain[1], plain[2]
+            codes.add(code)
+            fmt = raw_formats.get(code)
+            # the common case inline: _plain_raw's conditions, one dim
+            if raw is not None and fmt is not None and len(dims) == 1 and dims[0] > 0:
+                append(np.frombuffer(raw, dtype=fmt[0]))
+                continue
+            value = _plain_raw(plain)
+            append(value if value is not None else _plain_value(plain, e, f"{where}[{i}]"))
+            continue
+        codes.add(e.data_type)
+        here = f"{where}[{i}]"
+        _check(here, e, base_dir, depth)
+        append(_read_tensor(e, here, base_dir))
     if len(codes) > 1:
         raise _fail(where, f"elements of data types {sorted(codes)} in one sequence")
     return out
+
+
+def _unsure(t: Any) -> None:
+    """Below max_depth nothing is vouched for: _check reports the depth."""
+    return None
 
 
 def _read_map(m: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> dict[Any, Any]:

@@ -812,9 +812,10 @@ PlainTensor: TypeAlias = tuple[int, list[int], "bytes | None", Any, "np.ndarray[
 #: descriptors set: (dims, data_type, raw_data, typed field) indices (-1: absent) and
 #: the typed field's name; () for a layout with any other field.
 _LAYOUTS: Final[dict[tuple[FieldDescriptor, ...], tuple[int, int, int, int, str] | tuple[()]]] = {}
-#: Verdicts of tensor_storage_problems on plain tensors, by (layout, data_type, dims,
-#: storage size): 100,000 tensors of one shape cost one call of the rule.
-_PLAIN_OK: Final[dict[tuple[Any, int, tuple[int, ...], int], bool]] = {}
+#: Verdicts of tensor_storage_problems on plain tensors, by (typed field, raw_data's
+#: index or -1, data_type, dims, storage size): 100,000 tensors of one shape cost one
+#: call of the rule.
+_PLAIN_OK: Final[dict[tuple[str, int, int, tuple[int, ...], int], bool]] = {}
 _PLAIN_CAP: Final = 4096
 _PLAIN_OTHER: Final = frozenset({"name", "doc_string"})
 
@@ -846,9 +847,7 @@ def quick_tensor(t: Any) -> PlainTensor | None:
     built here, so a valid tensor costs no string work.
     """
     fields = t.ListFields()
-    if not fields:
-        return None
-    fds, values = zip(*fields, strict=True)
+    fds = tuple([fd for fd, _ in fields])
     layout = _LAYOUTS.get(fds)
     if layout is None:
         layout = _layout(fds)
@@ -857,12 +856,12 @@ def quick_tensor(t: Any) -> PlainTensor | None:
     if not layout or len(UnknownFieldSet(t)):
         return None
     i_dims, i_type, i_raw, i_typed, field = layout
-    dims: list[int] = values[i_dims][:] if i_dims >= 0 else []
-    data_type: int = values[i_type] if i_type >= 0 else 0
-    raw: bytes | None = values[i_raw] if i_raw >= 0 else None
-    entries = values[i_typed] if i_typed >= 0 else None
+    dims: list[int] = fields[i_dims][1][:] if i_dims >= 0 else []
+    data_type: int = fields[i_type][1] if i_type >= 0 else 0
+    raw: bytes | None = fields[i_raw][1] if i_raw >= 0 else None
+    entries = fields[i_typed][1] if i_typed >= 0 else None
     size = len(raw) if raw is not None else len(entries) if entries is not None else 0
-    key = (layout, data_type, tuple(dims), size)
+    key = (field, i_raw, data_type, tuple(dims), size)
     ok = _PLAIN_OK.get(key)
     if ok is None:
         ok = not tensor_storage_problems("", data_type, dims, {field: size} if field else {},

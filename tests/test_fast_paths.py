@@ -110,6 +110,7 @@ def test_to_numpy_raises_what_validate_raises(t: TensorProto) -> None:
         assert not found
 
 
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @SETTINGS
 @given(typed_values(), st.data())
 def test_to_numpy_raises_what_validate_raises_on_damaged_values(tv: Any,

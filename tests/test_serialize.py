@@ -89,13 +89,19 @@ def test_a_tensor_with_every_field_in_field_number_order() -> None:
 
 
 def test_large_raw_data_is_a_part_and_small_elements_go_whole() -> None:
-    big = np.arange(1 << 18, dtype=np.float32)
+    big = np.arange(1 << 16, dtype=np.float32)
     s = from_numpy([big, big[:3], big])
-    parts = serialized_parts(s)
+    with mock.patch.object(module, "_BIG_BYTES", big.nbytes):
+        parts = serialized_parts(s)
+        root = serialized_parts(from_numpy(big))
     assert b"".join(parts) == s.SerializeToString()
     assert [p for p in parts if len(p) >= big.nbytes] == [big.tobytes(), big.tobytes()]
     assert s.tensor_values[1].SerializeToString() in parts
-    assert big.tobytes() in serialized_parts(from_numpy(big))
+    assert big.tobytes() in root
+    # under the threshold each element goes whole, through its own SerializeToString
+    default = serialized_parts(s)
+    assert b"".join(default) == s.SerializeToString() and big.tobytes() not in default
+    assert [t.SerializeToString() for t in s.tensor_values] == default[2::2]
 
 
 def test_a_tensor_whose_dims_lie_about_its_size_serializes_identically() -> None:

@@ -20,24 +20,16 @@ from pathlib import Path
 
 from onnxdata import readings
 from onnxdata.messages import SequenceProto, TensorProto
+from onnxdata.wire import encode_varint
 
 GIB = 1 << 30
 CHUNK = 64 << 20
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _tensor_header(nbytes: int, name: str = "") -> bytes:
     t = TensorProto(data_type=TensorProto.FLOAT, name=name)
     t.dims.extend([nbytes // 4])
-    return t.SerializeToString() + b"\x4a" + _varint(nbytes)  # raw_data's tag and length
+    return t.SerializeToString() + b"\x4a" + encode_varint(nbytes)  # raw_data's tag and length
 
 
 def _zeros(fh: object, n: int) -> None:
@@ -60,7 +52,7 @@ def write_sequence(path: Path, nbytes: int, count: int) -> None:
         fh.write(head)
         for _ in range(count):
             element = _tensor_header(each)
-            fh.write(b"\x1a" + _varint(len(element) + each) + element)
+            fh.write(b"\x1a" + encode_varint(len(element) + each) + element)
             _zeros(fh, each)
 
 

@@ -51,7 +51,16 @@ from onnxdata.model_types import (
     load_model,
     type_problems,
 )
-from onnxdata.wire import I32, I64, LEN, VARINT, WireBuffer, WireError, read_varint
+from onnxdata.wire import (
+    I32,
+    I64,
+    LEN,
+    VARINT,
+    WireBuffer,
+    WireError,
+    encode_varint,
+    read_varint,
+)
 
 __all__ = [
     "ByteRow",
@@ -247,15 +256,6 @@ def _strippable(node: FitMessage) -> bool:
     return not tensor_storage_problems("", node.get_int("data_type"), dims, counts, raw_len)
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _marks(node: FitMessage, in_sparse: bool, strip: set[int], keep: set[int]) -> int:
     """Mark tensors to strip (``strip``) and their ancestors (``keep``); returns the
     payload bytes left out below ``node``."""
@@ -283,7 +283,7 @@ def _skeleton(data: WireBuffer, root: FitMessage, strip: set[int], keep: set[int
         for x in node.fields:
             if x.child is not None and (id(x.child) in keep or id(x.child) in strip):
                 sub = build(x.child)
-                parts.append(_varint((x.number << 3) | LEN) + _varint(len(sub)) + sub)
+                parts.append(encode_varint((x.number << 3) | LEN) + encode_varint(len(sub)) + sub)
             else:
                 parts.append(bytes(data[x.offset:x.end]))
         return b"".join(parts)

@@ -40,8 +40,9 @@ from onnxdata.messages import (
     SequenceProto,
     TensorProto,
 )
+from onnxdata.wire import encode_varint
 
-__all__ = ["STREAM_MIN", "WRITE_CHUNK", "encode_varint", "write"]
+__all__ = ["STREAM_MIN", "WRITE_CHUNK", "write"]
 
 #: Arrays of at least this many bytes are streamed; smaller ones go through protobuf.
 STREAM_MIN: int = 1 << 16
@@ -53,16 +54,6 @@ _SEQ_FIELDS: Final = ("", "tensor_values", "sparse_tensor_values", "sequence_val
 _OPT_FIELDS: Final = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
                       "optional_value")
 _RAW_DATA_TAG: Final = b"\x4a"  # field 9, LEN
-
-
-def encode_varint(value: int) -> bytes:
-    """The varint of an unsigned ``value`` (any size: 5 bytes from 2**28, 10 for 2**63)."""
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _tag(number: int) -> bytes:

@@ -33,6 +33,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from onnxdata.dtypes import DATA_TYPES
 from onnxdata.errors import OnnxDataError
 from onnxdata.messages import Message
+from onnxdata.wire import encode_varint
 
 __all__ = ["PROTOBUF_LIMIT", "serialize", "serialized_parts", "write_parts"]
 
@@ -104,20 +105,6 @@ def write_parts(message: Message, emit: Callable[[bytes], object]) -> int:
     return total
 
 
-_ONE_BYTE: Final = [bytes((i,)) for i in range(0x80)]
-
-
-def _varint(n: int) -> bytes:
-    if n < 0x80:
-        return _ONE_BYTE[n]
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _repeated(fd: FieldDescriptor) -> bool:
     flag = getattr(fd, "is_repeated", None)  # protobuf >= 6; ``label`` before
     if flag is not None:
@@ -187,7 +174,7 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
     for fd, value in fields:
         if fd.type == _MESSAGE:
             total += flush()
-            tag = _varint(fd.number << 3 | 2)
+            tag = encode_varint(fd.number << 3 | 2)
             children = value if _repeated(fd) else (value,)
             container = _CONTAINER.get(fd.message_type)
             if container is None:
@@ -197,7 +184,7 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
                 if container or (tensors and _big_tensor(child)):
                     sub: list[bytes] = []
                     n = _parts(child, sub.append)
-                    head = tag + _varint(n)
+                    head = tag + encode_varint(n)
                     emit(head)
                     for part in sub:
                         emit(part)
@@ -205,14 +192,14 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
                 else:  # whole: one C call, no walk (100,000 small tensors)
                     data = child.SerializeToString()
                     n = len(data)
-                    head = tag + _varint(n)
+                    head = tag + encode_varint(n)
                     emit(head)
                     emit(data)
                 total += len(head) + n
         elif fd.type in _LENGTH_TYPES and not _repeated(fd) and len(value) >= _BIG_BYTES:
             total += flush()
             data = value.encode("utf-8") if isinstance(value, str) else value
-            head = _varint(fd.number << 3 | 2) + _varint(len(data))
+            head = encode_varint(fd.number << 3 | 2) + encode_varint(len(data))
             emit(head)
             emit(data)
             total += len(head) + len(data)

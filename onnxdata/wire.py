@@ -25,6 +25,7 @@ __all__ = [
     "Field",
     "WireBuffer",
     "WireError",
+    "encode_varint",
     "iter_fields",
     "read_tag",
     "read_varint",
@@ -75,6 +76,21 @@ def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
         shift += 7
         if pos - start >= _MAX_VARINT_BYTES:
             raise WireError("varint longer than 10 bytes", start)
+
+
+_ONE_BYTE: Final = [bytes((i,)) for i in range(0x80)]
+
+
+def encode_varint(value: int) -> bytes:
+    """The varint of an unsigned ``value`` (any size: 5 bytes from 2**28, 10 for 2**63)."""
+    if value < 0x80:
+        return _ONE_BYTE[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def signed64(value: int) -> int:

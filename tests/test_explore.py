@@ -25,6 +25,7 @@ from onnxdata.messages import (
     TensorProto,
 )
 from onnxdata.model_types import DeclaredType, declared_type, find_model
+from onnxdata.wire import encode_varint
 
 FOUR_WAY = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
 EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/"
@@ -306,19 +307,11 @@ def test_nesting_deeper_than_the_cap_is_a_misfit() -> None:
     inner = b""
     for _ in range(150):
         inner = b"\x10\x05\x3a" + bytes([len(inner)]) + inner if len(inner) < 128 else (
-            b"\x10\x05\x3a" + _varint(len(inner)) + inner)
+            b"\x10\x05\x3a" + encode_varint(len(inner)) + inner)
     r = _by_kind(inner)["OptionalProto"]
     assert not r.well_formed and "nested deeper than 100" in r.misfit.reason  # type: ignore[union-attr]
     assert fit(inner, "OptionalProto", max_depth=200).ok
 
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 # --- big payloads: validated on a skeleton ---------------------------------------------------

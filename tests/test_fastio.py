@@ -40,8 +40,7 @@ from onnxdata import (
 )
 from onnxdata.convert import SparseParts, from_numpy, to_numpy
 from onnxdata.fast_read import decode_varints
-from onnxdata.fast_write import encode_varint
-from onnxdata.wire import read_varint
+from onnxdata.wire import encode_varint, read_varint
 
 # --------------------------------------------------------------------------- helpers
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Final
+from typing import Final
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from onnxdata.messages import MESSAGE_CLASSES
+from onnxdata.messages import MESSAGE_CLASSES, is_repeated
 from onnxdata.wire import (
     EGROUP,
     I32,
@@ -106,12 +106,6 @@ class FieldSpec:
         return raw
 
 
-def _is_repeated(fd: Any) -> bool:
-    rep = getattr(fd, "is_repeated", None)
-    if rep is not None:
-        return bool(rep)
-    return bool(fd.label == FieldDescriptor.LABEL_REPEATED)
-
 
 def _short_name(desc: Descriptor) -> str:
     return desc.full_name.split(".", 1)[1]
@@ -148,7 +142,7 @@ def message_schema(message: str) -> dict[int, FieldSpec]:
             enum = {v.number: v.name for v in fd.enum_type.values}
         specs[fd.number] = FieldSpec(
             number=fd.number, name=fd.name, type=fd.type,
-            wire_type=_SCALAR_WIRE[fd.type], repeated=_is_repeated(fd),
+            wire_type=_SCALAR_WIRE[fd.type], repeated=is_repeated(fd),
             message=_short_name(fd.message_type) if fd.message_type is not None else None,
             enum=enum,
         )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
+
+from google.protobuf.descriptor import FieldDescriptor
 
 from onnxdata.generated.onnx_data_pb2 import MapProto, OptionalProto, SequenceProto
 from onnxdata.generated.onnx_ml_pb2 import SparseTensorProto, TensorProto
@@ -19,6 +21,7 @@ __all__ = [
     "SparseTensorProto",
     "TensorProto",
     "kind_class",
+    "is_repeated",
     "kind_name",
 ]
 
@@ -56,6 +59,18 @@ def kind_class(kind: Kind | str | type[Message]) -> type[Message]:
         return kind
     choices = ", ".join(KIND_NAMES)
     raise ValueError(f"unknown kind {kind!r}: expected one of {choices} or their classes")
+
+
+def is_repeated(fd: FieldDescriptor) -> bool:
+    """Whether a field is repeated, on every protobuf we support.
+
+    protobuf 6 added ``is_repeated`` and 7 dropped ``label``; 4.25 has only ``label``.
+    """
+    flag = getattr(fd, "is_repeated", None)
+    if flag is not None:
+        return bool(flag)
+    old: Any = fd
+    return bool(old.label == FieldDescriptor.LABEL_REPEATED)
 
 
 _KIND_BY_MESSAGE_NAME: dict[str, KindName] = {

@@ -32,7 +32,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.dtypes import DATA_TYPES
 from onnxdata.errors import OnnxDataError
-from onnxdata.messages import Message
+from onnxdata.messages import Message, is_repeated
 from onnxdata.wire import encode_varint
 
 __all__ = ["PROTOBUF_LIMIT", "serialize", "serialized_parts", "write_parts"]
@@ -105,13 +105,6 @@ def write_parts(message: Message, emit: Callable[[bytes], object]) -> int:
     return total
 
 
-def _repeated(fd: FieldDescriptor) -> bool:
-    flag = getattr(fd, "is_repeated", None)  # protobuf >= 6; ``label`` before
-    if flag is not None:
-        return bool(flag)
-    old: Any = fd
-    return bool(old.label == FieldDescriptor.LABEL_REPEATED)
-
 
 def _holds_messages(desc: Any) -> bool:
     """Whether messages of ``desc`` hold messages that hold messages in turn: a sequence
@@ -132,7 +125,7 @@ def _split(fields: list[tuple[FieldDescriptor, Any]]) -> bool | None:
     for fd, value in fields:
         if fd.type == _GROUP or fd.is_extension:
             return None
-        if fd.type == _MESSAGE or (fd.type in _LENGTH_TYPES and not _repeated(fd)
+        if fd.type == _MESSAGE or (fd.type in _LENGTH_TYPES and not is_repeated(fd)
                                    and len(value) >= _BIG_BYTES):
             split = True
     return split
@@ -175,7 +168,7 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
         if fd.type == _MESSAGE:
             total += flush()
             tag = encode_varint(fd.number << 3 | 2)
-            children = value if _repeated(fd) else (value,)
+            children = value if is_repeated(fd) else (value,)
             container = _CONTAINER.get(fd.message_type)
             if container is None:
                 container = _CONTAINER[fd.message_type] = _holds_messages(fd.message_type)
@@ -196,7 +189,7 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
                     emit(head)
                     emit(data)
                 total += len(head) + n
-        elif fd.type in _LENGTH_TYPES and not _repeated(fd) and len(value) >= _BIG_BYTES:
+        elif fd.type in _LENGTH_TYPES and not is_repeated(fd) and len(value) >= _BIG_BYTES:
             total += flush()
             data = value.encode("utf-8") if isinstance(value, str) else value
             head = encode_varint(fd.number << 3 | 2) + encode_varint(len(data))
@@ -206,7 +199,7 @@ def _parts(message: Any, emit: Callable[[bytes], object]) -> int:
         else:
             if run is None:
                 run = type(message)()
-            if _repeated(fd):
+            if is_repeated(fd):
                 getattr(run, fd.name).extend(value)
             else:
                 setattr(run, fd.name, value)

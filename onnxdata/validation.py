@@ -82,6 +82,7 @@ from onnxdata.messages import (
     SequenceProto,
     SparseTensorProto,
     TensorProto,
+    is_repeated,
 )
 from onnxdata.wire import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES
 
@@ -221,13 +222,6 @@ _SCALAR_WIRE: Final[dict[int, int]] = {
 }
 
 
-def _is_repeated(fd: FieldDescriptor) -> bool:
-    flag = getattr(fd, "is_repeated", None)  # protobuf >= 6; ``label`` before
-    if flag is not None:
-        return bool(flag)
-    old: Any = fd
-    return bool(old.label == FieldDescriptor.LABEL_REPEATED)
-
 
 def _schema_of(desc: Descriptor, out: dict[str, dict[int, tuple[str, frozenset[int]]]]) -> None:
     if desc.name in out:
@@ -237,7 +231,7 @@ def _schema_of(desc: Descriptor, out: dict[str, dict[int, tuple[str, frozenset[i
     for fd in desc.fields:
         wire = _SCALAR_WIRE.get(fd.type, VARINT)
         allowed = {wire}
-        if _is_repeated(fd) and wire != LEN:
+        if is_repeated(fd) and wire != LEN:
             allowed.add(LEN)  # packed
         fields[fd.number] = (fd.name, frozenset(allowed))
         if fd.message_type is not None:

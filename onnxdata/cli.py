@@ -1,12 +1,21 @@
 """The ``onnxdata`` command line: explore, validate and show data message files.
 
-  onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND] [--json]
+  onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND]
+                        [--rows N|all] [--json]
   onnxdata validate FILE... [--kind KIND]
   onnxdata show FILE [--kind KIND]
 
 Output is for people: rich tables with aligned columns, colour on a terminal,
 plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
 any is invalid and 2 when any cannot be read.
+
+Bytes valid as several messages (a one-element sequence is also an optional)
+and no model to say which: ``validate`` says "valid as SequenceProto or
+OptionalProto (the same bytes)" and exits 0, ``explore --json`` gives
+``"ambiguous": true`` and every valid reading, ``show`` asks for ``--kind``.
+A ``model.onnx`` found in the ``test_data_set_N/input_K.pb`` layout that
+cannot be read is left out with a warning; one named with ``--model`` must be
+readable. Files of 256 MiB or more get a progress bar on a terminal.
 """
 
 from __future__ import annotations
@@ -26,10 +35,22 @@ from rich.table import Table
 from rich.text import Text
 
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
-from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
+from onnxdata.explorer import (
+    ByteRow,
+    Exploration,
+    Reading,
+    ambiguity,
+    byte_table,
+    choose_kind,
+    explore,
+    kind_of_message,
+    open_buffer,
+)
 from onnxdata.fit import MESSAGE_NAMES
 from onnxdata.messages import KIND_NAMES
+from onnxdata.model_file import declared_for
 from onnxdata.model_types import IO
+from onnxdata.progress import progress_bar
 
 __all__ = ["main"]
 
@@ -50,6 +71,21 @@ def _kind(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+DEFAULT_ROWS = 200
+
+
+def _rows(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of rows or 'all', not {value!r}")
+    return n
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the value is the model's output K")
     ex.add_argument("--reading", type=_kind, metavar="KIND",
                     help="show this reading's byte table (SequenceProto, sequence, …)")
+    ex.add_argument("--rows", type=_rows, default=DEFAULT_ROWS, metavar="N|all",
+                    help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
+                         "counted in one row")
     ex.add_argument("--json", action="store_true", help="print one JSON object")
     va = sub.add_parser("validate", help="check files against the format's rules")
     va.add_argument("files", nargs="+", metavar="FILE")
@@ -95,24 +134,80 @@ def _fail(message: str) -> int:
     return 2
 
 
-# --- explore -------------------------------------------------------------------------------
+# --- explore ---------------------------------------------------------------------------------
 
 def _explore(args: argparse.Namespace) -> int:
     io: IO | None = ("input" if args.input is not None else
                      "output" if args.output is not None else None)
     index = args.input if args.input is not None else args.output
     try:
-        result = explore(args.file, model=args.model, io=io, index=index, reading=args.reading)
+        with progress_bar(_size(args.file), f"exploring {args.file}") as progress:
+            result = explore(args.file, model=args.model, io=io, index=index,
+                             reading=args.reading, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
     if args.json:
-        print(json.dumps(result.as_json(), indent=2))
+        out = result.as_json()
+        shown = _shown(result)
+        head, elided, tail = _capped_rows(result, shown, args.rows)
+        rows: list[dict[str, Any]] = [_row_json(r) for r in head]
+        if elided:
+            rows.append({"elided": elided, "value": _elided(elided)})
+        rows.extend(_row_json(r) for r in tail)
+        out["table"] = None if shown is None else {"reading": shown.kind_name, "rows": rows}
+        print(json.dumps(out, indent=2))
         return 0
-    _print_exploration(_console(), result)
+    if result.model_warning is not None:
+        _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
+                                         "yellow"))
+    _print_exploration(_console(), result, args.rows)
     return 0
 
 
-def _print_exploration(out: Console, result: Exploration) -> None:
+def _row_json(row: ByteRow) -> dict[str, Any]:
+    return {"offset": row.offset, "depth": row.depth, "bytes": row.bytes, "field": row.field,
+            "value": row.value}
+
+
+def _size(name: str) -> int:
+    try:
+        return os.stat(name).st_size
+    except OSError:
+        return 0  # explore or validate says why it cannot be read
+
+
+def _shown(result: Exploration) -> Reading | None:
+    """The reading whose byte table is shown: the chosen one, or when the bytes are
+    ambiguous the first valid reading (labelled as one of several)."""
+    if result.chosen is not None:
+        return result.chosen
+    return result.valid_readings[0] if result.ambiguous else None
+
+
+def _capped_rows(result: Exploration, shown: Reading | None,
+                 limit: int | None) -> tuple[list[ByteRow], int, list[ByteRow]]:
+    """The byte table cut to ``limit`` rows (all when None): ``(head, elided, tail)``, where
+    ``elided`` rows are left out between them and ``tail`` keeps a closing "does not
+    fit" row.
+
+    Until the engine's ``byte_table(..., limit=N)`` lands, the whole table is built and
+    sliced here.
+    """
+    if shown is None:
+        return [], 0, []
+    rows = byte_table(result.data, shown)
+    if limit is None or len(rows) <= limit:
+        return rows, 0, []
+    tail = rows[-1:] if rows[-1].value.startswith("does not fit") else []
+    body = rows[:len(rows) - len(tail)]
+    return body[:limit], len(body) - limit, tail
+
+
+def _elided(n: int) -> str:
+    return f"… {n:,} more field{'s' if n != 1 else ''}"
+
+
+def _print_exploration(out: Console, result: Exploration, limit: int | None) -> None:
     out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("reading")
@@ -140,17 +235,31 @@ def _print_exploration(out: Console, result: Exploration) -> None:
                 out.print(f"  {p}", markup=False)
         elif result.chosen is not None and result.chosen.well_formed:
             out.print(Text("the value matches the declared type", "green"))
-    if result.chosen is None:
+    shown = _shown(result)
+    if shown is None:
         out.print("no valid reading; pick one with --reading KIND to see its bytes")
         return
-    out.print(Text.assemble("\nbytes as ", (result.chosen.kind, "bold")))
+    if result.chosen is None:
+        out.print(Text(f"{ambiguity(result.valid_readings)}; pick one with --reading KIND",
+                       "yellow"))
+        out.print(Text.assemble("\nbytes as ", (shown.kind, "bold"),
+                                " (one of the valid readings)"))
+    else:
+        out.print(Text.assemble("\nbytes as ", (shown.kind, "bold")))
     rows = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     rows.add_column("Bytes", no_wrap=True)
     rows.add_column("Field")
     rows.add_column("Value")
-    for row in result.byte_table():
+    head, elided, tail = _capped_rows(result, shown, limit)
+    for i, row in enumerate(head + tail):
+        if elided and i == len(head):
+            rows.add_row(Text("…", "dim"), Text(_elided(elided), "dim"),
+                         Text("--rows all shows them", "dim"))
         style = "red" if row.value.startswith("does not fit") else ""
         rows.add_row(Text(row.bytes, "cyan"), Text(row.field), Text(row.value, style))
+    if elided and not tail:
+        rows.add_row(Text("…", "dim"), Text(_elided(elided), "dim"),
+                     Text("--rows all shows them", "dim"))
     out.print(rows)
 
 
@@ -161,10 +270,20 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
     worst = 0
     for name in files:
         try:
-            result = explore(name, reading=kind)
+            with progress_bar(_size(name), f"validating {name}") as progress:
+                result = explore(name, reading=kind, progress=progress)
         except (OnnxDataError, OSError, IndexError, ValueError) as exc:
             out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
             worst = 2
+            continue
+        if result.model_warning is not None:
+            out.print(Text.assemble((name, "bold"), ": ", ("warning", "yellow"),
+                                    f": {result.model_warning}"))
+        if result.ambiguous:
+            valid = result.valid_readings
+            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
+                                    f" as {' or '.join(r.kind for r in valid)} (the same "
+                                    f"bytes): {valid[0].summary}"))
             continue
         chosen = result.chosen
         if chosen is None:
@@ -205,10 +324,19 @@ def _show(name: str, kind: str | None) -> int:
 
     out = _console()
     try:
-        if kind is None:
-            data = open_buffer(name)
-            kind = choose_kind(name, data)
-        value = to_numpy(load(name, kind), base_dir=Path(name).parent)
+        with progress_bar(_size(name), f"reading {name}") as progress:
+            if kind is None:
+                declared = declared_for(name)
+                if declared.warning is not None:
+                    _console(stderr=True).print(
+                        Text(f"onnxdata: warning: {declared.warning}", "yellow"))
+                kind = choose_kind(name, open_buffer(name), declared=declared, how="--kind {}")
+            if progress is not None:
+                progress(1 / 3)
+            message = load(name, kind)
+            if progress is not None:
+                progress(2 / 3)
+            value = to_numpy(message, base_dir=Path(name).parent)
     except ValidationError as exc:
         out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
         for p in exc.problems:

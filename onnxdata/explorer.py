@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -43,14 +45,8 @@ from onnxdata.fit import (
     fit,
 )
 from onnxdata.messages import MESSAGE_CLASSES, KindName
-from onnxdata.model_types import (
-    IO,
-    DeclaredType,
-    find_model,
-    io_type,
-    load_model,
-    type_problems,
-)
+from onnxdata.model_file import Declared, declared_for
+from onnxdata.model_types import IO, DeclaredType, type_problems
 from onnxdata.wire import (
     I32,
     I64,
@@ -69,6 +65,7 @@ __all__ = [
     "PARSE_LIMIT",
     "STRIP_MIN",
     "byte_table",
+    "ambiguity",
     "choose_kind",
     "explore",
     "kind_of_message",
@@ -143,7 +140,8 @@ class Reading:
     def as_json(self) -> dict[str, Any]:
         m = self.misfit
         return {
-            "kind": self.kind,
+            "kind": self.kind_name,
+            "message": self.kind,
             "well_formed": self.well_formed,
             "valid": self.valid,
             "problems": [{"path": p.path, "message": p.message} for p in self.problems],
@@ -154,15 +152,21 @@ class Reading:
 
 
 def readings(data: WireBuffer, /, *, base_dir: str | os.PathLike[str] | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH) -> list[Reading]:
+             max_depth: int = DEFAULT_MAX_DEPTH,
+             progress: Callable[[float], None] | None = None) -> list[Reading]:
     """The five readings of ``data``, most plausible first.
 
     Valid readings come first, then well-formed ones with the fewest problems,
     then those whose structure broke furthest into the bytes. Ties keep the
     order SequenceProto, OptionalProto, MapProto, TensorProto, SparseTensorProto.
     Bad bytes never raise: they give readings that say what broke and where.
+    ``progress`` is called with the fraction of the work done, from 0 to 1.
     """
-    out = [reading(data, name, base_dir=base_dir, max_depth=max_depth) for name in MESSAGE_NAMES]
+    out = []
+    for i, name in enumerate(MESSAGE_NAMES):
+        out.append(reading(data, name, base_dir=base_dir, max_depth=max_depth))
+        if progress is not None:
+            progress((i + 1) / len(MESSAGE_NAMES))
     out.sort(key=_plausibility)
     return out
 
@@ -546,8 +550,21 @@ class Exploration:
     index: int | None = None
     chosen: Reading | None = None
     type_problems: list[Problem] = field(default_factory=list)
+    model_warning: str | None = None
+
+    @property
+    def valid_readings(self) -> list[Reading]:
+        return [r for r in self.readings if r.valid]
+
+    @property
+    def ambiguous(self) -> bool:
+        """Several readings are valid and neither a model nor the caller said which: the
+        bytes are all of them (a one-element sequence is also an optional)."""
+        return self.chosen is None and len(self.valid_readings) > 1
 
     def as_json(self) -> dict[str, Any]:
+        """Kinds are short names everywhere ("sequence"); each reading also gives its
+        ``message`` name ("SequenceProto")."""
         return {
             "file": self.file,
             "size": self.size,
@@ -557,7 +574,10 @@ class Exploration:
             "model": self.model,
             "io": self.io,
             "index": self.index,
+            "model_warning": self.model_warning,
             "chosen": None if self.chosen is None else self.chosen.kind_name,
+            "ambiguous": self.ambiguous,
+            "valid_readings": [r.kind_name for r in self.valid_readings],
             "type_problems": [{"path": p.path, "message": p.message}
                               for p in self.type_problems],
         }
@@ -567,31 +587,34 @@ class Exploration:
         return [] if self.chosen is None else byte_table(self.data, self.chosen)
 
 
-def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer) -> KindName:
+def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer, *,
+                declared: Declared | None = None, how: str = 'kind="{}"') -> KindName:
     """The kind to read a file as when none is given: the model's declared kind in the
     ``test_data_set_N/input_K.pb`` layout, else the only valid reading.
 
-    Several valid readings (a one-element sequence is also an optional) or none
-    raise DecodeError saying which readings there are.
+    ``declared`` is the model lookup when the caller made it (and showed its
+    warning); otherwise it is made here and a model found but unusable is left
+    out with a UserWarning. Several valid readings (a one-element sequence is also
+    an optional) raise DecodeError naming each and how to pick one (``how``
+    formats a kind name, e.g. ``--kind {}``); so does no fitting reading.
     """
     from onnxdata.errors import DecodeError
 
     name = "<bytes>" if file is None else os.fspath(file)
-    if file is not None:
-        found = find_model(file)
-        if found is not None:
-            try:
-                return io_type(load_model(found[0]), found[1], found[2]).kind
-            except (IndexError, ValueError, DecodeError, OSError):
-                pass
+    if declared is None:
+        declared = declared_for(file)
+        if declared.warning is not None:
+            warnings.warn(declared.warning, UserWarning, stacklevel=3)
+    if declared.type is not None:
+        return declared.type.kind
     base = None if file is None else Path(name).parent
     rs = readings(data, base_dir=base)
     valid = [r for r in rs if r.valid]
     if len(valid) == 1:
         return valid[0].kind_name
     if valid:
-        raise DecodeError(f"the bytes are valid as {', '.join(r.kind for r in valid)}; "
-                          "say which kind to read", source=name)
+        raise DecodeError(f"{ambiguity(valid)}: say which with "
+                          f"{' or '.join(how.format(r.kind_name) for r in valid)}", source=name)
     formed = [r for r in rs if r.well_formed]
     if formed:
         return formed[0].kind_name
@@ -599,6 +622,11 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer) -> KindNa
     assert best.misfit is not None
     raise DecodeError(f"no message fits; nearest is {best.kind}: {best.misfit.reason}",
                       source=name, offset=best.misfit.offset)
+
+
+def ambiguity(valid: list[Reading]) -> str:
+    """"valid as SequenceProto or OptionalProto (the same bytes)"."""
+    return f"valid as {' or '.join(r.kind for r in valid)} (the same bytes)"
 
 
 def open_buffer(path: str | os.PathLike[str]) -> WireBuffer:
@@ -614,38 +642,39 @@ def explore(source: str | os.PathLike[str] | WireBuffer, *,
             model: str | os.PathLike[str] | None = None, io: IO | None = None,
             index: int | None = None, reading: str | None = None,
             base_dir: str | os.PathLike[str] | None = None,
-            find: bool = True) -> Exploration:
+            find: bool = True, progress: Callable[[float], None] | None = None
+            ) -> Exploration:
     """Readings of a file (or buffer), with the model's declared type when one is given
     or found from the ``test_data_set_N/input_K.pb`` layout (``find``).
 
     The chosen reading is ``reading`` if given, else the declared kind's, else the
-    first valid one. OSError and DecodeError (for the model) propagate.
+    only valid one; with several valid readings none is chosen and the exploration
+    is ``ambiguous``. A ``model`` given here must be usable (its OSError or
+    DecodeError propagates); a model found beside the file that is not usable is
+    left out, and ``model_warning`` says why. ``progress`` is as for ``readings``.
     """
+    file: str | None = None
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         data: WireBuffer = source
         name = "<bytes>"
     else:
-        name = os.fspath(source)
+        name = file = os.fspath(source)
         data = open_buffer(name)
         if base_dir is None:
             base_dir = Path(name).parent
-        if model is None and find:
-            found = find_model(name)
-            if found is not None:
-                model, io, index = found[0], found[1], found[2]
-    result = Exploration(name, len(data), readings(data, base_dir=base_dir), data)
-    if model is not None:
-        if io is None or index is None:
-            raise ValueError("a model needs the input or output index (io and index)")
-        result.declared = io_type(load_model(model), io, index)
-        result.model, result.io, result.index = os.fspath(model), io, index
+    declared = declared_for(file, model=model, io=io, index=index, find=find)
+    result = Exploration(name, len(data), readings(data, base_dir=base_dir, progress=progress),
+                         data,
+                         declared.type, declared.model, declared.io, declared.index,
+                         model_warning=declared.warning)
     by_kind = {r.kind: r for r in result.readings}
     if reading is not None:
         result.chosen = by_kind[message_of_kind(reading)]
     elif result.declared is not None:
         result.chosen = by_kind[message_of_kind(result.declared.kind)]
     else:
-        result.chosen = next((r for r in result.readings if r.valid), None)
+        valid = result.valid_readings
+        result.chosen = valid[0] if len(valid) == 1 else None
     if result.declared is not None and result.chosen is not None and result.chosen.well_formed:
         result.type_problems = type_problems(result.chosen.fit.root, result.declared)
     return result

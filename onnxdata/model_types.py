@@ -3,7 +3,8 @@
 A ``TypeProto`` becomes a small ``DeclaredType`` (``optional(sequence(tensor(float)))``);
 ``type_problems`` checks a value's wire facts (a ``FitMessage`` from ``onnxdata.fit``)
 against it, element types and shapes included, without parsing payloads.
-``find_model`` finds ``model.onnx`` from ONNX's ``test_data_set_N/input_K.pb`` layout.
+``find_model`` finds ``model.onnx`` from ONNX's ``test_data_set_N/input_K.pb`` layout;
+``onnxdata.model_file`` reads the declared types from it in bounded memory.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from google.protobuf.message import DecodeError as _ProtobufDecodeError
-
 from onnxdata.dtypes import data_type
-from onnxdata.errors import DecodeError, Problem
+from onnxdata.errors import Problem
 from onnxdata.fit import FitMessage
-from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
+from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.messages import KindName
 
 __all__ = [
@@ -27,8 +26,6 @@ __all__ = [
     "IO",
     "declared_type",
     "find_model",
-    "io_type",
-    "load_model",
     "type_problems",
 ]
 
@@ -93,32 +90,19 @@ def declared_type(tp: TypeProto) -> DeclaredType:
     raise ValueError(f"type {which or 'with no value'} is not one of the data message types")
 
 
-def load_model(path: str | os.PathLike[str]) -> ModelProto:
-    """A model file parsed with our generated ModelProto (no onnx needed)."""
-    model = ModelProto()
-    try:
-        model.ParseFromString(Path(path).read_bytes())
-    except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
-        raise DecodeError(str(exc), source=os.fspath(path), kind="ModelProto") from exc
-    return model
-
-
-def io_type(model: ModelProto, io: IO, index: int) -> DeclaredType:
-    """The declared type of the model graph's ``index``-th input or output."""
-    values = model.graph.input if io == "input" else model.graph.output
-    if not 0 <= index < len(values):
-        raise IndexError(f"the model has {len(values)} {io}s, no {io} {index}")
-    return declared_type(values[index].type)
-
-
 _LAYOUT = re.compile(r"^(input|output)_(\d+)\.pb$")
+_DATA_SET = re.compile(r"^test_data_set_\d+$")
 
 
 def find_model(file: str | os.PathLike[str]) -> tuple[Path, IO, int] | None:
-    """``(model.onnx, "input"|"output", K)`` for a file at ``…/test_data_set_N/input_K.pb``."""
+    """``(model.onnx, "input"|"output", K)`` for a file at ``…/test_data_set_N/input_K.pb``.
+
+    Only that exact layout counts: a model two folders up from any other file is not
+    taken to declare its type.
+    """
     p = Path(file)
     m = _LAYOUT.match(p.name)
-    if m is None or not p.parent.name.startswith("test_data_set"):
+    if m is None or not _DATA_SET.match(p.parent.name):
         return None
     model = p.parent.parent / "model.onnx"
     if not model.is_file():

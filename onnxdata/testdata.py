@@ -17,9 +17,9 @@ from typing import Any
 from onnxdata.errors import DecodeError, ValidationError
 from onnxdata.files import load
 from onnxdata.fit import fit
-from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.messages import MESSAGE_CLASSES
-from onnxdata.model_types import IO, io_type, load_model, type_problems
+from onnxdata.model_file import ModelTypes, read_model_types
+from onnxdata.model_types import IO, type_problems
 
 __all__ = ["load_test_data_set", "test_data_files"]
 
@@ -47,10 +47,10 @@ def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Pa
 test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def _read(path: Path, model: ModelProto, io: IO, index: int) -> Any:
+def _read(path: Path, model: ModelTypes, io: IO, index: int) -> Any:
     from onnxdata.convert import to_numpy
 
-    declared = io_type(model, io, index)
+    declared = model.declared(io, index)
     data = path.read_bytes()
     walked = fit(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
     if walked.misfit is not None:
@@ -72,10 +72,24 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     ndarrays, sparse tensors dense ndarrays, sequences lists, maps dicts and
     optionals None or their value. A value whose kind, element type or shape
     disagrees with the model raises ValidationError; bytes that are not the
-    declared message raise DecodeError.
+    declared message raise DecodeError. The model is required here: one that
+    cannot be read (or lacks an input or output the folder has) raises
+    DecodeError naming it, and a missing one FileNotFoundError. A folder that
+    holds no ``input_K.pb``/``output_K.pb`` (a test case folder, one level too
+    high) raises DecodeError naming the folder rather than reading the model of
+    the folder above.
     """
     folder = Path(folder)
-    m = load_model(model if model is not None else folder.parent / "model.onnx")
+    name = os.fspath(folder)
+    if not folder.is_dir():
+        raise DecodeError("no such folder" if not folder.exists() else "not a folder",
+                          source=name)
     inputs, outputs = test_data_files(folder)
+    if not inputs and not outputs:
+        sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
+        hint = (f"; it looks like a test case folder: pass one of its data sets "
+                f"({', '.join(sets[:3])}{', …' if len(sets) > 3 else ''})" if sets else "")
+        raise DecodeError(f"no input_K.pb or output_K.pb files in it{hint}", source=name)
+    m = read_model_types(model if model is not None else folder.parent / "model.onnx")
     return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
             [_read(p, m, "output", i) for i, p in enumerate(outputs)])

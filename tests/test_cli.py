@@ -17,6 +17,7 @@ EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_
                   "input_0.pb")
 TENSOR_FILE = CORPUS / "test_abs/test_data_set_0/input_0.pb"
 MESSAGES = {"SequenceProto", "OptionalProto", "MapProto", "TensorProto", "SparseTensorProto"}
+KINDS = {"sequence", "optional", "map", "tensor", "sparse_tensor"}
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
@@ -30,13 +31,15 @@ def test_explore_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["file"] == str(FOUR_WAY) and out["size"] == FOUR_WAY.stat().st_size
     readings = out["readings"]
     assert isinstance(readings, list)
-    assert {r["kind"] for r in readings} == MESSAGES
+    assert {r["kind"] for r in readings} == KINDS
+    assert {r["message"] for r in readings} == MESSAGES
     for r in readings:
-        assert {"kind", "well_formed", "valid", "problems", "summary"} <= r.keys()
+        assert {"kind", "message", "well_formed", "valid", "problems", "summary"} <= r.keys()
         assert all({"path", "message"} <= p.keys() for p in r["problems"])
     assert out["declared"] == "optional" and out["chosen"] == "optional"
     assert out["declared_type"] == "optional(sequence(tensor(float)))"
-    assert [r["kind"] for r in readings if r["valid"]] == ["SequenceProto", "OptionalProto"]
+    assert [r["kind"] for r in readings if r["valid"]] == ["sequence", "optional"]
+    assert out["ambiguous"] is False  # the model says which
 
 
 def test_explore_json_without_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

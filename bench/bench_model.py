@@ -17,7 +17,6 @@ each as its own process, and prints their peak RSS (``os.wait4``):
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile

@@ -141,7 +141,7 @@ def _explore(args: argparse.Namespace) -> int:
                      "output" if args.output is not None else None)
     index = args.input if args.input is not None else args.output
     try:
-        with progress_bar(_size(args.file), f"exploring {args.file}") as progress:
+        with progress_bar(_size(args.file), f"exploring {Path(args.file).name}") as progress:
             result = explore(args.file, model=args.model, io=io, index=index,
                              reading=args.reading, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
@@ -270,7 +270,7 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
     worst = 0
     for name in files:
         try:
-            with progress_bar(_size(name), f"validating {name}") as progress:
+            with progress_bar(_size(name), f"validating {Path(name).name}") as progress:
                 result = explore(name, reading=kind, progress=progress)
         except (OnnxDataError, OSError, IndexError, ValueError) as exc:
             out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
@@ -324,7 +324,7 @@ def _show(name: str, kind: str | None) -> int:
 
     out = _console()
     try:
-        with progress_bar(_size(name), f"reading {name}") as progress:
+        with progress_bar(_size(name), f"reading {Path(name).name}") as progress:
             if kind is None:
                 declared = declared_for(name)
                 if declared.warning is not None:

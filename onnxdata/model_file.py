@@ -45,8 +45,9 @@ __all__ = [
 #: The input/output names and types of a model may take this many bytes in all; past it the
 #: model is refused (a real model's are a few hundred bytes per value).
 MAX_TYPE_BYTES: Final = 16 << 20
-#: Bytes read at once while stepping over fields: small fields (nodes) share one read.
-_WINDOW: Final = 64 << 10
+#: Bytes read at once while stepping over fields: a run of small fields (nodes) shares one
+#: read, and stepping over a big one (an initializer) costs no more than this.
+_WINDOW: Final = 4 << 10
 #: A tag (at most 5 bytes) and a length varint (at most 10 bytes) always fit in this many.
 _HEADER: Final = 16
 _MAX_GROUP_DEPTH: Final = 100

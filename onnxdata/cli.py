@@ -24,7 +24,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -330,12 +330,12 @@ def _show(name: str, kind: str | None) -> int:
                 if declared.warning is not None:
                     _console(stderr=True).print(
                         Text(f"onnxdata: warning: {declared.warning}", "yellow"))
-                kind = choose_kind(name, open_buffer(name), declared=declared, how="--kind {}")
-            if progress is not None:
-                progress(1 / 3)
+                kind = choose_kind(name, open_buffer(name), declared=declared,
+                                   how="--kind {}", progress=_part(progress, 0, 1 / 3))
+            step = _part(progress, 1 / 3, 1 / 3)
             message = load(name, kind)
-            if progress is not None:
-                progress(2 / 3)
+            if step is not None:
+                step(1.0)
             value = to_numpy(message, base_dir=Path(name).parent)
     except ValidationError as exc:
         out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
@@ -348,6 +348,14 @@ def _show(name: str, kind: str | None) -> int:
     with np.printoptions(threshold=64, edgeitems=3):
         _print_value(out, value, "")
     return 0
+
+
+def _part(progress: Callable[[float], None] | None, start: float, share: float
+          ) -> Callable[[float], None] | None:
+    """A step's progress callback, moving the whole bar from ``start`` by ``share``."""
+    if progress is None:
+        return None
+    return lambda done: progress(start + share * done)
 
 
 def _describe(value: Any) -> str:

@@ -588,7 +588,8 @@ class Exploration:
 
 
 def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer, *,
-                declared: Declared | None = None, how: str = 'kind="{}"') -> KindName:
+                declared: Declared | None = None, how: str = 'kind="{}"',
+                progress: Callable[[float], None] | None = None) -> KindName:
     """The kind to read a file as when none is given: the model's declared kind in the
     ``test_data_set_N/input_K.pb`` layout, else the only valid reading.
 
@@ -597,6 +598,7 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer, *,
     out with a UserWarning. Several valid readings (a one-element sequence is also
     an optional) raise DecodeError naming each and how to pick one (``how``
     formats a kind name, e.g. ``--kind {}``); so does no fitting reading.
+    ``progress`` is as for ``readings``.
     """
     from onnxdata.errors import DecodeError
 
@@ -608,7 +610,7 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer, *,
     if declared.type is not None:
         return declared.type.kind
     base = None if file is None else Path(name).parent
-    rs = readings(data, base_dir=base)
+    rs = readings(data, base_dir=base, progress=progress)
     valid = [r for r in rs if r.valid]
     if len(valid) == 1:
         return valid[0].kind_name

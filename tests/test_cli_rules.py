@@ -190,3 +190,11 @@ def test_no_bar_under_the_threshold(ambiguous: Path) -> None:
     env = dict(_env(), ONNXDATA_PROGRESS_BYTES=str(1 << 20))
     code, shown = _on_a_terminal(["validate", str(ambiguous)], env)
     assert code == 0 and "(the same bytes)" in shown and BAR not in shown
+
+
+def test_progress_bar_while_show_chooses_the_kind(tmp_path: Path) -> None:
+    p = tmp_path / "t.pb"
+    onnxdata.write(p, np.arange(6, dtype=np.float32).reshape(2, 3))
+    code, shown = _on_a_terminal(["show", str(p)])
+    assert code == 0 and BAR in shown and "ndarray float32 shape (2, 3)" in shown
+    assert " 33%" in shown  # the kind is chosen: a third of the way

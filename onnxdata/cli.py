@@ -134,7 +134,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-# --- explore ---------------------------------------------------------------------------------
+# --- explore -------------------------------------------------------------------------------
 
 def _explore(args: argparse.Namespace) -> int:
     io: IO | None = ("input" if args.input is not None else

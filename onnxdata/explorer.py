@@ -64,8 +64,8 @@ __all__ = [
     "Reading",
     "PARSE_LIMIT",
     "STRIP_MIN",
-    "byte_table",
     "ambiguity",
+    "byte_table",
     "choose_kind",
     "explore",
     "kind_of_message",
@@ -597,7 +597,8 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer, *,
     warning); otherwise it is made here and a model found but unusable is left
     out with a UserWarning. Several valid readings (a one-element sequence is also
     an optional) raise DecodeError naming each and how to pick one (``how``
-    formats a kind name, e.g. ``--kind {}``); so does no fitting reading.
+    formats a kind name, e.g. ``--kind {}``); with none valid the first
+    well-formed one is taken, and with none well-formed DecodeError names the nearest.
     ``progress`` is as for ``readings``.
     """
     from onnxdata.errors import DecodeError

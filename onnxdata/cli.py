@@ -207,7 +207,8 @@ def _elided(n: int) -> str:
     return f"… {n:,} more field{'s' if n != 1 else ''}"
 
 
-def _print_exploration(out: Console, result: Exploration, limit: int | None) -> None:
+def _print_exploration(out: Console, result: Exploration,
+                       limit: int | None = DEFAULT_ROWS) -> None:
     out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("reading")

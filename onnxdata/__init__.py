@@ -5,6 +5,7 @@ our own (so they live beside the ``onnx`` package), with loading, saving,
 validation, numpy conversion and an explorer built on them.
 """
 
+from onnxdata.compare import Difference, Mismatch, assert_close, compare
 from onnxdata.convert import (
     SparseParts,
     from_numpy,
@@ -62,6 +63,11 @@ __all__ = [
     "explore",
     "load_test_data_set",
     "readings",
+    # comparing values
+    "Difference",
+    "Mismatch",
+    "assert_close",
+    "compare",
     # errors
     "DecodeError",
     "OnnxDataError",

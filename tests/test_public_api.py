@@ -20,6 +20,8 @@ EXPECTED = {
     # exploring files
     "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
     "readings",
+    # comparing values
+    "Difference", "Mismatch", "assert_close", "compare",
     # errors
     "DecodeError", "OnnxDataError", "Problem", "ValidationError",
 }

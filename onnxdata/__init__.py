@@ -28,6 +28,7 @@ from onnxdata.messages import (
 )
 from onnxdata.serialization import serialize
 from onnxdata.testdata import load_test_data_set
+from onnxdata.testdata_save import save_test_data_set
 from onnxdata.validation import problems, validate
 
 __version__ = "0.1.0"
@@ -63,6 +64,7 @@ __all__ = [
     "explore",
     "load_test_data_set",
     "readings",
+    "save_test_data_set",
     # comparing values
     "Difference",
     "Mismatch",

@@ -3,6 +3,7 @@
   onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND] [--json]
   onnxdata validate FILE... [--kind KIND]
   onnxdata show FILE [--kind KIND]
+  onnxdata diff A B [--rtol R] [--atol A] [--json]
 
 Output is for people: rich tables with aligned columns, colour on a terminal,
 plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
@@ -25,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from onnxdata import diff
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
 from onnxdata.fit import MESSAGE_NAMES
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("file")
     sh.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
+    diff.add_parser(sub)
     return parser
 
 
@@ -87,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _explore(args)
     if args.command == "validate":
         return _validate(args.files, args.kind)
+    if args.command == "diff":
+        return diff.main(args)
     return _show(args.file, args.kind)
 
 

@@ -302,7 +302,7 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
         message += f"; worst abs {worst_abs:.4g}"
         if not exact:
             message += f", rel {worst_rel:.4g}"
-    message += "; " + ", ".join(str(m) for m in shown)
+    message += "; " + ", ".join(f"{path}{m}" for m in shown)
     if count > len(shown):
         message += ", …"
     out.append(Difference(path, "values", message, count, int(a.size),

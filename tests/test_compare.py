@@ -44,7 +44,7 @@ def test_one_element_deep_inside_is_named_by_path_and_index_with_both_values() -
     assert m.index == (1, 2)
     assert m.actual == pytest.approx(0.3984) and m.expected == pytest.approx(0.3979)
     assert "['k'][0]: 1 of 6 values differ" in str(d)
-    assert "[1, 2]: 0.3984 vs 0.3979" in str(d)
+    assert "['k'][0][1, 2]: 0.3984 vs 0.3979" in str(d)
     assert d.max_abs == pytest.approx(0.0005, rel=1e-3)
     with pytest.raises(AssertionError, match=r"\['k'\]\[0\]: 1 of 6 values differ"):
         assert_close(actual, expected)

@@ -26,6 +26,7 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.runner import OutputResult, run_test_data_set
 from onnxdata.serialization import serialize
 from onnxdata.testdata import load_test_data_set
 from onnxdata.testdata_save import save_test_data_set
@@ -70,6 +71,9 @@ __all__ = [
     "Mismatch",
     "assert_close",
     "compare",
+    # running test data sets
+    "OutputResult",
+    "run_test_data_set",
     # errors
     "DecodeError",
     "OnnxDataError",

@@ -22,6 +22,8 @@ EXPECTED = {
     "readings", "save_test_data_set",
     # comparing values
     "Difference", "Mismatch", "assert_close", "compare",
+    # running test data sets
+    "OutputResult", "run_test_data_set",
     # errors
     "DecodeError", "OnnxDataError", "Problem", "ValidationError",
 }

@@ -291,10 +291,8 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
             worst_abs, worst_rel = float(np.fmax(worst_abs, wa)), float(np.fmax(worst_rel, wr))
     if count == 0:
         return
-    flat_a, flat_e = a.reshape(-1) if a.ndim else a.reshape(1), e.reshape(-1) if e.ndim \
-        else e.reshape(1)
-    shown = tuple(Mismatch(_unravel(i, a.shape), _scalar(flat_a[i]), _scalar(flat_e[i]))
-                  for i in first)
+    at = [_unravel(i, a.shape) for i in first]  # indexing, not reshape: no copy of a view
+    shown = tuple(Mismatch(i, _scalar(a[i]), _scalar(e[i])) for i in at)
     exact = family != "float"
     how = "" if exact else f" (rtol {tol.rtol:g}, atol {tol.atol:g})"
     message = f"{count} of {a.size} values differ{how}"
@@ -310,23 +308,29 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
                           None if exact else worst_rel, shown))
 
 
-def _chunks(a: Array, e: Array) -> Iterator[tuple[int, Array, Array]]:
-    """``(flat offset, a part, e part)``: 1-D pieces of both arrays in C order, as views
-    where the arrays are contiguous (slices along axis 0 otherwise)."""
+def _chunks(a: Array, e: Array, offset: int = 0) -> Iterator[tuple[int, Array, Array]]:
+    """``(flat offset, a part, e part)``: 1-D pieces of both arrays in C order, views where
+    the arrays are contiguous; strided ones are sliced along their first axes so that
+    no piece copies more than CHUNK_ELEMENTS elements."""
     if a.ndim == 0:
-        yield 0, a.reshape(1), e.reshape(1)
+        yield offset, a.reshape(1), e.reshape(1)
         return
     if a.size == 0:
         return
-    if a.flags.c_contiguous and e.flags.c_contiguous:
+    if (a.flags.c_contiguous and e.flags.c_contiguous) or a.size <= CHUNK_ELEMENTS:
         fa, fe = a.reshape(-1), e.reshape(-1)
         for start in range(0, fa.size, CHUNK_ELEMENTS):
-            yield start, fa[start:start + CHUNK_ELEMENTS], fe[start:start + CHUNK_ELEMENTS]
+            yield (offset + start, fa[start:start + CHUNK_ELEMENTS],
+                   fe[start:start + CHUNK_ELEMENTS])
         return
     row = a.size // a.shape[0]
-    rows = max(1, CHUNK_ELEMENTS // max(row, 1))
+    if row >= CHUNK_ELEMENTS:
+        for r in range(a.shape[0]):
+            yield from _chunks(a[r], e[r], offset + r * row)
+        return
+    rows = CHUNK_ELEMENTS // row
     for r in range(0, a.shape[0], rows):
-        yield r * row, a[r:r + rows].reshape(-1), e[r:r + rows].reshape(-1)
+        yield offset + r * row, a[r:r + rows].reshape(-1), e[r:r + rows].reshape(-1)
 
 
 def _close_mismatch(a: Array, e: Array, tol: _Tolerance) -> npt.NDArray[np.bool_]:

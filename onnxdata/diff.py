@@ -145,9 +145,20 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"a tolerance is a number >= 0, not {text!r}")
+    return value
+
+
 def add_tolerances(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (1e-3)")
-    p.add_argument("--atol", type=float, default=1e-7, help="absolute tolerance (1e-7)")
+    """``--rtol`` and ``--atol``, as ``diff`` and ``run`` take them."""
+    p.add_argument("--rtol", type=_tolerance, default=1e-3, help="relative tolerance (1e-3)")
+    p.add_argument("--atol", type=_tolerance, default=1e-7, help="absolute tolerance (1e-7)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -143,6 +143,14 @@ def test_large_arrays_are_compared_in_chunks_with_right_indices() -> None:
     # the same through non-contiguous views (sliced along axis 0, then flattened)
     (d,) = compare(a[:, 1::2], e[:, 1::2])
     assert [m.index for m in d.mismatches] == [(1, CHUNK_ELEMENTS // 2 - 1), (2, 2)]
+    # rows longer than a chunk, strided: each row is split on its own
+    (d,) = compare(a.T[::-1].T, e.T[::-1].T)
+    assert [m.index for m in d.mismatches] == [(1, 0), (2, CHUNK_ELEMENTS - 6)]
+    wide = np.zeros((2, 2, 3 * CHUNK_ELEMENTS), np.float32)
+    other = wide.copy()
+    other[1, 1, 2 * CHUNK_ELEMENTS + 8] = 1.0
+    (d,) = compare(wide[:, :, ::2], other[:, :, ::2])
+    assert (d.count, d.mismatches[0].index) == (1, (1, 1, CHUNK_ELEMENTS + 4))
 
 
 def test_every_bundled_output_equals_itself_and_its_copy() -> None:

@@ -282,6 +282,10 @@ def main(args: argparse.Namespace) -> int:
         err.print(Text(f"onnxdata: no model at {model_path}", style="red"), soft_wrap=True)
         return 2
     sets = test_data_sets(model_path.parent)
+    if not sets:
+        err.print(Text(f"onnxdata: no test_data_set_N folder beside {model_path}",
+                       style="red"), soft_wrap=True)
+        return 2
     if args.set is not None:
         sets = [p for p in sets if p.name == f"test_data_set_{args.set}"]
         if not sets:

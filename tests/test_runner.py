@@ -103,6 +103,8 @@ def test_the_command_prints_one_line_per_set_and_output(
     capsys.readouterr()
     assert main(["run", str(NODE / "test_if_opt"), "--set", "7"]) == 2
     assert "no test_data_set_7" in capsys.readouterr().err
+    assert main(["run", str(KNOWN)]) == 2
+    assert "no model at" in capsys.readouterr().err
 
 
 def test_a_model_ort_cannot_load_exits_2_with_its_message(
@@ -118,6 +120,9 @@ def test_a_model_ort_cannot_load_exits_2_with_its_message(
     (case / "model.onnx").write_bytes(model.SerializeToString())
     assert main(["run", str(case)]) == 2
     assert "NoSuchOp" in capsys.readouterr().err
+    shutil.rmtree(case / "test_data_set_0")
+    assert main(["run", str(case)]) == 2
+    assert "no test_data_set_N folder" in capsys.readouterr().err
     with pytest.raises(OnnxDataError, match="ONNX Runtime cannot load"):
         run_test_data_set(case / "model.onnx", case / "test_data_set_0")
 

@@ -17,6 +17,9 @@ run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb
+	@# onnxdata run on ONNX Runtime: a sequence output, then an optional(sequence) input
+	$(PY) -m onnxdata run tests/data/onnx-node/test_sequence_insert_at_back
+	$(PY) -m onnxdata run tests/data/onnx-node/test_loop16_seq_none
 
 # The main suite runs last, so its summary closes the output.
 test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok

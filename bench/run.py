@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_model.py")
+SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_model.py",
+           "bench_compare.py")
 
 
 def main() -> int:

@@ -5,6 +5,7 @@ our own (so they live beside the ``onnx`` package), with loading, saving,
 validation, numpy conversion and an explorer built on them.
 """
 
+from onnxdata.compare import Difference, Mismatch, assert_close, compare
 from onnxdata.convert import (
     SparseParts,
     from_numpy,
@@ -25,8 +26,10 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.runner import OutputResult, run_test_data_set
 from onnxdata.serialization import serialize
 from onnxdata.testdata import load_test_data_set
+from onnxdata.testdata_save import save_test_data_set
 from onnxdata.validation import problems, validate
 
 __version__ = "0.1.0"
@@ -62,6 +65,15 @@ __all__ = [
     "explore",
     "load_test_data_set",
     "readings",
+    "save_test_data_set",
+    # comparing values
+    "Difference",
+    "Mismatch",
+    "assert_close",
+    "compare",
+    # running test data sets
+    "OutputResult",
+    "run_test_data_set",
     # errors
     "DecodeError",
     "OnnxDataError",

@@ -4,6 +4,8 @@
                         [--rows N|all] [--json]
   onnxdata validate FILE... [--kind KIND]
   onnxdata show FILE [--kind KIND]
+  onnxdata diff A B [--rtol R] [--atol A] [--json]
+  onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
 
 Output is for people: rich tables with aligned columns, colour on a terminal,
 plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
@@ -34,6 +36,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from onnxdata import diff, runner
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import (
     ByteRow,
@@ -112,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("file")
     sh.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
+    diff.add_parser(sub)
+    runner.add_parser(sub)
     return parser
 
 
@@ -126,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _explore(args)
     if args.command == "validate":
         return _validate(args.files, args.kind)
+    if args.command == "diff":
+        return diff.main(args)
+    if args.command == "run":
+        return runner.main(args)
     return _show(args.file, args.kind)
 
 

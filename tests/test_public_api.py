@@ -19,7 +19,11 @@ EXPECTED = {
     "problems", "validate",
     # exploring files
     "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
-    "readings",
+    "readings", "save_test_data_set",
+    # comparing values
+    "Difference", "Mismatch", "assert_close", "compare",
+    # running test data sets
+    "OutputResult", "run_test_data_set",
     # errors
     "DecodeError", "OnnxDataError", "Problem", "ValidationError",
 }

@@ -1,0 +1,198 @@
+"""``onnxdata diff A B``: compare two value files, or two test data set folders file by file.
+
+A is the actual value, B the expected one (relative errors are relative to
+B). Each file is read with ``read`` (memory-mapped) as the kind the explorer
+picks: the model's declared kind in the ``test_data_set_N/input_K.pb``
+layout, else the only valid reading; when only one side can tell (a
+one-element sequence is also a valid optional), the other side is read as the
+same kind, and ``--kind`` settles it for both. Exit 0 when everything is
+equal, 1 when anything differs, 2 when anything cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from onnxdata.compare import Difference, compare
+from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
+
+__all__ = ["FileDiff", "add_parser", "diff_paths", "main", "read_value"]
+
+#: Differences printed per file (all of them go to --json).
+SHOWN = 10
+
+
+@dataclass
+class FileDiff:
+    """The comparison of one pair of files: ``status`` is "equal", "different",
+    "missing" (on one side only) or "unreadable" (``error`` says why)."""
+
+    name: str
+    actual: str | None
+    expected: str | None
+    status: str
+    differences: list[Difference] = field(default_factory=list)
+    error: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "actual": self.actual, "expected": self.expected,
+                "status": self.status, "error": self.error or None,
+                "differences": [d.as_json() for d in self.differences]}
+
+
+def _kind_of(path: Path) -> str:
+    from onnxdata.explorer import choose_kind, open_buffer
+
+    return choose_kind(path, open_buffer(path))
+
+
+def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
+    """A file's numpy value through ``read``, the kind chosen as the explorer does."""
+    from onnxdata.fast_read import read
+
+    return read(path, kind)
+
+
+def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
+          atol: float) -> FileDiff:
+    try:
+        kinds: list[str | None] = [kind, kind]
+        if kind is None:
+            errors: list[OnnxDataError] = []
+            for i, p in enumerate((a, b)):
+                try:
+                    kinds[i] = _kind_of(p)
+                except DecodeError as exc:
+                    errors.append(exc)
+            if kinds[0] is None and kinds[1] is None:
+                raise errors[0]
+            kinds = [kinds[0] or kinds[1], kinds[1] or kinds[0]]
+        actual, expected = read_value(a, kinds[0]), read_value(b, kinds[1])
+        found = compare(actual, expected, rtol=rtol, atol=atol)
+    except (OnnxDataError, OSError) as exc:
+        return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable", error=_reason(exc))
+    return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found else "equal",
+                    found)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        return str(exc).replace("\n", " ")
+    return str(exc)
+
+
+def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
+               rtol: float = 1e-3, atol: float = 1e-7, kind: str | None = None
+               ) -> list[FileDiff]:
+    """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected).
+
+    Raises OnnxDataError when one is a folder and the other a file.
+    """
+    pa, pb = Path(a), Path(b)
+    if pa.is_dir() != pb.is_dir():
+        raise OnnxDataError(f"compare a folder with a folder or a file with a file: {pa} is "
+                            f"{'a folder' if pa.is_dir() else 'not a folder'}, {pb} is "
+                            f"{'a folder' if pb.is_dir() else 'not a folder'}")
+    if not pa.is_dir():
+        return [_pair(pa.name if pa.name == pb.name else f"{pa.name} vs {pb.name}",
+                      pa, pb, kind, rtol, atol)]
+    names_a = {p.name for p in pa.glob("*.pb")}
+    names_b = {p.name for p in pb.glob("*.pb")}
+    out: list[FileDiff] = []
+    for name in sorted(names_a | names_b, key=_file_order):
+        if name not in names_b:
+            out.append(FileDiff(name, os.fspath(pa / name), None, "missing",
+                                error=f"only in {pa}"))
+        elif name not in names_a:
+            out.append(FileDiff(name, None, os.fspath(pb / name), "missing",
+                                error=f"only in {pb}"))
+        else:
+            out.append(_pair(name, pa / name, pb / name, kind, rtol, atol))
+    return out
+
+
+def _file_order(name: str) -> tuple[str, int, str]:
+    stem, _, number = name.removesuffix(".pb").rpartition("_")
+    return (stem, int(number), name) if number.isdigit() else (name, -1, name)
+
+
+def exit_code(statuses: list[str]) -> int:
+    """2 when anything is unreadable, 1 when anything differs or is missing, else 0."""
+    if "unreadable" in statuses:
+        return 2
+    return 1 if any(s != "equal" for s in statuses) else 0
+
+
+# ---------------------------------------------------------------- the command
+
+def add_parser(sub: Any) -> None:
+    """Add ``diff`` to the ``onnxdata`` subcommands."""
+    from onnxdata.messages import KIND_NAMES
+
+    p = sub.add_parser("diff", help="compare two value files, or two test_data_set folders")
+    p.add_argument("actual", metavar="A", help="a .pb file or a test_data_set folder (actual)")
+    p.add_argument("expected", metavar="B", help="the same for the expected values")
+    add_tolerances(p)
+    p.add_argument("--kind", choices=KIND_NAMES, help="read both files as this kind")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"a tolerance is a number >= 0, not {text!r}")
+    return value
+
+
+def add_tolerances(p: argparse.ArgumentParser) -> None:
+    """``--rtol`` and ``--atol``, as ``diff`` and ``run`` take them."""
+    p.add_argument("--rtol", type=_tolerance, default=1e-3, help="relative tolerance (1e-3)")
+    p.add_argument("--atol", type=_tolerance, default=1e-7, help="absolute tolerance (1e-7)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``onnxdata diff`` with parsed arguments; the exit code."""
+    try:
+        found = diff_paths(args.actual, args.expected, rtol=args.rtol, atol=args.atol,
+                           kind=args.kind)
+    except (OnnxDataError, OSError, ValueError) as exc:
+        Console(stderr=True, highlight=False).print(Text(f"onnxdata: {exc}", style="red"))
+        return 2
+    code = exit_code([f.status for f in found])
+    if args.json:
+        print(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
+                          "files": [f.as_json() for f in found]}, indent=2))
+        return code
+    out = Console(highlight=False)
+    for f in found:
+        print_file(out, f)
+    return code
+
+
+_STYLE = {"equal": "green", "different": "yellow", "missing": "yellow", "unreadable": "red"}
+
+
+def print_file(out: Console, f: FileDiff, label: str | None = None) -> None:
+    """One line for a file, then its first differences by path."""
+    head = Text.assemble((label or f.name, "bold"), ": ", (f.status, _STYLE[f.status]))
+    if f.error:
+        head.append(f": {f.error}")
+    elif f.differences:
+        n = len(f.differences)
+        head.append(f", {n} difference{'s' if n != 1 else ''}")
+    out.print(head, soft_wrap=True)
+    for d in f.differences[:SHOWN]:
+        out.print(f"  {d}", markup=False, soft_wrap=True)
+    if len(f.differences) > SHOWN:
+        out.print(f"  … {len(f.differences) - SHOWN} more (--json lists all)")

@@ -1,0 +1,355 @@
+"""Run a model's test data sets on ONNX Runtime and compare with the expected outputs.
+
+``run_test_data_set(model, folder)`` reads ``folder``'s inputs and expected
+outputs with the model's declared types (``load_test_data_set``), hands the
+inputs to ONNX Runtime the way its Python API wants them, and compares each
+output with ``compare``. What ORT wants, and onnxdata's values are not:
+
+* strings as ``str``: given ``bytes``, ORT stores their repr (``"b'abc'"``);
+* map keys as ``str`` and map values as Python scalars (ORT's maps are
+  ``map(string, float)`` and the like, each value one number);
+* bfloat16, float8 and the 2- and 4-bit types as an ``OrtValue`` of their ONNX
+  type: ORT's numpy bridge does not know ml_dtypes; the sub-byte types
+  packed two (or four) to a byte at the front of a buffer of one byte per
+  element, as ORT reads it;
+* an empty optional as ``None``, a sequence as a list (as onnxdata has them).
+
+ORT's outputs come back as the declared types (map values as arrays of the
+declared element type) before they are compared, and can be written as a new
+test data set (``onnxdata run --write-outputs``).
+
+ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from onnxdata.compare import Difference, compare
+from onnxdata.convert import le_bytes
+from onnxdata.dtypes import DATA_TYPES, STRING, data_type_for_dtype
+from onnxdata.errors import OnnxDataError
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.model_types import DeclaredType, declared_type
+from onnxdata.testdata import load_test_data_set
+from onnxdata.testdata_save import ModelArg, as_model, save_test_data_set
+
+__all__ = ["OutputResult", "add_parser", "main", "run_test_data_set", "test_data_sets"]
+
+Status = Literal["pass", "fail", "error", "unchecked"]
+ORT_MISSING = ("onnxdata run needs ONNX Runtime, an optional extra: "
+               "pip install 'onnxdata[ort]' (or pip install onnxruntime)")
+_SET = re.compile(r"^test_data_set_(\d+)$")
+
+
+@dataclass(frozen=True)
+class OutputResult:
+    """One output of one test data set after a run.
+
+    ``status`` is "pass", "fail" (``differences`` says where), "unchecked" (no
+    expected file for it) or "error" (the set could not be read or run:
+    ``error`` says why, and ``index`` is -1). ``actual`` is the runtime's value.
+    """
+
+    folder: str
+    index: int
+    name: str
+    status: Status
+    differences: tuple[Difference, ...] = ()
+    error: str = ""
+    actual: Any = field(default=None, repr=False, compare=False)
+
+    def as_json(self) -> dict[str, Any]:
+        """The result as JSON-ready data (without the runtime's value)."""
+        return {"set": Path(self.folder).name, "folder": self.folder, "output": self.index,
+                "name": self.name, "status": self.status, "error": self.error or None,
+                "differences": [d.as_json() for d in self.differences]}
+
+    def __str__(self) -> str:
+        where = Path(self.folder).name
+        if self.index < 0:
+            return f"{where}: error: {self.error}"
+        head = f"{where} output {self.index} {self.name!r}: {self.status}"
+        if self.differences:
+            n = len(self.differences)
+            head += f", {n} difference{'s' if n != 1 else ''}"
+        return head
+
+
+def _ort() -> Any:
+    try:
+        import onnxruntime
+    except ImportError as exc:
+        raise ImportError(ORT_MISSING) from exc
+    return onnxruntime
+
+
+class _Session:
+    """An ONNX Runtime session with the model's declared input and output types."""
+
+    def __init__(self, model: ModelArg) -> None:
+        ort = _ort()
+        self.path = Path(model) if isinstance(model, (str, os.PathLike)) else None
+        if self.path is not None and self.path.is_dir():
+            self.path = self.path / "model.onnx"
+            model = self.path
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # ORT's own warnings are not about the data
+        source: Any = os.fspath(self.path) if self.path is not None else \
+            as_model(model).SerializeToString()
+        try:
+            self.session = ort.InferenceSession(source, options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # ORT raises its own Fail/NotImplemented/... types
+            name = os.fspath(self.path) if self.path is not None else "the model"
+            raise OnnxDataError(f"ONNX Runtime cannot load {name}: {exc}") from exc
+        self.model = as_model(model)
+        self.inputs = [(v.name, declared_type(v.type)) for v in self.model.graph.input]
+        self.outputs = [(v.name, declared_type(v.type)) for v in self.model.graph.output]
+
+
+def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
+                      runtime: str = "onnxruntime", *, rtol: float = 1e-3,
+                      atol: float = 1e-7) -> list[OutputResult]:
+    """Run ``model`` (a path or ModelProto) on the inputs in ``folder`` and compare each
+    output with ``folder``'s ``output_K.pb``; one ``OutputResult`` per output.
+
+    ``runtime`` is "onnxruntime" (the only one so far). ONNX Runtime missing
+    raises ImportError saying how to install it; a model it cannot load raises
+    OnnxDataError with its message. A set that cannot be read or run gives
+    one result with status "error".
+    """
+    if runtime != "onnxruntime":
+        raise ValueError(f"runtime must be 'onnxruntime', not {runtime!r}")
+    return _run(_Session(model), Path(folder), rtol, atol)
+
+
+def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResult]:
+    where = os.fspath(folder)
+    try:
+        inputs, expected = load_test_data_set(folder, model=s.path) if s.path is not None \
+            else _load_with(s.model, folder)
+    except (OnnxDataError, OSError, IndexError, ValueError) as exc:
+        return [OutputResult(where, -1, "", "error", error=f"cannot read the set: {exc}")]
+    if len(inputs) > len(s.inputs):
+        return [OutputResult(where, -1, "", "error", error=f"{len(inputs)} inputs but the "
+                             f"model has {len(s.inputs)}")]
+    try:
+        feed = {name: to_ort(v, t, f"input {i} {name!r}")
+                for i, (v, (name, t)) in enumerate(zip(inputs, s.inputs, strict=False))}
+        raw = s.session.run([name for name, _ in s.outputs], feed)
+    except OnnxDataError as exc:
+        return [OutputResult(where, -1, "", "error", error=str(exc))]
+    except Exception as exc:  # ORT's run errors
+        return [OutputResult(where, -1, "", "error", error=f"ONNX Runtime failed: {exc}")]
+    out: list[OutputResult] = []
+    for k, ((name, t), value) in enumerate(zip(s.outputs, raw, strict=True)):
+        actual = from_ort(value, t)
+        if k >= len(expected):
+            out.append(OutputResult(where, k, name, "unchecked", actual=actual))
+            continue
+        found = compare(actual, expected[k], rtol=rtol, atol=atol)
+        out.append(OutputResult(where, k, name, "fail" if found else "pass", tuple(found),
+                                actual=actual))
+    return out
+
+
+def _load_with(model: ModelProto, folder: Path) -> tuple[list[Any], list[Any]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.onnx"
+        path.write_bytes(model.SerializeToString())
+        return load_test_data_set(folder, model=path)
+
+
+# ---------------------------------------------------------------- to and from ORT
+
+def to_ort(value: Any, t: DeclaredType, where: str) -> Any:
+    """A numpy value as ORT's Python API takes it for declared type ``t``."""
+    if value is None:
+        return None
+    if t.kind == "optional":
+        assert t.element is not None
+        return to_ort(value, t.element, where)
+    if t.kind == "sequence":
+        assert t.element is not None
+        return [to_ort(v, t.element, f"{where}[{i}]") for i, v in enumerate(value)]
+    if t.kind == "map":
+        assert t.element is not None
+        return {_str(k, where) if isinstance(k, bytes) else k:
+                _map_value(to_ort(v, t.element, f"{where}[{k!r}]"))
+                for k, v in value.items()}
+    return _tensor_to_ort(np.asarray(value), where)
+
+
+def _str(b: bytes, where: str) -> str:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OnnxDataError(f"{where}: a string that is not UTF-8 ({b[:20]!r}); ONNX Runtime "
+                            "takes str") from exc
+
+
+def _map_value(v: Any) -> Any:
+    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
+
+
+def _tensor_to_ort(arr: Any, where: str) -> Any:
+    if arr.dtype.kind in "OS":
+        flat = [_str(x, where) if isinstance(x, bytes) else x for x in arr.reshape(-1).tolist()]
+        return np.array(flat, dtype=object).reshape(arr.shape)
+    if arr.dtype.kind != "V":
+        return arr
+    dt = data_type_for_dtype(arr.dtype)
+    if dt is None:
+        raise OnnxDataError(f"{where}: dtype {arr.dtype} has no ONNX data type")
+    ort = _ort()
+    if dt.sub_byte:
+        # ORT reads the packed bytes from the front of a buffer of the array's shape
+        packed = np.frombuffer(le_bytes(arr, dt), np.uint8)
+        buf = np.zeros(arr.size, np.uint8)
+        buf[:packed.size] = packed
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), dt.code)
+    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, dt.code)
+
+
+def from_ort(value: Any, t: DeclaredType) -> Any:
+    """ORT's output as onnxdata's value of declared type ``t`` (scalars as typed arrays)."""
+    if value is None:
+        return None
+    if t.kind == "optional":
+        assert t.element is not None
+        return from_ort(value, t.element)
+    if t.kind == "sequence":
+        assert t.element is not None
+        return [from_ort(v, t.element) for v in value]
+    if t.kind == "map":
+        assert t.element is not None
+        return {k: from_ort(v, t.element) for k, v in value.items()}
+    dt = DATA_TYPES.get(t.elem_type)
+    arr = np.asarray(value)
+    if dt is not None and dt.code != STRING and arr.dtype != dt.dtype and \
+            arr.dtype.kind in "biufc" and arr.ndim == 0:
+        return arr.astype(dt.dtype)  # a map's Python scalar
+    return arr
+
+
+# ---------------------------------------------------------------- folders and the command
+
+def test_data_sets(model_dir: Path) -> list[Path]:
+    """The ``test_data_set_N`` folders beside a model, by N."""
+    found = [(int(m.group(1)), p) for p in model_dir.iterdir()
+             if p.is_dir() and (m := _SET.match(p.name)) is not None]
+    return [p for _, p in sorted(found)]
+
+
+test_data_sets.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``run`` to the ``onnxdata`` subcommands."""
+    from onnxdata.diff import add_tolerances
+
+    p = sub.add_parser("run", help="run a model's test data sets on ONNX Runtime and compare")
+    p.add_argument("model", metavar="MODEL_DIR_OR_MODEL",
+                   help="a folder with model.onnx and test_data_set_N, or the model file")
+    p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
+    add_tolerances(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--write-outputs", action="store_true",
+                   help="write each set's inputs with ORT's outputs as a new test_data_set_N")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``onnxdata run`` with parsed arguments; 0 all pass, 1 any fails, 2 errors."""
+    from rich.console import Console
+    from rich.text import Text
+
+    err = Console(stderr=True, highlight=False)
+    target = Path(args.model)
+    model_path = target / "model.onnx" if target.is_dir() else target
+    if not model_path.is_file():
+        err.print(Text(f"onnxdata: no model at {model_path}", style="red"), soft_wrap=True)
+        return 2
+    sets = test_data_sets(model_path.parent)
+    if not sets:
+        err.print(Text(f"onnxdata: no test_data_set_N folder beside {model_path}",
+                       style="red"), soft_wrap=True)
+        return 2
+    if args.set is not None:
+        sets = [p for p in sets if p.name == f"test_data_set_{args.set}"]
+        if not sets:
+            err.print(Text(f"onnxdata: no test_data_set_{args.set} in {model_path.parent}",
+                           style="red"), soft_wrap=True)
+            return 2
+    try:
+        session = _Session(model_path)
+    except (ImportError, OnnxDataError) as exc:
+        err.print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+        return 2
+    results: list[OutputResult] = []
+    written: list[str] = []
+    for folder in sets:
+        got = _run(session, folder, args.rtol, args.atol)
+        results.extend(got)
+        if args.write_outputs and got and all(r.index >= 0 for r in got):
+            written.append(os.fspath(_write_outputs(session, folder, got)))
+    code = exit_code(results)
+    if args.json:
+        print(json.dumps({"model": os.fspath(model_path), "passed": code == 0,
+                          "rtol": args.rtol, "atol": args.atol, "written": written,
+                          "results": [r.as_json() for r in results]}, indent=2))
+        return code
+    _print(Console(highlight=False), results, written)
+    return code
+
+
+def exit_code(results: list[OutputResult]) -> int:
+    """2 when a set could not be read or run, 1 when an output differs, else 0."""
+    if any(r.status == "error" for r in results):
+        return 2
+    return 1 if any(r.status == "fail" for r in results) else 0
+
+
+def _write_outputs(s: _Session, folder: Path, results: list[OutputResult]) -> Path:
+    inputs, _ = load_test_data_set(folder, model=s.path)
+    taken = [int(m.group(1)) for p in folder.parent.iterdir()
+             if (m := _SET.match(p.name)) is not None]
+    target = folder.parent / f"test_data_set_{max(taken, default=-1) + 1}"
+    return save_test_data_set(target, inputs, [r.actual for r in results], model=s.model)
+
+
+_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "unchecked": "cyan"}
+
+
+def _print(out: Any, results: list[OutputResult], written: list[str]) -> None:
+    from rich.text import Text
+
+    from onnxdata.diff import SHOWN
+
+    for r in results:
+        where = Path(r.folder).name
+        if r.index < 0:
+            out.print(Text.assemble((where, "bold"), ": ", ("error", "red"), f": {r.error}"),
+                      soft_wrap=True)
+            continue
+        n = len(r.differences)
+        more = f", {n} difference{'s' if n != 1 else ''}" if n else ""
+        out.print(Text.assemble((where, "bold"), f" output {r.index} {r.name!r}: ",
+                                (r.status, _STYLE[r.status]), more), soft_wrap=True)
+        for d in r.differences[:SHOWN]:
+            out.print(f"  {d}", markup=False, soft_wrap=True)
+        if n > SHOWN:
+            out.print(f"  … {n - SHOWN} more (--json lists all)", soft_wrap=True)
+    for w in written:
+        out.print(f"wrote {w}", markup=False, soft_wrap=True)

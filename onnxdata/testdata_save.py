@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.convert import SparseParts, from_numpy
 from onnxdata.dtypes import DATA_TYPES, STRING
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.model_types import IO, DeclaredType, declared_type, load_model
+from onnxdata.model_types import IO, DeclaredType, declared_type
 
 __all__ = ["as_model", "save_test_data_set", "write_value"]
 
@@ -44,11 +45,21 @@ def write_value(path: Path, value: Any, kind: str | None, *, name: str,
 
 
 def as_model(model: ModelArg) -> ModelProto:
-    """A ModelProto from a path, our ModelProto, or onnx's (re-read into ours)."""
+    """A ModelProto from a path, our ModelProto, or onnx's (re-read into ours).
+
+    The whole model is parsed: writing a set or running one needs its graph,
+    unlike reading a set, which learns the declared types in bounded memory
+    (``model_file``).
+    """
     if isinstance(model, ModelProto):
         return model
     if isinstance(model, (str, os.PathLike)):
-        return load_model(model)
+        parsed = ModelProto()
+        try:
+            parsed.ParseFromString(Path(model).read_bytes())
+        except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
+            raise DecodeError(str(exc), source=os.fspath(model), kind="ModelProto") from exc
+        return parsed
     if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
         ours = ModelProto()
         ours.ParseFromString(model.SerializeToString())

@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--reading", type=_kind, metavar="KIND",
                     help="show this reading's byte table (SequenceProto, sequence, …)")
     ex.add_argument("--json", action="store_true", help="print one JSON object")
+    ex.add_argument("--html", metavar="OUT.html",
+                    help="also write the exploration as one self-contained HTML page")
     va = sub.add_parser("validate", help="check files against the format's rules")
     va.add_argument("files", nargs="+", metavar="FILE")
     va.add_argument("--kind", type=_kind, metavar="KIND",
@@ -105,10 +107,23 @@ def _explore(args: argparse.Namespace) -> int:
         result = explore(args.file, model=args.model, io=io, index=index, reading=args.reading)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
+    if args.html is not None and (failed := _write_html(result, args.html)):
+        return failed
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
         return 0
     _print_exploration(_console(), result)
+    return 0
+
+
+def _write_html(result: Exploration, out: str) -> int:
+    from onnxdata.page import write_page
+
+    try:
+        path = write_page(result, out)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc}")
+    _console(stderr=True).print(f"wrote {path}", markup=False, highlight=False)
     return 0
 
 

@@ -107,18 +107,19 @@ def _explore(args: argparse.Namespace) -> int:
         result = explore(args.file, model=args.model, io=io, index=index, reading=args.reading)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
-    if args.html is not None and (failed := _write_html(result, args.html)):
-        return failed
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
-        return 0
+        return _write_html(result, args.html)
     _print_exploration(_console(), result)
-    return 0
+    return _write_html(result, args.html)
 
 
-def _write_html(result: Exploration, out: str) -> int:
+def _write_html(result: Exploration, out: str | None) -> int:
+    """``--html OUT``: the page, and its path on stderr (stdout may be JSON)."""
     from onnxdata.page import write_page
 
+    if out is None:
+        return 0
     try:
         path = write_page(result, out)
     except OSError as exc:

@@ -45,7 +45,7 @@ from onnxdata.explorer import ByteRow, Exploration, byte_table
 __all__ = ["HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
 
 #: Bytes shown in the hex view at most; the rest is named in a note.
-HEX_LIMIT: Final = 16 << 10
+HEX_LIMIT: Final = 8 << 10
 #: Byte-table rows shown at most.
 ROW_LIMIT: Final = 200
 #: A field's own bytes longer than this are folded to their first ``FOLD_HEAD`` bytes.
@@ -454,7 +454,7 @@ def _stats(a: Array, v: npt.NDArray[np.float64]) -> str:
 
 
 def _svg(width: int, height: int, inner: str, kind: str, label: str) -> str:
-    return (f'<svg class=pic data-kind={kind} xmlns="http://www.w3.org/2000/svg" '
+    return (f'<svg class=pic data-kind={kind} '
             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
             f'aria-label="{_e(label)}"><title>{_e(label)}</title>{inner}</svg>')
 

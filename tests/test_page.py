@@ -1,0 +1,299 @@
+"""``explore --html``: the page's facts, hex spans, caps and pictures; then a real browser.
+
+The first half reads the HTML as text. The second opens pages in headless
+Chromium (Debian's package, driven by Playwright; never a downloaded browser)
+and clicks through them; it skips, saying why, where no browser is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tracemalloc
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from conftest import CORPUS
+
+from onnxdata.cli import main
+from onnxdata.convert import from_numpy
+from onnxdata.explorer import byte_table, explore
+from onnxdata.messages import SequenceProto, TensorProto
+from onnxdata.page import HEX_LIMIT, ROW_LIMIT, render_page
+from onnxdata.wire import encode_varint
+
+EXAMPLE = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
+TENSOR_FILE = CORPUS / "test_abs/test_data_set_0/input_0.pb"
+SEQUENCE_FILE = CORPUS / "test_sequence_insert_at_back/test_data_set_0/input_0.pb"
+OPTIONAL_FILE = CORPUS / "test_optional_get_element_optional_tensor/test_data_set_0/input_0.pb"
+EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/"
+                  "input_0.pb")
+
+
+def _facts(page: str) -> Any:
+    found = re.search(r'<script type="application/json" id="facts">(.*?)</script>', page, re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+class _Spans(HTMLParser):
+    """The hex text inside each ``data-r`` span of the hex view, nested spans included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str | None] = []
+        self.text: dict[str, str] = {}
+        self.folds = 0
+        self.in_hex = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id") == "hex":
+            self.in_hex = 1
+        elif self.in_hex:
+            self.in_hex += tag == "div"
+        if tag == "span" and self.in_hex:
+            self.open.append(a.get("data-r"))
+            self.folds += a.get("class") == "fold"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "span" and self.open:
+            self.open.pop()
+        elif tag == "div" and self.in_hex:
+            self.in_hex -= 1
+
+    def handle_data(self, data: str) -> None:
+        for r in self.open:
+            if r is not None and "…" not in data:
+                self.text[r] = self.text.get(r, "") + data
+
+
+def _spans(page: str) -> _Spans:
+    p = _Spans()
+    p.feed(page)
+    return p
+
+
+def _page(path: Path, **kwargs: Any) -> str:
+    return render_page(explore(path, **kwargs))
+
+
+# --- the page as text ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", [EXAMPLE, TENSOR_FILE, SEQUENCE_FILE, OPTIONAL_FILE,
+                                  EMPTY_OPTIONAL], ids=lambda p: p.parent.parent.name)
+def test_page_embeds_the_json_facts_and_fetches_nothing(
+        path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "--json", str(path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    page = _page(path)
+    assert _facts(page) == printed
+    assert "://" not in page  # no network: nothing is fetched from anywhere
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=|@import|url\(", page)
+    assert all(h.startswith("data:") for h in re.findall(r'href="([^"]*)"', page))
+    assert len(re.findall(r"<tr", page.split("<table id=readings>")[1].split("</table>")[0])) \
+        == 1 + len(printed["readings"])
+
+
+def test_hex_spans_hold_exactly_their_rows_bytes() -> None:
+    data = EXAMPLE.read_bytes()
+    result = explore(EXAMPLE)
+    rows = byte_table(data, result.chosen or "optional")
+    text = _spans(render_page(result)).text
+    assert sorted(map(int, text)) == list(range(len(rows)))
+    for i, row in enumerate(rows):
+        head, _, more = row.bytes.partition(" + ")
+        end = row.offset + len(head.split()) + (int(more.split()[0]) if more else 0)
+        assert text[str(i)].split() == [f"{b:02X}" for b in data[row.offset:end]], row.field
+
+
+def test_long_payloads_fold_and_the_page_stays_small(tmp_path: Path) -> None:
+    path = tmp_path / "big.pb"
+    path.write_bytes(from_numpy(np.arange(1 << 22, dtype=np.float32).reshape(2048, 2048))
+                     .SerializeToString())  # 16 MiB
+    page = _page(path)
+    assert "raw_data, 16 MiB" in page
+    assert len(page) < 200_000
+    assert 'data-kind=heatmap' in page and "every 22x22" in page
+
+
+def _many_small(path: Path, count: int) -> None:
+    s = from_numpy([np.full((3,), i, np.int64) for i in range(count)], "sequence")
+    path.write_bytes(s.SerializeToString())
+
+
+def test_rows_and_hex_are_capped_with_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "many.pb"
+    _many_small(path, 3000)
+    page = _page(path)
+    rows = len(byte_table(path.read_bytes(), "sequence"))
+    assert rows > ROW_LIMIT
+    assert f"The byte table shows its first {ROW_LIMIT} of {rows} rows." in page
+    assert "The hex view stops with the byte table" in page
+    assert len(re.findall(r"<tr data-r=", page)) == ROW_LIMIT
+    assert "… 2936 more elements" in page  # the outline lists 64, the pictures stop at 12
+    assert page.count("data-kind=tensor>") == 12
+
+
+def test_hex_cap_names_what_is_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "strings.pb"
+    path.write_bytes(from_numpy(np.array([b"x" * 60] * 150, dtype=object)).SerializeToString())
+    page = _page(path)
+    assert re.search(rf"The hex view stops at byte \d+ after {HEX_LIMIT >> 10} KiB shown", page)
+    assert "strings" in page and "data-kind=strings" in page
+
+
+def _big_sequence(path: Path, count: int, each: int) -> None:
+    t = TensorProto(data_type=TensorProto.FLOAT, dims=[each // 4])
+    element = t.SerializeToString() + b"\x4a" + encode_varint(each)
+    with open(path, "wb") as fh:
+        fh.write(SequenceProto(elem_type=SequenceProto.TENSOR).SerializeToString())
+        for _ in range(count):
+            fh.write(b"\x1a" + encode_varint(len(element) + each) + element)
+            fh.write(b"\x3f" * each)
+
+
+def test_drawing_a_big_sequence_allocates_little(tmp_path: Path) -> None:
+    path = tmp_path / "seq.pb"
+    _big_sequence(path, 16, 4 << 20)  # 64 MiB on disk, memory-mapped when read
+    result = explore(path)
+    tracemalloc.start()
+    page = render_page(result)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20, peak
+    assert "65536 values in 64 runs" in page and "0.747059" in page
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
+                                   ml_dtypes.float4_e2m1fn, ml_dtypes.int4])
+def test_narrow_types_are_drawn_through_their_float_values(tmp_path: Path, dtype: Any) -> None:
+    path = tmp_path / "t.pb"
+    values = np.array([[-2, 0.5], [1, 3]], dtype=np.float32)
+    if dtype is ml_dtypes.int4:
+        values = np.array([[-2, 0], [1, 3]], dtype=np.float32)
+    path.write_bytes(from_numpy(values.astype(dtype)).SerializeToString())
+    page = _page(path)
+    assert "<th>min</th><td>-2</td>" in page and "<th>max</th><td>3</td>" in page
+    assert "data-kind=heatmap" in page and "data-kind=histogram" in page
+
+
+def test_vectors_draw_bars_or_lines_and_maps_draw_tables(tmp_path: Path) -> None:
+    short, long, mapped = tmp_path / "s.pb", tmp_path / "l.pb", tmp_path / "m.pb"
+    short.write_bytes(from_numpy(np.array([1.0, np.nan, -1.0])).SerializeToString())
+    long.write_bytes(from_numpy(np.sin(np.arange(5000.0))).SerializeToString())
+    mapped.write_bytes(from_numpy({b"key</script>": np.array([1.5]), b"b": np.array([2.0])})
+                       .SerializeToString())
+    assert "data-kind=bar" in _page(short) and "<th>NaN</th><td>1</td>" in _page(short)
+    assert "data-kind=line" in _page(long) and "every 13th" in _page(long)
+    page = _page(mapped, reading="map")
+    assert "data-kind=map" in page and "key&lt;/script&gt;" in page
+    assert "key</script>" not in page
+
+
+def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:
+    page = _page(EXAMPLE, reading="tensor")
+    assert "<h2>Bytes as TensorProto</h2>" in page
+    assert "Not drawn: the TensorProto reading is not valid." in page
+
+
+def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "explore.html"
+    assert main(["explore", str(EXAMPLE), "--html", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert f"wrote {out}" in captured.err and "OptionalProto" in captured.out
+    assert _facts(out.read_text(encoding="utf-8"))["chosen"] == "optional"
+    assert main(["explore", str(EXAMPLE), "--html", str(tmp_path / "no" / "x.html")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+# --- in a real browser ---------------------------------------------------------------------
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def _chromium() -> str | None:
+    for name in (os.environ.get("ONNXDATA_CHROMIUM"), "/usr/bin/chromium",
+                 shutil.which("chromium"), shutil.which("chromium-browser")):
+        if name and os.path.isfile(name) and os.access(name, os.X_OK):
+            return name
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("no browser test: the playwright package is not installed "
+                    "(tools/requirements-dev.txt has it)")
+    path = _chromium()
+    if path is None:
+        pytest.skip("no browser test: no Chromium at /usr/bin/chromium or on PATH "
+                    "(make's test setup installs Debian's chromium when run as root)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser: Any, page_file: Path) -> tuple[Any, list[str]]:
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.on("request", lambda r: errors.append(f"request {r.url}")
+           if not r.url.startswith(("file:", "data:")) else None)
+    tab.goto(page_file.as_uri())
+    return tab, errors
+
+
+def _write(path: Path, out: Path) -> Path:
+    assert main(["explore", str(path), "--html", str(out)]) == 0
+    return out
+
+
+def test_browser_example_page(browser: Any, tmp_path: Path) -> None:
+    page_file = _write(EXAMPLE, tmp_path / "explore.html")
+    tab, errors = _open(browser, page_file)
+    facts = json.loads(tab.text_content("#facts"))
+    assert tab.locator("#readings tbody tr").count() == len(facts["readings"]) == 5
+    rows = tab.locator("#bytes tbody tr")
+    assert rows.count() == 7
+    for i in range(rows.count()):
+        rows.nth(i).click()
+        span = tab.locator(f'#hex span[data-r="{i}"]')
+        assert "pin" in (span.get_attribute("class") or "").split(), i
+        assert tab.locator("#hex .pin").count() == 1
+    tab.locator('#hex span[data-r="6"]').click()  # raw_data, a leaf: its centre is its own
+    assert "pin" in (rows.nth(6).get_attribute("class") or "").split()
+    assert "raw_data" in tab.text_content("#info")
+    assert tab.locator("#value figure[data-kind=optional]").is_visible()
+    tab.screenshot(path=str(tmp_path / "explore.png"), full_page=True)
+    assert (tmp_path / "explore.png").stat().st_size > 10_000
+    assert errors == []
+
+
+@pytest.mark.parametrize(("path", "selector"), [
+    (TENSOR_FILE, "figure[data-kind=tensor] svg[data-kind=heatmap]"),
+    (SEQUENCE_FILE, "figure[data-kind=sequence] figure[data-kind=tensor] svg"),
+    (OPTIONAL_FILE, "figure[data-kind=optional] figure[data-kind=tensor] svg"),
+], ids=["tensor", "sequence", "optional"])
+def test_browser_value_pictures(browser: Any, tmp_path: Path, path: Path, selector: str
+                                ) -> None:
+    tab, errors = _open(browser, _write(path, tmp_path / "page.html"))
+    picture = tab.locator(f"#value {selector}").first
+    assert picture.is_visible()
+    box = picture.bounding_box()
+    assert box is not None and box["width"] > 100 and box["height"] > 50
+    assert tab.evaluate("Array.from(document.images).every(i => i.complete)")
+    assert errors == []

@@ -156,17 +156,16 @@ class _Span:
     row: ByteRow
     start: int
     end: int
+    payload: int  # the length after a LEN field's tag and length ("+ 240 bytes"), else 0
     children: list[_Span] = field(default_factory=list)
 
 
-def _row_end(row: ByteRow) -> int | None:
-    """Where a row's bytes end: ``0A 07 + 7 bytes`` is 2 + 7 bytes from its offset.
+def _row_extent(row: ByteRow) -> tuple[int, int] | None:
+    """Where a row's bytes end, and its payload's length: ``0A 07 + 7 bytes`` ends
+    2 + 7 bytes after its offset, with a payload of 7.
 
     A row that names no bytes (a note such as an elided stretch) has no span.
     """
-    end = getattr(row, "end", None)  # a ByteRow that knows its end wins
-    if isinstance(end, int):
-        return end
     head, plus, tail = row.bytes.partition("+")
     tokens = head.split()
     if not tokens or not all(len(t) == 2 for t in tokens):
@@ -176,23 +175,24 @@ def _row_end(row: ByteRow) -> int | None:
         extra = int(tail.split()[0]) if plus else 0
     except (ValueError, IndexError):
         return None
-    return row.offset + len(tokens) + extra
+    return row.offset + len(tokens) + extra, extra
 
 
 def _nest(rows: list[ByteRow], size: int) -> list[_Span]:
     """Place rows in the bytes by containment; a row overlapping a sibling gets no span."""
-    root = _Span(-1, ByteRow(0, 0, "", "", ""), 0, size)
+    root = _Span(-1, ByteRow(0, 0, "", "", ""), 0, size, 0)
     stack = [root]
     for i, row in enumerate(rows):
-        end = _row_end(row)
-        if end is None or not 0 <= row.offset < end <= size:
+        extent = _row_extent(row)
+        if extent is None or not 0 <= row.offset < extent[0] <= size:
             continue
+        end, payload = extent
         while len(stack) > 1 and not (stack[-1].start <= row.offset and end <= stack[-1].end):
             stack.pop()
         parent = stack[-1]
         if parent.children and parent.children[-1].end > row.offset:
             continue
-        span = _Span(i, row, row.offset, end)
+        span = _Span(i, row, row.offset, end, payload)
         parent.children.append(span)
         stack.append(span)
     return root.children
@@ -207,8 +207,9 @@ class _Hex:
         self.out: list[str] = []
         self.stopped_at: int | None = None
 
-    def bytes(self, a: int, b: int, name: str) -> None:
-        """Bytes ``[a, b)`` that no nested row covers, folded when long."""
+    def bytes(self, a: int, b: int, name: str, whole: int = 0) -> None:
+        """Bytes ``[a, b)`` that no nested row covers, folded when long; the fold is
+        labelled with ``whole`` (the field's payload length) when given."""
         if a >= b or self.stopped_at is not None:
             return
         shown = b if b - a <= FOLD_MIN else a + FOLD_HEAD
@@ -220,21 +221,24 @@ class _Hex:
             self.stopped_at = a + take
             return
         if shown < b:
-            self.out.append(f"<span class=fold>… {_e(name)}, {_size(b - a)} …</span> ")
+            self.out.append(f'<span class=fold title="{b - shown} bytes not shown">'
+                            f"… {_e(name)}, {_size(whole or b - a)} …</span> ")
 
     def span(self, s: _Span) -> None:
         if self.stopped_at is not None:
             return
         hue = (s.index * 47) % 360
-        self.out.append(f'<span class=f data-r="{s.index}" style="--h:{hue}" '
-                        f'title="{_e(s.row.field)} [{s.start}, {s.end})">')
+        misfit = " misfit" if _is_misfit(s.row) else ""
+        self.out.append(f'<span class="f{misfit}" data-r="{s.index}" style="--h:{hue};'
+                        f'--d:{min(s.row.depth, 4)}" title="{_e(s.row.field)} '
+                        f'[{s.start}, {s.end})">')
         pos = s.start
         name = s.row.field.rsplit(".", 1)[-1]
         for child in s.children:
             self.bytes(pos, child.start, name)
             self.span(child)
             pos = child.end
-        self.bytes(pos, s.end, name)
+        self.bytes(pos, s.end, name, 0 if s.children else s.payload)
         self.out.append("</span>")
 
 
@@ -348,7 +352,7 @@ def _draw(value: Any, path: str, budget: list[int]) -> str:
         more = (f"<li class=sub>… {len(value) - OUTLINE_LIMIT} more elements</li>"
                 if len(value) > OUTLINE_LIMIT else "")
         return (f"<figure class=outline data-kind=sequence><figcaption>sequence of "
-                f"{len(value)}</figcaption><ol start=0>{''.join(items)}{more}</ol></figure>")
+                f"{len(value)}</figcaption><ul>{''.join(items)}{more}</ul></figure>")
     if isinstance(value, dict):
         return _map_table(value)
     # an optional reads as its value or None; a top-level optional is drawn by the caller

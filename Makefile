@@ -14,6 +14,7 @@ ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
 .PHONY: run browser test test-new test-old test-onnx-versions lint gen check-gen bench fuzz fuzz-ci fuzz-regress clean
 
 run: $(VENV)/.ok
+	$(PY) -m onnxdata explore $(EXAMPLE)
 	$(PY) -m onnxdata explore $(EXAMPLE) --html $(CURDIR)/explore.html
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb

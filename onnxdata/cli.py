@@ -107,24 +107,27 @@ def _explore(args: argparse.Namespace) -> int:
         result = explore(args.file, model=args.model, io=io, index=index, reading=args.reading)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
+    if args.html is not None:
+        return _write_html(result, args.html, args.json)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
-        return _write_html(result, args.html)
+        return 0
     _print_exploration(_console(), result)
-    return _write_html(result, args.html)
+    return 0
 
 
-def _write_html(result: Exploration, out: str | None) -> int:
-    """``--html OUT``: the page, and its path on stderr (stdout may be JSON)."""
+def _write_html(result: Exploration, out: str, also_json: bool) -> int:
+    """``--html OUT``: the page instead of the tables (it holds them), then its path;
+    with ``--json`` the JSON stays alone on stdout and the path goes to stderr."""
     from onnxdata.page import write_page
 
-    if out is None:
-        return 0
+    if also_json:
+        print(json.dumps(result.as_json(), indent=2))
     try:
         path = write_page(result, out)
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc}")
-    _console(stderr=True).print(f"wrote {path}", markup=False, highlight=False)
+    _console(stderr=also_json).print(f"wrote {path}", markup=False, highlight=False)
     return 0
 
 

@@ -207,9 +207,12 @@ def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:
 def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "explore.html"
     assert main(["explore", str(EXAMPLE), "--html", str(out)]) == 0
-    captured = capsys.readouterr()
-    assert f"wrote {out}" in captured.err and "OptionalProto" in captured.out
+    assert capsys.readouterr().out.split() == ["wrote", str(out)]  # the page, not the tables
     assert _facts(out.read_text(encoding="utf-8"))["chosen"] == "optional"
+    assert main(["explore", str(EXAMPLE), "--json", "--html", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["chosen"] == "optional"
+    assert captured.err.split() == ["wrote", str(out)]
     assert main(["explore", str(EXAMPLE), "--html", str(tmp_path / "no" / "x.html")]) == 2
     assert "cannot write" in capsys.readouterr().err
 

@@ -132,11 +132,14 @@ def _readings_table(facts: dict[str, Any]) -> str:
                  "<td>-</td>")
         what = _e(r["summary"]) + (_problems(r["problems"]) if r["problems"] else "")
         mark = " ←" if is_chosen else ""
+        if facts["declared"] is not None and _kind_word(r["kind"]) == facts["declared"]:
+            mark += " <span class=tag>declared</span>"
         rows.append(f"<tr{' class=chosen' if is_chosen else ''}><th>{_e(r['kind'])}{mark}</th>"
                     f"{fits}{valid}<td>{what}</td></tr>")
+    legend = "; <span class=tag>declared</span> the model's" if facts["declared"] else ""
     return ("<h2>Readings</h2><p class=sub>Which messages these bytes can be; ← marks the "
-            "one shown below.</p><table id=readings><thead><tr><th>reading</th><th>fits</th>"
-            "<th>valid</th><th>value, or what is wrong</th></tr></thead><tbody>"
+            f"one shown below{legend}.</p><table id=readings><thead><tr><th>reading</th>"
+            "<th>fits</th><th>valid</th><th>value, or what is wrong</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
 
 

@@ -245,15 +245,19 @@ class _Hex:
         self.out.append("</span>")
 
 
-def _rows_of(result: Exploration) -> list[ByteRow]:
-    """The chosen reading's byte table, asking for at most ROW_LIMIT rows where
-    ``byte_table`` takes a limit (the streaming engine's), else cut here."""
-    if result.chosen is None:
-        return []
-    extra: dict[str, int] = {}
+def _rows_of(result: Exploration) -> tuple[list[ByteRow], int | None]:
+    """The chosen reading's byte table, and how many rows it had when cut here.
+
+    Where ``byte_table`` takes a ``limit`` (the streaming engine's) it is asked
+    for ROW_LIMIT rows and ends with its own elision row (total None); else the
+    whole table is made and the first ROW_LIMIT rows kept.
+    """
+    assert result.chosen is not None
     if "limit" in inspect.signature(byte_table).parameters:
-        extra["limit"] = ROW_LIMIT
-    return byte_table(result.data, result.chosen, **extra)
+        limit: dict[str, int] = {"limit": ROW_LIMIT}  # typed so mypy passes before the engine
+        return byte_table(result.data, result.chosen, **limit), None
+    rows = byte_table(result.data, result.chosen)
+    return rows[:ROW_LIMIT], len(rows)
 
 
 def _bytes_section(result: Exploration) -> str:
@@ -264,27 +268,26 @@ def _bytes_section(result: Exploration) -> str:
         hexer.bytes(0, size, "bytes")
         return ("<h2>Bytes</h2><p>No valid reading; explore with <code>--reading KIND</code> "
                 f"to see one laid out.</p><div id=hex class=hex>{''.join(hexer.out)}</div>")
-    all_rows = _rows_of(result)
-    rows = all_rows[:ROW_LIMIT]
-    spans = _nest(rows, size)
+    rows, total = _rows_of(result)
+    cut = (total is not None and total > len(rows)) or \
+        any(_row_extent(r) is None for r in rows)  # an elision row names no bytes
     hexer = _Hex(data, HEX_LIMIT)
     pos = 0
-    for s in spans:
+    for s in _nest(rows, size):
         hexer.bytes(pos, s.start, "bytes")
         hexer.span(s)
         pos = s.end
-    covered_to = max(pos, rows[-1].offset if len(all_rows) > len(rows) else 0)
-    if len(all_rows) == len(rows):
+    if not cut:
         hexer.bytes(pos, size, "bytes")
     notes = []
     if hexer.stopped_at is not None:
         notes.append(f"The hex view stops at byte {hexer.stopped_at} after {_size(HEX_LIMIT)} "
                      f"shown; {_size(size - hexer.stopped_at)} after it are not shown.")
-    elif covered_to < size and len(all_rows) > len(rows):
-        notes.append(f"The hex view stops with the byte table; bytes {covered_to} to {size} "
+    elif cut and pos < size:
+        notes.append(f"The hex view stops with the byte table; bytes {pos} to {size} "
                      "are not shown.")
-    if len(all_rows) > len(rows):
-        notes.append(f"The byte table shows its first {len(rows)} of {len(all_rows)} rows.")
+    if total is not None and total > len(rows):
+        notes.append(f"The byte table shows its first {len(rows)} of {total} rows.")
     table = "".join(
         f'<tr data-r="{i}" class="d{min(r.depth, 6)}{" misfit" if _is_misfit(r) else ""}">'
         f"<td class=off>{r.offset}</td><td class=hx>{_e(r.bytes)}</td>"
@@ -395,7 +398,11 @@ def _tensor_figure(a: Array) -> str:
     title = _describe(a)
     if a.dtype == object:
         return _strings_table(a, title)
-    values = _floats(_sample(a))
+    try:
+        values = _floats(_sample(a))
+    except (TypeError, ValueError) as exc:  # a dtype numpy cannot turn into floats
+        return (f"<figure class=tensor data-kind=tensor><figcaption>{_e(title)}</figcaption>"
+                f"<p class=bad>not drawn: {_e(exc)}</p></figure>")
     parts = [_stats(a, values)]
     if a.ndim >= 2 and a.size:
         parts.append(_heatmap(a))

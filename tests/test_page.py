@@ -24,7 +24,7 @@ from conftest import CORPUS
 
 from onnxdata.cli import main
 from onnxdata.convert import from_numpy
-from onnxdata.explorer import byte_table, explore
+from onnxdata.explorer import ByteRow, byte_table, explore
 from onnxdata.messages import SequenceProto, TensorProto
 from onnxdata.page import HEX_LIMIT, ROW_LIMIT, render_page
 from onnxdata.wire import encode_varint
@@ -140,6 +140,31 @@ def test_rows_and_hex_are_capped_with_a_note(tmp_path: Path) -> None:
     assert len(re.findall(r"<tr data-r=", page)) == ROW_LIMIT
     assert "… 2936 more elements" in page  # the outline lists 64, the pictures stop at 12
     assert page.count("data-kind=tensor>") == 12
+
+
+def test_a_byte_table_that_caps_itself_is_asked_for_the_cap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streaming engine's ``byte_table(..., limit=N)`` ends with an elision row that
+    names no bytes: the page asks for ROW_LIMIT rows, keeps that row, and cuts the hex."""
+    import onnxdata.page
+
+    asked: list[int] = []
+
+    def capped(data: Any, reading: Any, /, *, max_depth: int = 100, limit: int = 0
+               ) -> list[ByteRow]:
+        asked.append(limit)
+        rows = byte_table(data, reading)
+        return [*rows[:limit], ByteRow(rows[limit].offset, 0, "…", "…",
+                                       f"{len(rows) - limit} more rows")]
+
+    monkeypatch.setattr(onnxdata.page, "byte_table", capped)
+    path = tmp_path / "many.pb"
+    _many_small(path, 300)
+    page = _page(path)
+    assert asked == [ROW_LIMIT]
+    assert len(re.findall(r"<tr data-r=", page)) == ROW_LIMIT + 1
+    assert "more rows</td>" in page and "The hex view stops with the byte table" in page
+    assert "The byte table shows its first" not in page
 
 
 def test_hex_cap_names_what_is_left_out(tmp_path: Path) -> None:

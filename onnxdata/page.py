@@ -13,11 +13,15 @@ a note such as "raw_data, 16 MiB"), ``ROW_LIMIT`` byte-table rows,
 ``PICTURE_LIMIT`` pictures and ``OUTLINE_LIMIT`` elements per sequence or map,
 and statistics on a sample of at most ``SAMPLE`` values read from the
 memory-mapped value (``read``), so drawing a 1 GiB sequence touches a few
-pages of each tensor, not its payload.
+pages of each tensor, not its payload. Values that ``read`` must build whole
+(strings, sparse tensors, maps) are not drawn for files over ``DRAW_LIMIT``.
 
 It uses only the explorer's public API: ``Exploration`` (``as_json``,
-``chosen``, ``data``, ``file``), ``byte_table`` and ``ByteRow``
-(``offset``, ``depth``, ``bytes``, ``field``, ``value``), and ``read``.
+``chosen``, ``data``, ``file``, ``size``), ``Reading`` (``kind``,
+``kind_name``, ``valid``, ``summary``), ``byte_table`` (with ``limit=`` where
+it takes one) and ``ByteRow`` (``offset``, ``depth``, ``bytes``, ``field``,
+``value``; a row's extent is read from its ``bytes`` text, ``0A 07 + 7 bytes``),
+and ``read``.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import numpy.typing as npt
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import ByteRow, Exploration, byte_table
 
-__all__ = ["HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
+__all__ = ["DRAW_LIMIT", "HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
 
 #: Bytes shown in the hex view at most; the rest is named in a note.
 HEX_LIMIT: Final = 8 << 10
@@ -56,6 +60,11 @@ PICTURE_LIMIT: Final = 12
 OUTLINE_LIMIT: Final = 64
 #: Values a tensor's statistics and histogram are computed on at most.
 SAMPLE: Final = 1 << 16
+#: A larger file's value is drawn only when its summary names no strings, sparse tensors or
+#: maps: ``read`` builds those in memory (every string, dense element and key), while
+#: numeric tensor payloads are zero-copy views of the mapped file.
+DRAW_LIMIT: Final = 64 << 20
+_BUILT: Final = ("string", "sparse", "map", "mixed")
 _BLOCK: Final = 1 << 10  # a sample is SAMPLE // _BLOCK evenly spaced runs of _BLOCK values
 _HEAT: Final = 96  # a heatmap has at most this many cells a side
 _LINE: Final = 400  # a line chart has at most this many points
@@ -317,6 +326,11 @@ def _value_section(result: Exploration) -> str:
         return head + f"<p>Not drawn: the {_e(chosen.kind)} reading is not valid.</p>"
     if not os.path.isfile(result.file):
         return head + "<p>Not drawn: the value is drawn from a file, and these were bytes.</p>"
+    built = [w for w in _BUILT if w in chosen.summary]
+    if result.size > DRAW_LIMIT and built:
+        return head + (f"<p>Not drawn: a {_size(result.size)} value of {', '.join(built)} "
+                       "would be built whole in memory to draw it; "
+                       f"<code>onnxdata.read(path, \"{chosen.kind_name}\")</code> gives it.</p>")
     from onnxdata.fast_read import read
 
     try:

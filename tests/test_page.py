@@ -223,6 +223,19 @@ def test_vectors_draw_bars_or_lines_and_maps_draw_tables(tmp_path: Path) -> None
     assert "key</script>" not in page
 
 
+def test_big_values_read_would_build_whole_are_not_drawn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxdata.page
+
+    path = tmp_path / "strings.pb"
+    path.write_bytes(from_numpy([np.array([b"abc"] * 50, dtype=object)]).SerializeToString())
+    assert "data-kind=strings" in _page(path)
+    monkeypatch.setattr(onnxdata.page, "DRAW_LIMIT", 100)
+    page = _page(path)
+    assert "Not drawn: a 259 bytes value of string would be built whole" in page
+    assert "data-kind=strings" not in page
+
+
 def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:
     page = _page(EXAMPLE, reading="tensor")
     assert "<h2>Bytes as TensorProto</h2>" in page

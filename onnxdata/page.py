@@ -536,33 +536,43 @@ def _heatmap(a: Array) -> str:
 
 
 def _line(a: Array) -> str:
+    """Bars from zero for up to 48 values, else a line (broken at NaN and inf)."""
     n = a.shape[0]
     step = max(1, math.ceil(n / _LINE))
     v = _floats(np.asarray(a[::step]))
+    bars = n <= 48
     width, height, pad = 320, 150, 22
     finite = v[np.isfinite(v)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if bars:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
     span = hi - lo if hi > lo else 1.0
 
     def y(x: float) -> float:
-        return pad / 2 + (height - pad) * (1 - (x - lo) / span) if math.isfinite(x) else height
+        return pad / 2 + (height - pad) * (1 - (x - lo) / span)
 
-    label = f"{'bars' if n <= 48 else 'line'} of {n} values" + \
+    label = f"{'bars' if bars else 'line'} of {n} values" + \
             (f", every {step}th" if step > 1 else "")
-    axes = (f'<text x="2" y="10" class=ax>{_fmt(hi)}</text>'
-            f'<text x="2" y="{height - 2}" class=ax>{_fmt(lo)}</text>'
-            f'<text x="{width - 2}" y="{height - 2}" class=ax text-anchor=end>{n - 1}</text>')
-    base = y(min(max(0.0, lo), hi))
-    if n <= 48:
-        bw = (width - 40) / n
-        bars = "".join(
+    axes = (f'<text x="2" y="10" class="ax">{_fmt(hi)}</text>'
+            f'<text x="2" y="{height - 2}" class="ax">{_fmt(lo)}</text>'
+            f'<text x="{width - 2}" y="{height - 2}" class="ax" text-anchor="end">{n - 1}'
+            "</text>")
+    if bars:
+        base, bw = y(0.0), (width - 40) / n
+        shapes = "".join(
             f'<rect x="{40 + i * bw:.1f}" y="{min(y(x), base):.1f}" width="{max(bw - 1, 1):.1f}"'
-            f' height="{max(abs(base - y(x)), 0.5):.1f}" class=bar/>'
-            for i, x in enumerate(v.tolist()) if math.isfinite(x))
-        return _svg(width, height, axes + bars, "bar", label)
-    xs = np.linspace(40, width - 4, v.size)
-    points = " ".join(f"{px:.1f},{y(x):.1f}" for px, x in zip(xs.tolist(), v.tolist(), strict=True))
-    return _svg(width, height, axes + f'<polyline points="{points}" class=line/>', "line", label)
+            f' height="{max(abs(base - y(x)), 0.5):.1f}" class="bar"><title>[{i}] {_fmt(x)}'
+            "</title></rect>" for i, x in enumerate(v.tolist()) if math.isfinite(x))
+        return _svg(width, height, axes + shapes, "bar", label)
+    xs = np.linspace(40, width - 4, v.size).tolist()
+    runs: list[list[str]] = [[]]
+    for px, x in zip(xs, v.tolist(), strict=True):
+        if math.isfinite(x):
+            runs[-1].append(f"{px:.1f},{y(x):.1f}")
+        elif runs[-1]:
+            runs.append([])
+    lines = "".join(f'<polyline points="{" ".join(r)}" class="line"/>' for r in runs if r)
+    return _svg(width, height, axes + lines, "line", label)
 
 
 def _histogram(v: npt.NDArray[np.float64]) -> str:

@@ -338,3 +338,24 @@ def test_browser_value_pictures(browser: Any, tmp_path: Path, path: Path, select
     assert box is not None and box["width"] > 100 and box["height"] > 50
     assert tab.evaluate("Array.from(document.images).every(i => i.complete)")
     assert errors == []
+
+
+def test_browser_charts_are_parsed_as_drawn(browser: Any, tmp_path: Path) -> None:
+    """Bars, lines and heatmaps as the browser parses them: every bar a direct child of
+    its chart (an unquoted ``class=bar/>`` would nest them and hide all but one), lines
+    unfilled, the heatmap's inline PNG decoded."""
+    path = tmp_path / "charts.pb"
+    values = [np.array([3, 1, 4, 1, 5, 9, 2, 6], np.float32),
+              np.sin(np.arange(2000, dtype=np.float32) / 50),
+              np.arange(12, dtype=np.float32).reshape(3, 4)]
+    path.write_bytes(from_numpy(values).SerializeToString())
+    tab, errors = _open(browser, _write(path, tmp_path / "charts.html"))
+    assert tab.locator("svg[data-kind=bar] > rect").count() == 8
+    assert tab.locator("svg[data-kind=histogram] > rect").count() >= 3
+    fills = tab.eval_on_selector_all("svg[data-kind=line] > polyline",
+                                     "ls => ls.map(l => getComputedStyle(l).fill)")
+    assert fills == ["none"]
+    size = tab.eval_on_selector("svg[data-kind=heatmap] image",
+                                "i => i.getBBox().width * i.getBBox().height")
+    assert size > 10_000
+    assert errors == []

@@ -55,6 +55,8 @@ ROW_LIMIT: Final = 200
 #: A field's own bytes longer than this are folded to their first ``FOLD_HEAD`` bytes.
 FOLD_MIN: Final = 64
 FOLD_HEAD: Final = 16
+#: Problems listed per reading at most.
+PROBLEM_LIMIT: Final = 20
 #: Values drawn at most, and elements listed per sequence or map.
 PICTURE_LIMIT: Final = 12
 OUTLINE_LIMIT: Final = 64
@@ -125,8 +127,12 @@ def _header(facts: dict[str, Any]) -> str:
 
 
 def _problems(problems: list[dict[str, str]]) -> str:
+    """The first PROBLEM_LIMIT problems, each with its path (all are in the facts)."""
     items = "".join(f"<li><code>{_e(p['path'] or '(message)')}</code> {_e(p['message'])}</li>"
-                    for p in problems)
+                    for p in problems[:PROBLEM_LIMIT])
+    if len(problems) > PROBLEM_LIMIT:
+        items += (f"<li class=sub>… {len(problems) - PROBLEM_LIMIT} more, in the facts "
+                  "at the end</li>")
     return f"<ul class=problems>{items}</ul>"
 
 

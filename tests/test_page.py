@@ -236,6 +236,21 @@ def test_big_values_read_would_build_whole_are_not_drawn(
     assert "data-kind=strings" not in page
 
 
+def test_problems_are_listed_with_paths_up_to_a_cap(tmp_path: Path) -> None:
+    s = SequenceProto(elem_type=SequenceProto.TENSOR)
+    for _ in range(50):
+        s.tensor_values.add(data_type=TensorProto.FLOAT, dims=[3], raw_data=b"\0" * 8)
+    path = tmp_path / "bad.pb"
+    path.write_bytes(s.SerializeToString())
+    page = _page(path, reading="sequence")
+    assert "<code>tensor_values[0].raw_data</code>" in page
+    assert "<code>tensor_values[19].raw_data</code>" in page
+    assert "<code>tensor_values[20].raw_data</code>" not in page
+    assert "… 30 more, in the facts at the end" in page
+    (seq,) = [r for r in _facts(page)["readings"] if r["kind"] == "SequenceProto"]
+    assert len(seq["problems"]) == 50
+
+
 def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:
     page = _page(EXAMPLE, reading="tensor")
     assert "<h2>Bytes as TensorProto</h2>" in page

@@ -121,7 +121,8 @@ def _header(facts: dict[str, Any]) -> str:
         if facts["type_problems"]:
             parts.append("<p class=bad>the value does not match the declared type:</p>"
                          + _problems(facts["type_problems"]))
-        elif facts["chosen"] is not None:
+        elif any(_kind_word(r["kind"]) == facts["chosen"] and r["well_formed"]
+                 for r in facts["readings"]):
             parts.append("<p class=good>the value matches the declared type</p>")
     return "\n".join(parts)
 

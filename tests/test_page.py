@@ -255,6 +255,10 @@ def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:
     page = _page(EXAMPLE, reading="tensor")
     assert "<h2>Bytes as TensorProto</h2>" in page
     assert "Not drawn: the TensorProto reading is not valid." in page
+    assert "the value matches the declared type" in _page(EXAMPLE)
+    misfit = _page(EXAMPLE, reading="sparse_tensor")
+    assert "matches the declared type" not in misfit
+    assert '<tr data-r="1" class="d0 misfit">' in misfit
 
 
 def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,21 +116,6 @@ def _explore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_html(result: Exploration, out: str, also_json: bool) -> int:
-    """``--html OUT``: the page instead of the tables (it holds them), then its path;
-    with ``--json`` the JSON stays alone on stdout and the path goes to stderr."""
-    from onnxdata.page import write_page
-
-    if also_json:
-        print(json.dumps(result.as_json(), indent=2))
-    try:
-        path = write_page(result, out)
-    except OSError as exc:
-        return _fail(f"cannot write {out}: {exc}")
-    _console(stderr=also_json).print(f"wrote {path}", markup=False, highlight=False)
-    return 0
-
-
 def _print_exploration(out: Console, result: Exploration) -> None:
     out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
@@ -266,6 +251,23 @@ def _print_value(out: Console, value: Any, indent: str) -> None:
         for k, v in value.items():
             out.print(f"{indent}{k!r}:", markup=False)
             _print_value(out, v, indent + "  ")
+
+
+# --- explore --html ----------------------------------------------------------------------
+
+def _write_html(result: Exploration, out: str, also_json: bool) -> int:
+    """``--html OUT``: the page instead of the tables (it holds them), then its path;
+    with ``--json`` the JSON stays alone on stdout and the path goes to stderr."""
+    from onnxdata.page import write_page
+
+    if also_json:
+        print(json.dumps(result.as_json(), indent=2))
+    try:
+        path = write_page(result, out)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc}")
+    _console(stderr=also_json).print(f"wrote {path}", markup=False, highlight=False)
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -108,7 +108,9 @@ def _explore(args: argparse.Namespace) -> int:
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
     if args.html is not None:
-        return _write_html(result, args.html, args.json)
+        failed = _write_html(result, args.html, path_to_stderr=args.json)
+        if failed or not args.json:
+            return failed
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
         return 0
@@ -255,18 +257,16 @@ def _print_value(out: Console, value: Any, indent: str) -> None:
 
 # --- explore --html ----------------------------------------------------------------------
 
-def _write_html(result: Exploration, out: str, also_json: bool) -> int:
-    """``--html OUT``: the page instead of the tables (it holds them), then its path;
-    with ``--json`` the JSON stays alone on stdout and the path goes to stderr."""
+def _write_html(result: Exploration, out: str, *, path_to_stderr: bool) -> int:
+    """``--html OUT``: the page, written instead of the tables (it holds them), then its
+    path; with ``--json`` the path goes to stderr so the JSON stays alone on stdout."""
     from onnxdata.page import write_page
 
-    if also_json:
-        print(json.dumps(result.as_json(), indent=2))
     try:
         path = write_page(result, out)
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc}")
-    _console(stderr=also_json).print(f"wrote {path}", markup=False, highlight=False)
+    _console(stderr=path_to_stderr).print(f"wrote {path}", markup=False, highlight=False)
     return 0
 
 

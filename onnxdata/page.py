@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.errors import OnnxDataError
-from onnxdata.explorer import ByteRow, Exploration, byte_table
+from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table
 
 __all__ = ["DRAW_LIMIT", "HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
 
@@ -115,6 +115,8 @@ def _size(n: int) -> str:
 def _header(facts: dict[str, Any]) -> str:
     exact = f" ({facts['size']} bytes)" if facts["size"] >= 1024 else ""
     parts = [f"<h1>{_e(facts['file'])}</h1><p class=sub>{_size(facts['size'])}{exact}</p>"]
+    if facts.get("model_warning"):
+        parts.append(f"<p class=warn>warning: {_e(facts['model_warning'])}</p>")
     if facts["declared_type"] is not None:
         parts.append(f"<p>declared: <code>{_e(facts['declared_type'])}</code> "
                      f"(model {_e(facts['model'])}, {_e(facts['io'])} {_e(facts['index'])})</p>")
@@ -138,10 +140,10 @@ def _problems(problems: list[dict[str, str]]) -> str:
 
 
 def _readings_table(facts: dict[str, Any]) -> str:
-    chosen = facts["chosen"]
+    shown = _shown_kind(facts)
     rows = []
     for r in facts["readings"]:
-        is_chosen = chosen is not None and _kind_word(r["kind"]) == chosen
+        is_chosen = shown is not None and _kind_word(r["kind"]) == shown
         fits = "<td class=good>yes</td>" if r["well_formed"] else "<td class=bad>no</td>"
         valid = ("<td class=good>yes</td>" if r["valid"] else
                  f"<td class=warn>no ({len(r['problems'])})</td>" if r["well_formed"] else
@@ -150,13 +152,28 @@ def _readings_table(facts: dict[str, Any]) -> str:
         mark = " ←" if is_chosen else ""
         if facts["declared"] is not None and _kind_word(r["kind"]) == facts["declared"]:
             mark += " <span class=tag>declared</span>"
-        rows.append(f"<tr{' class=chosen' if is_chosen else ''}><th>{_e(r['kind'])}{mark}</th>"
+        name = r.get("message", r["kind"])  # the message name, where kinds are short names
+        rows.append(f"<tr{' class=chosen' if is_chosen else ''}><th>{_e(name)}{mark}</th>"
                     f"{fits}{valid}<td>{what}</td></tr>")
     legend = "; <span class=tag>declared</span> the model's" if facts["declared"] else ""
     return ("<h2>Readings</h2><p class=sub>Which messages these bytes can be; ← marks the "
             f"one shown below{legend}.</p><table id=readings><thead><tr><th>reading</th>"
             "<th>fits</th><th>valid</th><th>value, or what is wrong</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _shown_kind(facts: dict[str, Any]) -> str | None:
+    """The kind laid out below: the chosen one, else (several valid readings and nothing
+    to choose between them) the first valid one."""
+    if facts["chosen"] is not None:
+        return str(facts["chosen"])
+    valid = [_kind_word(r["kind"]) for r in facts["readings"] if r["valid"]]
+    return valid[0] if valid else None
+
+
+def _shown(result: Exploration) -> Reading | None:
+    """The reading laid out and drawn, as ``_shown_kind`` picks it."""
+    return result.chosen or next((r for r in result.readings if r.valid), None)
 
 
 def _kind_word(message: str) -> str:
@@ -268,18 +285,20 @@ def _rows_of(result: Exploration) -> tuple[list[ByteRow], int | None]:
     for ROW_LIMIT rows and ends with its own elision row (total None); else the
     whole table is made and the first ROW_LIMIT rows kept.
     """
-    assert result.chosen is not None
+    shown = _shown(result)
+    assert shown is not None
     if "limit" in inspect.signature(byte_table).parameters:
         limit: dict[str, int] = {"limit": ROW_LIMIT}  # typed so mypy passes before the engine
-        return byte_table(result.data, result.chosen, **limit), None
-    rows = byte_table(result.data, result.chosen)
+        return byte_table(result.data, shown, **limit), None
+    rows = byte_table(result.data, shown)
     return rows[:ROW_LIMIT], len(rows)
 
 
 def _bytes_section(result: Exploration) -> str:
     data = result.data
     size = len(data)
-    if result.chosen is None:
+    shown = _shown(result)
+    if shown is None:
         hexer = _Hex(data, 256)
         hexer.bytes(0, size, "bytes")
         return ("<h2>Bytes</h2><p>No valid reading; explore with <code>--reading KIND</code> "
@@ -309,8 +328,12 @@ def _bytes_section(result: Exploration) -> str:
         f"<td class=off>{r.offset}</td><td class=hx>{_e(r.bytes)}</td>"
         f'<td style="padding-left:{0.4 + r.depth * 1.1:.1f}em">{_e(r.field)}</td>'
         f"<td>{_e(r.value)}</td></tr>" for i, r in enumerate(rows))
+    if result.chosen is None:
+        others = [r.kind for r in result.readings if r.valid]
+        notes.insert(0, f"These bytes are valid as {' and as '.join(others)}, and nothing "
+                        f"says which: shown as {shown.kind}. Name one with --reading.")
     note = "".join(f"<p class=note>{_e(n)}</p>" for n in notes)
-    return (f"<h2>Bytes as {_e(result.chosen.kind)}</h2><p class=sub>Hover or click a field "
+    return (f"<h2>Bytes as {_e(shown.kind)}</h2><p class=sub>Hover or click a field "
             "on either side to see it on the other.</p>" + note +
             f"<div class=pair><div id=hex class=hex>{''.join(hexer.out)}</div>"
             "<div class=tablebox><div id=info class=info>click a field</div>"
@@ -326,9 +349,9 @@ def _is_misfit(row: ByteRow) -> bool:
 
 def _value_section(result: Exploration) -> str:
     head = "<h2>Value</h2>"
-    chosen = result.chosen
+    chosen = _shown(result)
     if chosen is None:
-        return head + "<p>No reading chosen, so no value to draw.</p>"
+        return head + "<p>No valid reading, so no value to draw.</p>"
     if not chosen.valid:
         return head + f"<p>Not drawn: the {_e(chosen.kind)} reading is not valid.</p>"
     if not os.path.isfile(result.file):

@@ -7,6 +7,7 @@ and clicks through them; it skips, saying why, where no browser is installed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -249,6 +250,40 @@ def test_problems_are_listed_with_paths_up_to_a_cap(tmp_path: Path) -> None:
     assert "… 30 more, in the facts at the end" in page
     (seq,) = [r for r in _facts(page)["readings"] if r["kind"] == "SequenceProto"]
     assert len(seq["problems"]) == 50
+
+
+def test_ambiguous_bytes_are_shown_as_the_first_valid_reading_and_say_so() -> None:
+    """With no model, a one-element sequence is also an optional: an Exploration that
+    chose neither is laid out and drawn as the first valid reading, with a note."""
+    result = dataclasses.replace(explore(EXAMPLE, find=False), chosen=None)
+    page = render_page(result)
+    assert "<h2>Bytes as SequenceProto</h2>" in page
+    assert "valid as SequenceProto and as OptionalProto, and nothing says which" in page
+    assert "<tr class=chosen><th>SequenceProto ←" in page
+    assert "data-kind=sequence" in page
+
+
+def test_short_kind_names_in_the_facts_still_show_message_names(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Facts whose readings give ``kind`` as a short name and ``message`` as the message
+    name (and a model warning) read the same on the page."""
+    from onnxdata.explorer import Exploration
+
+    plain = Exploration.as_json
+
+    def short(self: Exploration) -> dict[str, Any]:
+        out = plain(self)
+        for r in out["readings"]:
+            r["message"], r["kind"] = r["kind"], {"SequenceProto": "sequence",
+                                                  "OptionalProto": "optional"}.get(r["kind"],
+                                                                                   "other")
+        out["model_warning"] = "model.onnx is not a model"
+        return out
+
+    monkeypatch.setattr(Exploration, "as_json", short)
+    page = _page(EXAMPLE)
+    assert "<tr class=chosen><th>OptionalProto ← <span class=tag>declared</span>" in page
+    assert "<th>SequenceProto</th>" in page and "warning: model.onnx is not a model" in page
 
 
 def test_an_invalid_reading_is_laid_out_but_not_drawn() -> None:

@@ -10,8 +10,9 @@ readings table is drawn from that same dictionary, so page and JSON agree.
 Everything on it is capped so a page stays small for any file: at most
 ``HEX_LIMIT`` bytes in the hex view (long payloads folded to a few bytes and
 a note such as "raw_data, 16 MiB"), ``ROW_LIMIT`` byte-table rows,
-``PICTURE_LIMIT`` pictures and ``OUTLINE_LIMIT`` elements per sequence or map,
-and statistics on a sample of at most ``SAMPLE`` values read from the
+``PICTURE_LIMIT`` pictures, ``OUTLINE_LIMIT`` elements per sequence or map and
+``ENTRY_LIMIT`` in all, and statistics on a sample of at most ``SAMPLE``
+values read from the
 memory-mapped value (``read``), so drawing a 1 GiB sequence touches a few
 pages of each tensor, not its payload. Values that ``read`` must build whole
 (strings, sparse tensors, maps) are not drawn for files over ``DRAW_LIMIT``.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import base64
 import html
 import inspect
+import itertools
 import json
 import math
 import os
@@ -60,6 +62,7 @@ PROBLEM_LIMIT: Final = 20
 #: Values drawn at most, and elements listed per sequence or map.
 PICTURE_LIMIT: Final = 12
 OUTLINE_LIMIT: Final = 64
+ENTRY_LIMIT: Final = 256  # outline and map entries on the whole page
 #: Values a tensor's statistics and histogram are computed on at most.
 SAMPLE: Final = 1 << 16
 #: A larger file's value is drawn only when its summary names no strings, sparse tensors or
@@ -367,10 +370,24 @@ def _value_section(result: Exploration) -> str:
         value = read(result.file, chosen.kind_name)
     except (OnnxDataError, OSError, ValueError, MemoryError) as exc:
         return head + f"<p class=bad>Not drawn: reading the value failed: {_e(exc)}</p>"
-    budget = [PICTURE_LIMIT]
-    drawn = (_optional_figure(value, budget) if chosen.kind_name == "optional" else
-             _draw(value, "", budget))
+    drawn = (_optional_figure(value, _Budget()) if chosen.kind_name == "optional" else
+             _draw(value, "", _Budget()))
     return head + f"<div id=value>{drawn}</div>"
+
+
+@dataclass
+class _Budget:
+    """What is left to put on the page: tensor pictures, and outline or table entries in
+    all (so sequences of sequences of sequences stay a few hundred lines)."""
+
+    pictures: int = PICTURE_LIMIT
+    entries: int = ENTRY_LIMIT
+
+    def take(self, n: int) -> int:
+        """Up to ``n`` entries, as many as are left."""
+        got = max(0, min(n, OUTLINE_LIMIT, self.entries))
+        self.entries -= got
+        return got
 
 
 def _describe(value: Any) -> str:
@@ -384,32 +401,37 @@ def _describe(value: Any) -> str:
     return "empty optional" if value is None else type(value).__name__
 
 
-def _draw(value: Any, path: str, budget: list[int]) -> str:
+def _more(left: int, what: str) -> str:
+    return f"… {left} more {what}, not listed" if left else ""
+
+
+def _draw(value: Any, path: str, budget: _Budget) -> str:
     """A value's figure: pictures for a tensor, an outline for a sequence or optional,
-    a table for a map. ``budget`` counts the tensor pictures still allowed."""
+    a table for a map, within what ``budget`` has left."""
     if isinstance(value, np.ndarray):
-        if budget[0] <= 0:
+        if budget.pictures <= 0:
             return f"<p class=sub>{_e(_describe(value))}: not drawn ({PICTURE_LIMIT} " \
                    "pictures already on the page)</p>"
-        budget[0] -= 1
+        budget.pictures -= 1
         return _tensor_figure(value)
     if isinstance(value, list):
+        n = budget.take(len(value))
         items = []
-        for i, v in enumerate(value[:OUTLINE_LIMIT]):
+        for i, v in enumerate(value[:n]):
             sub = f"{path}[{i}]"
             items.append(f"<li><details open><summary><code>{_e(sub)}</code> "
                          f"{_e(_describe(v))}</summary>{_draw(v, sub, budget)}</details></li>")
-        more = (f"<li class=sub>… {len(value) - OUTLINE_LIMIT} more elements</li>"
-                if len(value) > OUTLINE_LIMIT else "")
+        more = _more(len(value) - n, "elements")
         return (f"<figure class=outline data-kind=sequence><figcaption>sequence of "
-                f"{len(value)}</figcaption><ul>{''.join(items)}{more}</ul></figure>")
+                f"{len(value)}</figcaption><ul>{''.join(items)}"
+                f"{f'<li class=sub>{more}</li>' if more else ''}</ul></figure>")
     if isinstance(value, dict):
-        return _map_table(value)
+        return _map_table(value, budget)
     # an optional reads as its value or None; a top-level optional is drawn by the caller
     return "<p class=sub>empty optional (no value)</p>"
 
 
-def _optional_figure(value: Any, budget: list[int]) -> str:
+def _optional_figure(value: Any, budget: _Budget) -> str:
     inner = ("<p>empty: the optional holds no value</p>" if value is None else
              f"<details open><summary>holds {_e(_describe(value))}</summary>"
              f"{_draw(value, '', budget)}</details>")
@@ -417,17 +439,19 @@ def _optional_figure(value: Any, budget: list[int]) -> str:
            f"{inner}</figure>"
 
 
-def _map_table(value: dict[Any, Any]) -> str:
+def _map_table(value: dict[Any, Any], budget: _Budget) -> str:
+    n = budget.take(len(value))
     rows = []
-    for k, v in list(value.items())[:OUTLINE_LIMIT]:
+    for k, v in itertools.islice(value.items(), n):
         key = k.decode("utf-8", "backslashreplace") if isinstance(k, bytes) else str(k)
         rows.append(f"<tr><td><code>{_e(key)}</code></td><td>{_e(_describe(v))}</td>"
                     f"<td><code>{_e(_preview(v))}</code></td></tr>")
-    more = (f"<tr><td colspan=3 class=sub>… {len(value) - OUTLINE_LIMIT} more keys</td></tr>"
-            if len(value) > OUTLINE_LIMIT else "")
+    more = _more(len(value) - n, "keys")
     return (f"<figure class=table data-kind=map><figcaption>map of {len(value)} keys"
             "</figcaption><table><thead><tr><th>key</th><th>value</th><th>preview</th></tr>"
-            f"</thead><tbody>{''.join(rows)}{more}</tbody></table></figure>")
+            f"</thead><tbody>{''.join(rows)}"
+            f"{f'<tr><td colspan=3 class=sub>{more}</td></tr>' if more else ''}"
+            "</tbody></table></figure>")
 
 
 def _preview(value: Any) -> str:

@@ -27,7 +27,7 @@ from onnxdata.cli import main
 from onnxdata.convert import from_numpy
 from onnxdata.explorer import ByteRow, byte_table, explore, kind_of_message
 from onnxdata.messages import SequenceProto, TensorProto
-from onnxdata.page import HEX_LIMIT, ROW_LIMIT, render_page
+from onnxdata.page import ENTRY_LIMIT, HEX_LIMIT, ROW_LIMIT, render_page
 from onnxdata.wire import encode_varint
 
 EXAMPLE = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
@@ -141,7 +141,7 @@ def test_rows_and_hex_are_capped_with_a_note(tmp_path: Path) -> None:
     assert f"The byte table shows its first {ROW_LIMIT} of {rows} rows." in page
     assert "The hex view stops with the byte table" in page
     assert len(re.findall(r"<tr data-r=", page)) == ROW_LIMIT
-    assert "… 2936 more elements" in page  # the outline lists 64, the pictures stop at 12
+    assert "… 2936 more elements, not listed" in page  # 64 listed, 12 drawn
     assert page.count("data-kind=tensor>") == 12
 
 
@@ -168,6 +168,19 @@ def test_a_byte_table_that_caps_itself_is_asked_for_the_cap(
     assert len(re.findall(r"<tr data-r=", page)) == ROW_LIMIT + 1
     assert "more rows</td>" in page and "The hex view stops with the byte table" in page
     assert "The byte table shows its first" not in page
+
+
+def test_nested_outlines_share_one_entry_budget(tmp_path: Path) -> None:
+    path = tmp_path / "nested.pb"
+    inner = [[np.zeros(2, np.float32)] * 3] * 30
+    path.write_bytes(from_numpy([inner] * 30).SerializeToString())  # 30 x 30 x 3 tensors
+    page = _page(path)
+    assert page.count("<li><details open>") == ENTRY_LIMIT
+    assert page.count("data-kind=tensor>") == 12
+    # depth first: 30 + (30 + 30 x 3) + (30 + 25 x 3 + 1) entries, then nothing is left
+    assert "… 2 more elements, not listed" in page
+    assert page.count("… 30 more elements, not listed") == 28
+    assert len(page) < 300_000
 
 
 def test_hex_cap_names_what_is_left_out(tmp_path: Path) -> None:

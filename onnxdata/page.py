@@ -81,16 +81,22 @@ Array = npt.NDArray[Any]
 
 # --- the page ------------------------------------------------------------------------------
 
-def write_page(result: Exploration, out: str | os.PathLike[str]) -> Path:
+def write_page(result: Exploration, out: str | os.PathLike[str], *,
+               facts: dict[str, Any] | None = None) -> Path:
     """Write the page for ``result`` to ``out`` (UTF-8) and return its path."""
     path = Path(out)
-    path.write_text(render_page(result), encoding="utf-8")
+    path.write_text(render_page(result, facts=facts), encoding="utf-8")
     return path
 
 
-def render_page(result: Exploration) -> str:
-    """The whole page for ``result``, as one HTML string."""
-    facts = result.as_json()
+def render_page(result: Exploration, *, facts: dict[str, Any] | None = None) -> str:
+    """The whole page for ``result``, as one HTML string.
+
+    ``facts`` are embedded and the readings are drawn from them: by default
+    ``result.as_json()``; a caller printing more as ``--json`` passes what it prints.
+    """
+    if facts is None:
+        facts = result.as_json()
     body = [_header(facts), _readings_table(facts), _bytes_section(result),
             _value_section(result)]
     template = resources.files("onnxdata").joinpath("page.html").read_text(encoding="utf-8")

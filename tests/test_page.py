@@ -105,6 +105,13 @@ def test_page_embeds_the_json_facts_and_fetches_nothing(
         == 1 + len(printed["readings"])
 
 
+def test_the_facts_embedded_are_the_callers_when_given() -> None:
+    result = explore(EXAMPLE)
+    facts = {**result.as_json(), "table": {"rows": ["</script><b>"]}}
+    page = render_page(result, facts=facts)
+    assert _facts(page) == facts and "</script><b>" not in page
+
+
 def test_hex_spans_hold_exactly_their_rows_bytes() -> None:
     data = EXAMPLE.read_bytes()
     result = explore(EXAMPLE)

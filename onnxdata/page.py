@@ -2,20 +2,21 @@
 
 The page shows what ``explore`` found, drawn for a person: the readings table,
 the chosen reading's bytes as a hex view with nested coloured spans kept in
-step with the byte table (hover or click either side), and the value as
-pictures made here in Python (heatmaps as inline PNG inside SVG, charts and
-histograms as SVG). The ``--json`` facts are embedded as they are, and the
-readings table is drawn from that same dictionary, so page and JSON agree.
+step with the byte table (hover or click either side), and the value: an
+outline for sequences and optionals, a table for maps, and for each tensor the
+pictures of ``onnxdata.pictures``. The ``--json`` facts are embedded as they
+are, and the readings table is drawn from that same dictionary, so page and
+JSON agree.
 
 Everything on it is capped so a page stays small for any file: at most
 ``HEX_LIMIT`` bytes in the hex view (long payloads folded to a few bytes and
 a note such as "raw_data, 16 MiB"), ``ROW_LIMIT`` byte-table rows,
 ``PICTURE_LIMIT`` pictures, ``OUTLINE_LIMIT`` elements per sequence or map and
-``ENTRY_LIMIT`` in all, and statistics on a sample of at most ``SAMPLE``
-values read from the
-memory-mapped value (``read``), so drawing a 1 GiB sequence touches a few
-pages of each tensor, not its payload. Values that ``read`` must build whole
-(strings, sparse tensors, maps) are not drawn for files over ``DRAW_LIMIT``.
+``ENTRY_LIMIT`` in all. The value comes from ``read``, memory-mapped, and each
+picture reads a bounded sample of it, so drawing a 1 GiB sequence touches a
+few pages of each tensor, not its payload. Values that ``read`` must build
+whole (strings, sparse tensors, maps) are not drawn for files over
+``DRAW_LIMIT``.
 
 It uses only the explorer's public API: ``Exploration`` (``as_json``,
 ``chosen``, ``data``, ``file``, ``size``), ``Reading`` (``kind``,
@@ -27,26 +28,22 @@ and ``read``.
 
 from __future__ import annotations
 
-import base64
 import html
 import inspect
 import itertools
 import json
-import math
 import os
 import re
-import struct
-import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table
+from onnxdata.pictures import tensor_figure
 
 __all__ = ["DRAW_LIMIT", "HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
 
@@ -63,20 +60,11 @@ PROBLEM_LIMIT: Final = 20
 PICTURE_LIMIT: Final = 12
 OUTLINE_LIMIT: Final = 64
 ENTRY_LIMIT: Final = 256  # outline and map entries on the whole page
-#: Values a tensor's statistics and histogram are computed on at most.
-SAMPLE: Final = 1 << 16
 #: A larger file's value is drawn only when its summary names no strings, sparse tensors or
 #: maps: ``read`` builds those in memory (every string, dense element and key), while
 #: numeric tensor payloads are zero-copy views of the mapped file.
 DRAW_LIMIT: Final = 64 << 20
 _BUILT: Final = ("string", "sparse", "map", "mixed")
-_BLOCK: Final = 1 << 10  # a sample is SAMPLE // _BLOCK evenly spaced runs of _BLOCK values
-_HEAT: Final = 96  # a heatmap has at most this many cells a side
-_LINE: Final = 400  # a line chart has at most this many points
-_VIRIDIS: Final = np.array([(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98),
-                            (253, 231, 37)], dtype=np.float64)
-
-Array = npt.NDArray[Any]
 
 
 # --- the page ------------------------------------------------------------------------------
@@ -419,7 +407,7 @@ def _draw(value: Any, path: str, budget: _Budget) -> str:
             return f"<p class=sub>{_e(_describe(value))}: not drawn ({PICTURE_LIMIT} " \
                    "pictures already on the page)</p>"
         budget.pictures -= 1
-        return _tensor_figure(value)
+        return tensor_figure(value, _describe(value), OUTLINE_LIMIT)
     if isinstance(value, list):
         n = budget.take(len(value))
         items = []
@@ -466,191 +454,3 @@ def _preview(value: Any) -> str:
         text = np.array2string(small, threshold=8, edgeitems=3, max_line_width=80)
         return text + (" …" if value.size > 8 else "")
     return ""
-
-
-def _tensor_figure(a: Array) -> str:
-    title = _describe(a)
-    if a.dtype == object:
-        return _strings_table(a, title)
-    try:
-        values = _floats(_sample(a))
-    except (TypeError, ValueError) as exc:  # a dtype numpy cannot turn into floats
-        return (f"<figure class=tensor data-kind=tensor><figcaption>{_e(title)}</figcaption>"
-                f"<p class=bad>not drawn: {_e(exc)}</p></figure>")
-    parts = [_stats(a, values)]
-    if a.ndim >= 2 and a.size:
-        parts.append(_heatmap(a))
-    elif a.ndim == 1 and a.size:
-        parts.append(_line(a))
-    if values.size > 1:
-        parts.append(_histogram(values))
-    return (f'<figure class=tensor data-kind=tensor><figcaption>{_e(title)}</figcaption>'
-            f"<div class=pics>{''.join(parts)}</div></figure>")
-
-
-def _strings_table(a: Array, title: str) -> str:
-    flat = a.reshape(-1)
-    rows = "".join(
-        f"<tr><td>{i}</td><td><code>"
-        f"{_e(s.decode('utf-8', 'backslashreplace') if isinstance(s, bytes) else s)}"
-        f"</code></td></tr>" for i, s in enumerate(flat[:OUTLINE_LIMIT]))
-    more = (f"<tr><td colspan=2 class=sub>… {flat.size - OUTLINE_LIMIT} more</td></tr>"
-            if flat.size > OUTLINE_LIMIT else "")
-    return (f"<figure class=table data-kind=strings><figcaption>{_e(title)}</figcaption>"
-            f"<table><thead><tr><th>#</th><th>string</th></tr></thead><tbody>{rows}{more}"
-            "</tbody></table></figure>")
-
-
-def _sample(a: Array) -> Array:
-    """At most SAMPLE values of ``a``, flat: all of them, or evenly spaced runs of _BLOCK
-    (so a memory-mapped tensor has only the pages of those runs read)."""
-    flat = a.reshape(-1)
-    if flat.size <= SAMPLE:
-        return flat
-    runs = SAMPLE // _BLOCK
-    starts = np.linspace(0, flat.size - _BLOCK, runs).astype(np.int64)
-    return np.concatenate([flat[s:s + _BLOCK] for s in starts])
-
-
-def _floats(a: Array) -> npt.NDArray[np.float64]:
-    """Values as float64: bool and integers as numbers, complex as magnitude, and the
-    ml_dtypes types (bfloat16, float8, float4, 4-bit integers) through float32."""
-    if a.dtype.kind == "c":
-        return np.abs(a).astype(np.float64)
-    if a.dtype.kind in "biuf":
-        return a.astype(np.float64)
-    return a.astype(np.float32).astype(np.float64)
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
-def _stats(a: Array, v: npt.NDArray[np.float64]) -> str:
-    finite = v[np.isfinite(v)]
-    facts = [("values", f"{a.size}")]
-    if v.size < a.size:
-        facts.append(("sampled", f"{v.size} values in {v.size // _BLOCK} runs"))
-    if finite.size:
-        facts += [("min", _fmt(float(finite.min()))), ("max", _fmt(float(finite.max()))),
-                  ("mean", _fmt(float(finite.mean())))]
-    facts += [("NaN", str(int(np.isnan(v).sum()))), ("±inf", str(int(np.isinf(v).sum())))]
-    if a.dtype.kind == "c":
-        facts.append(("note", "complex values drawn as their magnitude"))
-    rows = "".join(f"<tr><th>{k}</th><td>{_e(x)}</td></tr>" for k, x in facts)
-    return f"<table class=stats>{rows}</table>"
-
-
-def _svg(width: int, height: int, inner: str, kind: str, label: str) -> str:
-    return (f'<svg class=pic data-kind={kind} '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{_e(label)}"><title>{_e(label)}</title>{inner}</svg>')
-
-
-def _colours(v: npt.NDArray[np.float64]) -> npt.NDArray[np.uint8]:
-    """Viridis colours for ``v`` scaled to its finite range; NaN and inf are grey."""
-    finite = np.isfinite(v)
-    lo = float(v[finite].min()) if finite.any() else 0.0
-    hi = float(v[finite].max()) if finite.any() else 1.0
-    t = np.where(finite, (v - lo) / (hi - lo) if hi > lo else 0.5, 0.0)
-    stops = np.linspace(0.0, 1.0, len(_VIRIDIS))
-    rgb = np.stack([np.interp(t, stops, _VIRIDIS[:, c]) for c in range(3)], axis=-1)
-    rgb[~finite] = (160, 160, 160)
-    return rgb.round().astype(np.uint8)
-
-
-def _png(rgb: npt.NDArray[np.uint8]) -> bytes:
-    """A truecolour PNG of an (h, w, 3) image, by hand (zlib and crc32 only)."""
-    h, w = rgb.shape[:2]
-
-    def chunk(kind: bytes, payload: bytes) -> bytes:
-        return (struct.pack(">I", len(payload)) + kind + payload
-                + struct.pack(">I", zlib.crc32(kind + payload) & 0xFFFFFFFF))
-
-    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-
-
-def _heatmap(a: Array) -> str:
-    lead = a.shape[:-2]
-    plane = a[(0,) * len(lead)] if lead else a
-    h, w = plane.shape
-    sy, sx = max(1, math.ceil(h / _HEAT)), max(1, math.ceil(w / _HEAT))
-    cells = _floats(np.asarray(plane[::sy, ::sx]))
-    where = "slice [" + ", ".join(["0"] * len(lead) + [":", ":"]) + "]" if lead else "2-D"
-    step = f", every {sy}x{sx}" if sy * sx > 1 else ""
-    label = f"heatmap, {where} of {h}x{w}{step}"
-    png = base64.b64encode(_png(_colours(cells))).decode("ascii")
-    ch, cw = cells.shape
-    scale = min(240 / cw, 240 / ch)
-    width, height = max(1, round(cw * scale)), max(1, round(ch * scale))
-    finite = cells[np.isfinite(cells)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
-    inner = (f'<image href="data:image/png;base64,{png}" x="0" y="0" width="{width}" '
-             f'height="{height}" preserveAspectRatio="none" style="image-rendering:pixelated"/>'
-             f'<text x="0" y="{height + 14}" class=ax>{_e(label)}</text>'
-             f'<text x="0" y="{height + 28}" class=ax>dark {_fmt(lo)} … bright {_fmt(hi)}'
-             "</text>")
-    return _svg(max(width, 240), height + 34, inner, "heatmap", label)
-
-
-def _line(a: Array) -> str:
-    """Bars from zero for up to 48 values, else a line (broken at NaN and inf)."""
-    n = a.shape[0]
-    step = max(1, math.ceil(n / _LINE))
-    v = _floats(np.asarray(a[::step]))
-    bars = n <= 48
-    width, height, pad = 320, 150, 22
-    finite = v[np.isfinite(v)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    if bars:
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
-    span = hi - lo if hi > lo else 1.0
-
-    def y(x: float) -> float:
-        return pad / 2 + (height - pad) * (1 - (x - lo) / span)
-
-    label = f"{'bars' if bars else 'line'} of {n} values" + \
-            (f", every {step}th" if step > 1 else "")
-    axes = (f'<text x="2" y="10" class="ax">{_fmt(hi)}</text>'
-            f'<text x="2" y="{height - 2}" class="ax">{_fmt(lo)}</text>'
-            f'<text x="{width - 2}" y="{height - 2}" class="ax" text-anchor="end">{n - 1}'
-            "</text>")
-    if bars:
-        base, bw = y(0.0), (width - 40) / n
-        shapes = "".join(
-            f'<rect x="{40 + i * bw:.1f}" y="{min(y(x), base):.1f}" width="{max(bw - 1, 1):.1f}"'
-            f' height="{max(abs(base - y(x)), 0.5):.1f}" class="bar"><title>[{i}] {_fmt(x)}'
-            "</title></rect>" for i, x in enumerate(v.tolist()) if math.isfinite(x))
-        return _svg(width, height, axes + shapes, "bar", label)
-    xs = np.linspace(40, width - 4, v.size).tolist()
-    runs: list[list[str]] = [[]]
-    for px, x in zip(xs, v.tolist(), strict=True):
-        if math.isfinite(x):
-            runs[-1].append(f"{px:.1f},{y(x):.1f}")
-        elif runs[-1]:
-            runs.append([])
-    lines = "".join(f'<polyline points="{" ".join(r)}" class="line"/>' for r in runs if r)
-    return _svg(width, height, axes + lines, "line", label)
-
-
-def _histogram(v: npt.NDArray[np.float64]) -> str:
-    finite = v[np.isfinite(v)]
-    width, height, bins = 320, 150, 32
-    if not finite.size:
-        return ""
-    counts, edges = np.histogram(finite, bins=bins if finite.min() < finite.max() else 1)
-    top = int(counts.max()) or 1
-    bw = (width - 8) / len(counts)
-    bars = "".join(
-        f'<rect x="{4 + i * bw:.1f}" y="{height - 20 - (height - 34) * c / top:.1f}" '
-        f'width="{max(bw - 1, 1):.1f}" height="{(height - 34) * c / top:.1f}" class=hist>'
-        f"<title>[{_fmt(float(edges[i]))}, {_fmt(float(edges[i + 1]))}): {c}</title></rect>"
-        for i, c in enumerate(counts.tolist()))
-    label = f"histogram of {finite.size} finite values"
-    axes = (f'<text x="4" y="{height - 6}" class=ax>{_fmt(float(edges[0]))}</text>'
-            f'<text x="{width - 4}" y="{height - 6}" class=ax text-anchor=end>'
-            f"{_fmt(float(edges[-1]))}</text><text x=\"4\" y=\"10\" class=ax>{label}, "
-            f"tallest {top}</text>")
-    return _svg(width, height, axes + bars, "histogram", label)

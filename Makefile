@@ -11,10 +11,11 @@ EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
 # Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
 ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
 
-.PHONY: run test test-new test-old test-onnx-versions lint gen check-gen bench fuzz fuzz-ci fuzz-regress clean
+.PHONY: run browser test test-new test-old test-onnx-versions lint gen check-gen bench fuzz fuzz-ci fuzz-regress clean
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
+	$(PY) -m onnxdata explore $(EXAMPLE) --html $(CURDIR)/explore.html
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_optional_has_element_empty_optional_input/test_data_set_0/input_0.pb
 	$(PY) -m onnxdata explore tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb
 	@# onnxdata run on ONNX Runtime: a sequence output, then an optional(sequence) input
@@ -22,11 +23,21 @@ run: $(VENV)/.ok
 	$(PY) -m onnxdata run tests/data/onnx-node/test_loop16_seq_none
 
 # The main suite runs last, so its summary closes the output.
-test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
+test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
 	$(MAKE) check-gen lint fuzz-regress fuzz-ci test-old test-onnx-versions test-new
 
-test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
+test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
 	ONNXDATA_REQUIRE_GEN=1 $(PY) -m pytest -q
+
+# The page test's browser: Debian's chromium, driven by playwright (tools/requirements-dev.txt)
+# with executable_path, so `playwright install` never downloads one. Installed only when
+# missing and when root; elsewhere tests/test_page.py's browser tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      { apt-get update -q && apt-get install -y -q chromium; } || \
+	        echo "could not install chromium: the browser tests will skip"; \
+	    else echo "no chromium and not root: the browser tests will skip"; fi; }
 
 # The same suite on the oldest protobuf runtime we support; onnx tests skip there.
 test-old: $(VENV_OLD)/.ok

@@ -107,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
                          "counted in one row")
     ex.add_argument("--json", action="store_true", help="print one JSON object")
+    ex.add_argument("--html", metavar="OUT.html",
+                    help="also write the exploration as one self-contained HTML page")
     va = sub.add_parser("validate", help="check files against the format's rules")
     va.add_argument("files", nargs="+", metavar="FILE")
     va.add_argument("--kind", type=_kind, metavar="KIND",
@@ -155,6 +157,10 @@ def _explore(args: argparse.Namespace) -> int:
                              reading=args.reading, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
+    if args.html is not None:
+        failed = _write_html(result, args.html, path_to_stderr=args.json)
+        if failed or not args.json:
+            return failed
     if args.json:
         out = result.as_json()
         shown = _shown(result)
@@ -393,6 +399,21 @@ def _print_value(out: Console, value: Any, indent: str) -> None:
         for k, v in value.items():
             out.print(f"{indent}{k!r}:", markup=False)
             _print_value(out, v, indent + "  ")
+
+
+# --- explore --html ----------------------------------------------------------------------
+
+def _write_html(result: Exploration, out: str, *, path_to_stderr: bool) -> int:
+    """``--html OUT``: the page, written instead of the tables (it holds them), then its
+    path; with ``--json`` the path goes to stderr so the JSON stays alone on stdout."""
+    from onnxdata.page import write_page
+
+    try:
+        path = write_page(result, out)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc}")
+    _console(stderr=path_to_stderr).print(f"wrote {path}", markup=False, highlight=False)
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

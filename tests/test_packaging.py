@@ -39,6 +39,7 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
                  "__init__.py"):
         assert f"onnxdata/generated/{name}" in names
     assert "onnxdata/py.typed" in names
+    assert "onnxdata/page.html" in names  # the template of explore --html
     assert not any(n.startswith("onnxdata/generated/") and n.endswith(".proto") for n in names)
 
 

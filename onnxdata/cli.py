@@ -157,26 +157,32 @@ def _explore(args: argparse.Namespace) -> int:
                              reading=args.reading, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
+    facts = _exploration_json(result, args.rows) if args.json or args.html else None
     if args.html is not None:
-        failed = _write_html(result, args.html, path_to_stderr=args.json)
+        failed = _write_html(result, args.html, facts, path_to_stderr=args.json)
         if failed or not args.json:
             return failed
-    if args.json:
-        out = result.as_json()
-        shown = _shown(result)
-        head, elided, tail = _capped_rows(result, shown, args.rows)
-        rows: list[dict[str, Any]] = [_row_json(r) for r in head]
-        if elided:
-            rows.append({"elided": elided, "value": _elided(elided)})
-        rows.extend(_row_json(r) for r in tail)
-        out["table"] = None if shown is None else {"reading": shown.kind_name, "rows": rows}
-        print(json.dumps(out, indent=2))
+    if facts is not None:
+        print(json.dumps(facts, indent=2))
         return 0
     if result.model_warning is not None:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.rows)
     return 0
+
+
+def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
+    """What ``--json`` prints and ``--html`` embeds: one dict, so they never disagree."""
+    out = result.as_json()
+    shown = _shown(result)
+    head, elided, tail = _capped_rows(result, shown, limit)
+    rows: list[dict[str, Any]] = [_row_json(r) for r in head]
+    if elided:
+        rows.append({"elided": elided, "value": _elided(elided)})
+    rows.extend(_row_json(r) for r in tail)
+    out["table"] = None if shown is None else {"reading": shown.kind_name, "rows": rows}
+    return out
 
 
 def _row_json(row: ByteRow) -> dict[str, Any]:
@@ -403,13 +409,14 @@ def _print_value(out: Console, value: Any, indent: str) -> None:
 
 # --- explore --html ----------------------------------------------------------------------
 
-def _write_html(result: Exploration, out: str, *, path_to_stderr: bool) -> int:
+def _write_html(result: Exploration, out: str, facts: dict[str, Any] | None, *,
+                path_to_stderr: bool) -> int:
     """``--html OUT``: the page, written instead of the tables (it holds them), then its
     path; with ``--json`` the path goes to stderr so the JSON stays alone on stdout."""
     from onnxdata.page import write_page
 
     try:
-        path = write_page(result, out)
+        path = write_page(result, out, facts=facts)
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc}")
     _console(stderr=path_to_stderr).print(f"wrote {path}", markup=False, highlight=False)

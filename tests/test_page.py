@@ -105,6 +105,15 @@ def test_page_embeds_the_json_facts_and_fetches_nothing(
         == 1 + len(printed["readings"])
 
 
+def test_cli_page_embeds_exactly_what_json_prints(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "page.html"
+    assert main(["explore", "--json", "--html", str(out), "--rows", "3", str(SEQUENCE_FILE)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert _facts(out.read_text(encoding="utf-8")) == printed
+    assert printed["table"] is not None
+
+
 def test_the_facts_embedded_are_the_callers_when_given() -> None:
     result = explore(EXAMPLE)
     facts = {**result.as_json(), "table": {"rows": ["</script><b>"]}}

@@ -11,7 +11,8 @@ TensorProto        ``numpy.ndarray`` of the data type's dtype (ml_dtypes for
                    float4e2m1, float6). STRING gives an object array of
                    ``bytes``. ``raw_data`` gives a read-only view of the bytes
                    protobuf hands out, with no further copy; external data a
-                   read-only view of a memory mapping.
+                   read-only copy, read through one descriptor that is closed
+                   before returning (``onnxdata.external``).
 SparseTensorProto  a dense ndarray (at most ``get_densify_limit()`` bytes);
                    ``sparse_parts`` gives ``SparseParts(values, indices,
                    shape)`` without densifying, and ``from_numpy`` takes one.
@@ -59,7 +60,6 @@ number order):
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import sys
 import threading
@@ -80,6 +80,7 @@ from onnxdata.dtypes import (
     typed_count,
 )
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.external import read_external
 from onnxdata.messages import (
     MapProto,
     Message,
@@ -488,29 +489,13 @@ def _external(t: Any, path: str, dt: DataType, count: int,
     if base_dir is None:
         raise OnnxDataError(f"{path or 'tensor'}: its data is in the external file {location!r}; "
                             "pass base_dir, the folder that holds it")
-    base = Path(base_dir).resolve()
-    target = (base / location).resolve()
-    if Path(location).is_absolute() or not target.is_relative_to(base):
-        raise _fail(epath, f"location {location!r} leads outside the base folder {str(base)!r}")
+    if Path(location).is_absolute():
+        raise _fail(epath, f"location {location!r} is absolute; it must be relative to base_dir")
     need = raw_nbytes(dt, count)
     offset = numbers.get("offset", 0)
     if numbers.get("length", need) != need:
         raise _fail(epath, f"length {numbers['length']}, but {dt.name} dims need {need} bytes")
-    try:
-        with open(target, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if offset + need > size:
-                raise _fail(epath, f"{location!r} has {size} bytes, fewer than offset {offset} "
-                            f"+ length {need}")
-            if need == 0:
-                return b"", 0
-            start = offset - offset % mmap.ALLOCATIONGRANULARITY
-            mapping = mmap.mmap(f.fileno(), offset + need - start, access=mmap.ACCESS_READ,
-                                offset=start)
-    except OSError as exc:
-        raise OnnxDataError(f"{path or 'tensor'}: cannot read external data {location!r}: "
-                            f"{exc}") from exc
-    return mapping, offset - start
+    return read_external(base_dir, location, offset, need, where=epath), 0
 
 
 def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:

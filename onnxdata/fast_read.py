@@ -45,6 +45,7 @@ import numpy.typing as npt
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, ValidationError
+from onnxdata.external import read_external
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.validation import (
@@ -567,15 +568,9 @@ class _Walker:
     def external(self, t: _Tensor, dt: DataType, count: int) -> Any:
         values = dict(t.external)
         folder = self.base_dir if self.base_dir is not None else Path(".")
-        target = os.path.realpath(os.path.join(os.fspath(folder), values["location"]))
-        offset = int(values.get("offset", "0"))
-        length = raw_nbytes(dt, count)
-        try:
-            source = _map_file(target, offset, length)
-        except OSError as exc:
-            raise ValidationError([Problem(t.path, f"external data {values['location']!r}"
-                                           f" cannot be read: {exc}")]) from exc
-        return _from_raw(source, dt, 0, count, t.dims)
+        data = read_external(folder, values["location"], int(values.get("offset", "0")),
+                             raw_nbytes(dt, count), where=_join(t.path, "external_data"))
+        return _from_raw(_Source(data, values["location"]), dt, 0, count, t.dims)
 
     def sequence(self, ranges: Ranges, path: str, depth: int) -> list[Any]:
         f = self.scan(ranges, _SEQUENCE)

@@ -536,10 +536,11 @@ def _external(tmp_path: Path, location: str, offset: int = 0, length: int | None
 
 
 @pytest.mark.parametrize("offset", [0, 8, 40])
-def test_external_data_is_mapped(tmp_path: Path, offset: int) -> None:
+def test_external_data_is_a_read_only_copy(tmp_path: Path, offset: int) -> None:
+    """External data is read through one descriptor, closed at once (issue 10, P3b/P10)."""
     path = _external(tmp_path, "data.bin", offset)
     got = assert_same_outcome(path, "tensor")
-    assert not got.flags.writeable and _reaches_mmap(got)
+    assert not got.flags.writeable and not _reaches_mmap(got)
     assert got.tobytes() == bytes(range(64))[offset:offset + 24]
 
 

@@ -70,6 +70,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias, Union, cast, overload
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata.budget import sparse_need, spend
 from onnxdata.dtypes import (
     DATA_TYPES,
     KEY_TYPES,
@@ -79,7 +80,7 @@ from onnxdata.dtypes import (
     raw_nbytes,
     typed_count,
 )
-from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.errors import OnnxDataError, Problem, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.messages import (
     MapProto,
@@ -137,7 +138,8 @@ _densify_limit = 1 << 30
 
 
 def get_densify_limit() -> int:
-    """The most bytes ``to_numpy`` allocates for one densified sparse tensor."""
+    """The most bytes one ``to_numpy`` or ``read`` call allocates to densify sparse
+    tensors, all of them together (``onnxdata.budget``)."""
     return _densify_limit
 
 
@@ -213,6 +215,7 @@ def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None) -> list
 def to_numpy(message: MapProto, *, base_dir: StrPath | None = None) -> dict[Any, Any]: ...
 @overload
 def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any: ...
+@no_memory_error("message")
 def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """The numpy value of a message (see the module docstring for the mapping).
 
@@ -228,12 +231,14 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """
     kind = _message_kind(message)
     try:
+        sparse_need(message, _densify_limit)
         return _READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems
         raise
 
 
+@no_memory_error("message")
 def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseParts:
     """``SparseParts(values, indices, shape)`` of a SparseTensorProto, without densifying."""
     if _message_kind(message) != "sparse_tensor":
@@ -536,11 +541,7 @@ def densify(parts: SparseParts, path: str) -> Array:
     total = math.prod(shape)
     itemsize = values.dtype.itemsize
     nbytes = total * itemsize
-    limit = _densify_limit
-    if nbytes > limit:
-        raise OnnxDataError(f"{path or 'sparse tensor'}: densifying {list(shape)} of "
-                            f"{values.dtype} takes {nbytes} bytes, over the limit of {limit} "
-                            "(onnxdata.set_densify_limit, or onnxdata.sparse_parts)")
+    spend(nbytes, _densify_limit, path, f"dims {list(shape)} of {values.dtype}")
     if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
                     f"of {values.dtype}")
@@ -740,6 +741,7 @@ def from_numpy(value: None, kind: None = None, *, name: str = "",
 def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message: ...
+@no_memory_error("value")
 def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message:

@@ -32,7 +32,7 @@ import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.dtypes import data_type
-from onnxdata.errors import Problem
+from onnxdata.errors import Problem, no_memory_error
 from onnxdata.fit import (
     DEFAULT_MAX_DEPTH,
     MESSAGE_NAMES,
@@ -153,6 +153,7 @@ class Reading:
         }
 
 
+@no_memory_error("data")
 def readings(data: WireBuffer, /, *, base_dir: str | os.PathLike[str] | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH) -> list[Reading]:
     """The five readings of ``data``, most plausible first.
@@ -398,6 +399,7 @@ def _hex(data: WireBuffer, a: int, b: int) -> str:
     return " ".join(f"{x:02X}" for x in bytes(data[a:b]))
 
 
+@no_memory_error("data")
 def byte_table(data: WireBuffer, kind_or_reading: str | Reading, /, *,
                max_depth: int = DEFAULT_MAX_DEPTH) -> list[ByteRow]:
     """The rows of the byte table for reading ``data`` as one message.
@@ -610,6 +612,7 @@ def open_buffer(path: str | os.PathLike[str]) -> WireBuffer:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+@no_memory_error("source")
 def explore(source: str | os.PathLike[str] | WireBuffer, *,
             model: str | os.PathLike[str] | None = None, io: IO | None = None,
             index: int | None = None, reading: str | None = None,

@@ -42,9 +42,10 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
+from onnxdata.budget import densify_budget
+from onnxdata.convert import SparseParts, densify, from_le_bytes, get_densify_limit, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
-from onnxdata.errors import DecodeError, Problem, ValidationError
+from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
@@ -730,6 +731,7 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 
 # --------------------------------------------------------------------------- read
 
+@no_memory_error("path")
 def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
          base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
@@ -756,7 +758,8 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     walker = _Walker(source, folder, max_depth)
     end = len(source.buf)
     try:
-        value = walker.value(chosen, [(0, end)], "", 0)
+        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
+            value = walker.value(chosen, [(0, end)], "", 0)
     except WireError as exc:
         raise DecodeError(exc.reason, source=name, kind=_MESSAGE_NAMES[chosen],
                           offset=exc.offset) from exc

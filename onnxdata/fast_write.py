@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, from_numpy, le_bytes
 from onnxdata.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
+from onnxdata.errors import no_memory_error
 from onnxdata.files import atomic_writer
 from onnxdata.messages import (
     Kind,
@@ -181,6 +182,7 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
         f.write(le_bytes(np.ascontiguousarray(arr[i:i + rows]), dt))
 
 
+@no_memory_error("path")
 def write(path: str | os.PathLike[str], value: Any, kind: Kind | str | None = None, *,
           name: str = "", elem_type: int | str | None = None,
           key_type: Any = None) -> None:

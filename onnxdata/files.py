@@ -15,7 +15,7 @@ from typing import IO, Any, TypeAlias, TypeVar, Union, cast, overload
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
-from onnxdata.errors import DecodeError, OnnxDataError
+from onnxdata.errors import DecodeError, OnnxDataError, no_memory_error
 from onnxdata.messages import Message, kind_class, kind_name
 from onnxdata.serialization import write_parts
 
@@ -40,6 +40,7 @@ def source_bytes(source: Source) -> tuple[Buffer, str]:
 def load(source: Source, kind: type[M]) -> M: ...
 @overload
 def load(source: Source, kind: str) -> Message: ...
+@no_memory_error("source")
 def load(source: Source, kind: Any) -> Message:
     """Parse one message of ``kind`` from a path or a bytes-like object.
 
@@ -61,6 +62,7 @@ def load(source: Source, kind: Any) -> Message:
     return message
 
 
+@no_memory_error("path")
 def save(message: Message, path: str | os.PathLike[str]) -> None:
     """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure.
 

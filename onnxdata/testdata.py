@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from onnxdata.errors import DecodeError, ValidationError
+from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.files import load
 from onnxdata.fit import fit
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
@@ -63,6 +63,7 @@ def _read(path: Path, model: ModelProto, io: IO, index: int) -> Any:
     return to_numpy(load(data, declared.kind), base_dir=path.parent)
 
 
+@no_memory_error("folder")
 def load_test_data_set(folder: str | os.PathLike[str], *,
                        model: str | os.PathLike[str] | None = None
                        ) -> tuple[list[Any], list[Any]]:

@@ -74,7 +74,7 @@ from onnxdata.dtypes import (
     typed_count,
     typed_entry_range,
 )
-from onnxdata.errors import Problem, ValidationError
+from onnxdata.errors import Problem, ValidationError, no_memory_error
 from onnxdata.messages import (
     MapProto,
     Message,
@@ -1020,6 +1020,7 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
     return out
 
 
+@no_memory_error("message")
 def problems(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
@@ -1081,6 +1082,7 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 }
 
 
+@no_memory_error("message")
 def validate(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.

@@ -94,7 +94,9 @@ from onnxdata.messages import (
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
+    element_type_problems,
     entries_in_range,
+    nested_type,
     node_problems,
     quick_tensor,
     repeated_array,
@@ -981,6 +983,10 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
     add = field.add
     for i, v in enumerate(value):
         fill(add(), v, f"{where}[{i}]", "", None, None)
+    if et in (SEQUENCE, MAP, OPTIONAL) and len(field) > 1:  # one type all the way down
+        mixed = element_type_problems(where, "", [nested_type(e) for e in field])
+        if mixed:
+            raise ValidationError(mixed)
     if et in (TENSOR, SPARSE_TENSOR) and len(field) > 1:
         codes = [e.data_type if et == TENSOR else e.values.data_type for e in field]
         if len(set(codes)) > 1:

@@ -773,6 +773,9 @@ def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
 
     The bytes of the result follow the contract in the module docstring.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__} ({name!r})")
+    _utf8(name, "name", "the name")
     k = _infer_kind(value, "") if kind is None else kind_name(kind)
     message = _CLASSES[k]()
     _FILLERS[k](message, value, "", name, elem_type, key_type)
@@ -876,6 +879,15 @@ def _fill_tensor(t: Any, value: Any, path: str, name: str, elem_type: Any,
         t.raw_data = le_bytes(arr, dt)
 
 
+def _utf8(text: str, where: str, what: str) -> bytes:
+    """``text`` in UTF-8; a lone surrogate (from a bad decode) is our error, with where."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise OnnxDataError(f"{where}: {what} {text!r} cannot be written as UTF-8 "
+                            f"({exc.reason} at position {exc.start})") from exc
+
+
 def _strings(arr: Array, path: str) -> list[bytes]:
     items = arr.reshape(-1).tolist()
     if arr.dtype.kind == "S":
@@ -885,7 +897,7 @@ def _strings(arr: Array, path: str) -> list[bytes]:
         if isinstance(s, bytes):
             out.append(s)
         elif isinstance(s, str):
-            out.append(s.encode("utf-8"))
+            out.append(_utf8(s, f"{path or 'value'}[{i}]", "the string"))
         else:
             raise OnnxDataError(f"{path or 'value'}: element {i} of a string tensor is a "
                                 f"{type(s).__name__}, not bytes or str")
@@ -913,9 +925,12 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
     if not isinstance(value, SparseParts):
         raise OnnxDataError(f"{path or 'value'}: a sparse tensor needs SparseParts(values, "
                             f"indices, shape), not a {type(value).__name__}")
-    values, indices, shape = (np.asarray(value.values), np.asarray(value.indices),
-                              tuple(int(d) for d in value.shape))
+    values, indices = np.asarray(value.values), np.asarray(value.indices)
+    shape = _sparse_shape(value.shape, path or "value")
     nnz = values.shape[0] if values.ndim == 1 else -1
+    if not shape and indices.ndim == 2:
+        raise OnnxDataError(f"{path or 'value'}: SparseParts of shape () (a scalar) take "
+                            f"linear indices [NNZ], not {indices.shape}")
     if nnz < 0 or indices.dtype.kind not in "iu" or not (
             indices.shape == (nnz,) or indices.shape == (nnz, len(shape))):
         raise OnnxDataError(f"{path or 'value'}: SparseParts needs 1-D values and integer "
@@ -941,6 +956,23 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
     _fill_tensor(sp.indices, indices.astype(np.int64, copy=False), _at(path, "indices"), "",
                  None, None)
     sp.dims.extend(shape)
+
+
+def _sparse_shape(shape: object, where: str) -> tuple[int, ...]:
+    """SparseParts' dense shape: a sequence of ints >= 0 (a str is not one)."""
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list, np.ndarray)):
+        raise TypeError(f"{where}: SparseParts shape must be a tuple of ints, not "
+                        f"{type(shape).__name__} {shape!r}")
+    out: list[int] = []
+    for i, d in enumerate(shape):
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{where}: SparseParts shape[{i}] must be an int, not "
+                            f"{type(d).__name__} {d!r}")
+        if d < 0:
+            raise OnnxDataError(f"{where}: SparseParts shape {tuple(shape)} has a negative "
+                                f"dimension {d} at [{i}]")
+        out.append(int(d))
+    return tuple(out)
 
 
 def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
@@ -1041,7 +1073,7 @@ def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,
         encoded: list[bytes] = []
         for k in keys:
             if isinstance(k, str):
-                encoded.append(k.encode("utf-8"))
+                encoded.append(_utf8(k, where, "key"))
             elif isinstance(k, (bytes, np.bytes_)):
                 encoded.append(bytes(k))
             else:

@@ -33,6 +33,7 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.dtypes import data_type
 from onnxdata.errors import Problem, no_memory_error
+from onnxdata.files import byte_buffer
 from onnxdata.fit import (
     DEFAULT_MAX_DEPTH,
     MESSAGE_NAMES,
@@ -163,6 +164,7 @@ def readings(data: WireBuffer, /, *, base_dir: str | os.PathLike[str] | None = N
     order SequenceProto, OptionalProto, MapProto, TensorProto, SparseTensorProto.
     Bad bytes never raise: they give readings that say what broke and where.
     """
+    data = byte_buffer(data, "readings")
     out = [reading(data, name, base_dir=base_dir, max_depth=max_depth) for name in MESSAGE_NAMES]
     out.sort(key=_plausibility)
     return out
@@ -173,6 +175,7 @@ def reading(data: WireBuffer, kind: str, /, *,
             max_depth: int = DEFAULT_MAX_DEPTH) -> Reading:
     """One reading of ``data`` as ``kind`` (message or kind name)."""
     name = message_of_kind(kind)
+    data = byte_buffer(data, "reading")
     f = fit(data, name, max_depth=max_depth)
     if f.misfit is not None:
         return Reading(name, False, False, (), f"does not fit: {f.misfit}", f.misfit, f)
@@ -407,6 +410,7 @@ def byte_table(data: WireBuffer, kind_or_reading: str | Reading, /, *,
     A well-formed reading gives one row per field (a nested message's header row
     before its own rows); a misfit ends the table with a row saying what broke.
     """
+    data = byte_buffer(data, "byte_table")
     if isinstance(kind_or_reading, Reading):
         f = kind_or_reading.fit
     else:

@@ -159,7 +159,7 @@ def _tensor_parts(node: TensorProto, array: npt.NDArray[Any]) -> list[_Part]:
 
 
 def _write_payload(f: IO[bytes], p: _Payload) -> None:
-    arr, dt = p.array, p.dt
+    arr, dt = np.asarray(p.array), p.dt  # a masked array or matrix as from_numpy takes it
     if dt.sub_byte:
         flat = np.ascontiguousarray(arr).reshape(-1)
         step = max(8, WRITE_CHUNK // 8 * 8)  # whole groups of 8 elements pack to whole bytes

@@ -19,13 +19,34 @@ from onnxdata.errors import DecodeError, OnnxDataError, no_memory_error
 from onnxdata.messages import Message, kind_class, kind_name
 from onnxdata.serialization import write_parts
 
-__all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
+__all__ = ["Buffer", "Source", "atomic_writer", "byte_buffer", "load", "save", "source_bytes"]
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 M = TypeVar("M", bound=Message)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
+
+
+def byte_buffer(data: object, who: str) -> Buffer:
+    """``data`` as a flat buffer of bytes: bytes, bytearray and mmap as they are, any other
+    C-contiguous buffer (a numpy array, a 2-D memoryview) viewed as its bytes.
+
+    TypeError, naming ``who``, for something that is not a contiguous buffer.
+    """
+    if isinstance(data, (bytes, bytearray, mmap.mmap)):
+        return data
+    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
+        return data
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{who} takes bytes, bytearray, memoryview or mmap, not "
+                        f"{type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
+                        "contiguous (copy it with bytes() first)")
+    return view.cast("B")
 
 
 def source_bytes(source: Source) -> tuple[Buffer, str]:

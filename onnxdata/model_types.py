@@ -17,7 +17,7 @@ from typing import Literal
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.dtypes import data_type
-from onnxdata.errors import DecodeError, Problem
+from onnxdata.errors import DecodeError, Problem, ValidationError
 from onnxdata.fit import FitMessage
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
 from onnxdata.messages import KindName
@@ -105,9 +105,12 @@ def load_model(path: str | os.PathLike[str]) -> ModelProto:
 
 def io_type(model: ModelProto, io: IO, index: int) -> DeclaredType:
     """The declared type of the model graph's ``index``-th input or output."""
+    if io not in ("input", "output"):
+        raise ValueError(f"io must be 'input' or 'output', not {io!r}")
     values = model.graph.input if io == "input" else model.graph.output
     if not 0 <= index < len(values):
-        raise IndexError(f"the model has {len(values)} {io}s, no {io} {index}")
+        raise ValidationError([Problem(f"graph.{io}", f"the model has {len(values)} {io}s, "
+                                                      f"no {io} {index}")])
     return declared_type(values[index].type)
 
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
 from onnxdata.files import load
 from onnxdata.fit import fit
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
@@ -78,5 +78,12 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     folder = Path(folder)
     m = load_model(model if model is not None else folder.parent / "model.onnx")
     inputs, outputs = test_data_files(folder)
+    for io, files, declared in (("input", inputs, m.graph.input),
+                                ("output", outputs, m.graph.output)):
+        if len(files) > len(declared):
+            raise ValidationError([Problem(os.fspath(files[len(declared)]),
+                                           f"the model declares {len(declared)} {io}s, but "
+                                           f"the folder has {len(files)} {io} files")],
+                                  source=os.fspath(folder))
     return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
             [_read(p, m, "output", i) for i, p in enumerate(outputs)])

@@ -196,7 +196,7 @@ def _one_kind(values: list[Any]) -> bool:
 def _signature(v: Any) -> Any:
     """A value's nested type: dtypes, key kinds and element types, all the way down."""
     if isinstance(v, np.ndarray):
-        return ("tensor", v.dtype.str)
+        return ("tensor", str(v.dtype))
     if isinstance(v, list):
         return ("list", *sorted({repr(_signature(x)) for x in v}))
     if isinstance(v, dict):

@@ -547,10 +547,14 @@ def densify(parts: SparseParts, path: str) -> Array:
     if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
                     f"of {values.dtype}")
-    if values.dtype == object:
-        out = np.full(total, b"", dtype=object)
-    else:
-        out = np.zeros(total, dtype=values.dtype)
+    try:
+        if values.dtype == object:
+            out = np.full(total, b"", dtype=object)
+        else:
+            out = np.zeros(total, dtype=values.dtype)
+    except MemoryError as exc:
+        raise OnnxDataError(f"{path or 'sparse tensor'}: out of memory densifying "
+                            f"{list(shape)} of {values.dtype} ({nbytes} bytes)") from exc
     if indices.ndim == 2:
         linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
                   else np.zeros(len(indices), dtype=np.intp))

@@ -159,3 +159,29 @@ def test_memory_error_becomes_our_error_naming_the_source(
     monkeypatch.setattr(fast_read, "_mapped", out_of_memory)
     with pytest.raises(onnxdata.OnnxDataError, match=f"{path}: out of memory in read"):
         onnxdata.read(path, "sequence")
+
+
+def test_a_real_memory_error_is_our_error_with_the_path_under_rlimit_as() -> None:
+    """With the limit raised past what the process may map, numpy's MemoryError becomes
+    OnnxDataError naming the sparse tensor's path, and the CLI never shows MemoryError."""
+    child = textwrap.dedent("""
+        import resource
+        import numpy as np
+        import onnxdata
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        onnxdata.set_densify_limit(1 << 40)
+        big = onnxdata.from_numpy(onnxdata.SparseParts(
+            np.ones(1), np.zeros(1, np.int64), (1 << 32,)))  # 32 GiB of float64 dense
+        seq = onnxdata.SequenceProto(elem_type=onnxdata.SequenceProto.SPARSE_TENSOR)
+        seq.sparse_tensor_values.append(big)
+        try:
+            onnxdata.to_numpy(seq)
+        except MemoryError:
+            raise SystemExit("a bare MemoryError escaped")
+        except onnxdata.OnnxDataError as exc:
+            print(exc)
+    """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("sparse_tensor_values[0]: out of memory densifying"), done.stdout

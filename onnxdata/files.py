@@ -140,10 +140,15 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     try:
         if old is not None:
             _keep_owner_and_mode(fd, old)
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            yield f
-            f.flush()
-            os.fsync(fd)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as f:
+                yield f
+                f.flush()
+                os.fsync(fd)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise  # about some other file the block used
+            raise _naming(exc, shown) from exc  # a write or fsync of ours: a full disk, EIO
         try:
             if tmp_name is None:
                 tmp_name = _short_name()

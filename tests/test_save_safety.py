@@ -214,3 +214,21 @@ def test_save_and_serialize_of_a_non_message_are_type_errors(tmp_path: Path) -> 
         with pytest.raises(TypeError, match="protobuf message"):
             onnxdata.save(bad, tmp_path / "x.pb")  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_names_the_callers_path_and_leaves_the_old_file(
+    tmp_path: Path, temporaries: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "v.pb"
+    target.write_bytes(b"old contents")
+
+    def no_space(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    for save in _saves(target):
+        with pytest.raises(OSError, match="No space left") as info:
+            save()
+        assert info.value.errno == errno.ENOSPC and info.value.filename == os.fspath(target)
+        assert target.read_bytes() == b"old contents"
+        assert sorted(os.listdir(tmp_path)) == ["v.pb"]

@@ -233,7 +233,8 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """
     kind = _message_kind(message)
     try:
-        sparse_need(message, _densify_limit)
+        if kind not in ("tensor", "sparse_tensor"):  # holds one sparse tensor at most
+            sparse_need(message, _densify_limit)
         return _READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems

@@ -32,7 +32,7 @@ from google.protobuf.message import Message as _ProtobufMessage
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.dtypes import DATA_TYPES
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.messages import Message, is_repeated
 from onnxdata.wire import encode_varint
 
@@ -50,6 +50,7 @@ _GROUP: Final = FieldDescriptor.TYPE_GROUP
 _LENGTH_TYPES: Final = frozenset({FieldDescriptor.TYPE_BYTES, FieldDescriptor.TYPE_STRING})
 
 
+@no_memory_error("message")
 def serialize(message: Message) -> bytes:
     """``message.SerializeToString()``, byte for byte, built from parts (see the module doc).
 

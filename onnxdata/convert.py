@@ -11,7 +11,8 @@ TensorProto        ``numpy.ndarray`` of the data type's dtype (ml_dtypes for
                    float4e2m1, float6). STRING gives an object array of
                    ``bytes``. ``raw_data`` gives a read-only view of the bytes
                    protobuf hands out, with no further copy; external data a
-                   read-only view of a memory mapping.
+                   read-only copy, read through one descriptor that is closed
+                   before returning (``onnxdata.external``).
 SparseTensorProto  a dense ndarray (at most ``get_densify_limit()`` bytes);
                    ``sparse_parts`` gives ``SparseParts(values, indices,
                    shape)`` without densifying, and ``from_numpy`` takes one.
@@ -59,7 +60,6 @@ number order):
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import sys
 import threading
@@ -70,6 +70,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias, Union, cast, overload
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata.budget import sparse_need, spend
 from onnxdata.dtypes import (
     DATA_TYPES,
     KEY_TYPES,
@@ -79,7 +80,8 @@ from onnxdata.dtypes import (
     raw_nbytes,
     typed_count,
 )
-from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.errors import OnnxDataError, Problem, ValidationError, no_memory_error
+from onnxdata.external import read_external
 from onnxdata.messages import (
     MapProto,
     Message,
@@ -92,7 +94,9 @@ from onnxdata.messages import (
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
+    element_type_problems,
     entries_in_range,
+    nested_type,
     node_problems,
     quick_tensor,
     repeated_array,
@@ -136,7 +140,8 @@ _densify_limit = 1 << 30
 
 
 def get_densify_limit() -> int:
-    """The most bytes ``to_numpy`` allocates for one densified sparse tensor."""
+    """The most bytes one ``to_numpy`` or ``read`` call allocates to densify sparse
+    tensors, all of them together (``onnxdata.budget``)."""
     return _densify_limit
 
 
@@ -212,6 +217,7 @@ def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None) -> list
 def to_numpy(message: MapProto, *, base_dir: StrPath | None = None) -> dict[Any, Any]: ...
 @overload
 def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any: ...
+@no_memory_error("message")
 def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """The numpy value of a message (see the module docstring for the mapping).
 
@@ -227,12 +233,15 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """
     kind = _message_kind(message)
     try:
+        if kind not in ("tensor", "sparse_tensor"):  # holds one sparse tensor at most
+            sparse_need(message, _densify_limit)
         return _READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems
         raise
 
 
+@no_memory_error("message")
 def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseParts:
     """``SparseParts(values, indices, shape)`` of a SparseTensorProto, without densifying."""
     if _message_kind(message) != "sparse_tensor":
@@ -488,29 +497,13 @@ def _external(t: Any, path: str, dt: DataType, count: int,
     if base_dir is None:
         raise OnnxDataError(f"{path or 'tensor'}: its data is in the external file {location!r}; "
                             "pass base_dir, the folder that holds it")
-    base = Path(base_dir).resolve()
-    target = (base / location).resolve()
-    if Path(location).is_absolute() or not target.is_relative_to(base):
-        raise _fail(epath, f"location {location!r} leads outside the base folder {str(base)!r}")
+    if Path(location).is_absolute():
+        raise _fail(epath, f"location {location!r} is absolute; it must be relative to base_dir")
     need = raw_nbytes(dt, count)
     offset = numbers.get("offset", 0)
     if numbers.get("length", need) != need:
         raise _fail(epath, f"length {numbers['length']}, but {dt.name} dims need {need} bytes")
-    try:
-        with open(target, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if offset + need > size:
-                raise _fail(epath, f"{location!r} has {size} bytes, fewer than offset {offset} "
-                            f"+ length {need}")
-            if need == 0:
-                return b"", 0
-            start = offset - offset % mmap.ALLOCATIONGRANULARITY
-            mapping = mmap.mmap(f.fileno(), offset + need - start, access=mmap.ACCESS_READ,
-                                offset=start)
-    except OSError as exc:
-        raise OnnxDataError(f"{path or 'tensor'}: cannot read external data {location!r}: "
-                            f"{exc}") from exc
-    return mapping, offset - start
+    return read_external(base_dir, location, offset, need, where=epath), 0
 
 
 def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
@@ -551,18 +544,18 @@ def densify(parts: SparseParts, path: str) -> Array:
     total = math.prod(shape)
     itemsize = values.dtype.itemsize
     nbytes = total * itemsize
-    limit = _densify_limit
-    if nbytes > limit:
-        raise OnnxDataError(f"{path or 'sparse tensor'}: densifying {list(shape)} of "
-                            f"{values.dtype} takes {nbytes} bytes, over the limit of {limit} "
-                            "(onnxdata.set_densify_limit, or onnxdata.sparse_parts)")
+    spend(nbytes, _densify_limit, path, f"dims {list(shape)} of {values.dtype}")
     if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
                     f"of {values.dtype}")
-    if values.dtype == object:
-        out = np.full(total, b"", dtype=object)
-    else:
-        out = np.zeros(total, dtype=values.dtype)
+    try:
+        if values.dtype == object:
+            out = np.full(total, b"", dtype=object)
+        else:
+            out = np.zeros(total, dtype=values.dtype)
+    except MemoryError as exc:
+        raise OnnxDataError(f"{path or 'sparse tensor'}: out of memory densifying "
+                            f"{list(shape)} of {values.dtype} ({nbytes} bytes)") from exc
     if indices.ndim == 2:
         linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
                   else np.zeros(len(indices), dtype=np.intp))
@@ -755,6 +748,7 @@ def from_numpy(value: None, kind: None = None, *, name: str = "",
 def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message: ...
+@no_memory_error("value")
 def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message:
@@ -784,6 +778,9 @@ def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
 
     The bytes of the result follow the contract in the module docstring.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__} ({name!r})")
+    _utf8(name, "name", "the name")
     k = _infer_kind(value, "") if kind is None else kind_name(kind)
     message = _CLASSES[k]()
     _FILLERS[k](message, value, "", name, elem_type, key_type)
@@ -887,6 +884,15 @@ def _fill_tensor(t: Any, value: Any, path: str, name: str, elem_type: Any,
         t.raw_data = le_bytes(arr, dt)
 
 
+def _utf8(text: str, where: str, what: str) -> bytes:
+    """``text`` in UTF-8; a lone surrogate (from a bad decode) is our error, with where."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise OnnxDataError(f"{where}: {what} {text!r} cannot be written as UTF-8 "
+                            f"({exc.reason} at position {exc.start})") from exc
+
+
 def _strings(arr: Array, path: str) -> list[bytes]:
     items = arr.reshape(-1).tolist()
     if arr.dtype.kind == "S":
@@ -896,7 +902,7 @@ def _strings(arr: Array, path: str) -> list[bytes]:
         if isinstance(s, bytes):
             out.append(s)
         elif isinstance(s, str):
-            out.append(s.encode("utf-8"))
+            out.append(_utf8(s, f"{path or 'value'}[{i}]", "the string"))
         else:
             raise OnnxDataError(f"{path or 'value'}: element {i} of a string tensor is a "
                                 f"{type(s).__name__}, not bytes or str")
@@ -924,9 +930,12 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
     if not isinstance(value, SparseParts):
         raise OnnxDataError(f"{path or 'value'}: a sparse tensor needs SparseParts(values, "
                             f"indices, shape), not a {type(value).__name__}")
-    values, indices, shape = (np.asarray(value.values), np.asarray(value.indices),
-                              tuple(int(d) for d in value.shape))
+    values, indices = np.asarray(value.values), np.asarray(value.indices)
+    shape = _sparse_shape(value.shape, path or "value")
     nnz = values.shape[0] if values.ndim == 1 else -1
+    if not shape and indices.ndim == 2:
+        raise OnnxDataError(f"{path or 'value'}: SparseParts of shape () (a scalar) take "
+                            f"linear indices [NNZ], not {indices.shape}")
     if nnz < 0 or indices.dtype.kind not in "iu" or not (
             indices.shape == (nnz,) or indices.shape == (nnz, len(shape))):
         raise OnnxDataError(f"{path or 'value'}: SparseParts needs 1-D values and integer "
@@ -952,6 +961,23 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
     _fill_tensor(sp.indices, indices.astype(np.int64, copy=False), _at(path, "indices"), "",
                  None, None)
     sp.dims.extend(shape)
+
+
+def _sparse_shape(shape: object, where: str) -> tuple[int, ...]:
+    """SparseParts' dense shape: a sequence of ints >= 0 (a str is not one)."""
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list, np.ndarray)):
+        raise TypeError(f"{where}: SparseParts shape must be a tuple of ints, not "
+                        f"{type(shape).__name__} {shape!r}")
+    out: list[int] = []
+    for i, d in enumerate(shape):
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{where}: SparseParts shape[{i}] must be an int, not "
+                            f"{type(d).__name__} {d!r}")
+        if d < 0:
+            raise OnnxDataError(f"{where}: SparseParts shape {tuple(shape)} has a negative "
+                                f"dimension {d} at [{i}]")
+        out.append(int(d))
+    return tuple(out)
 
 
 def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
@@ -994,6 +1020,10 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
     add = field.add
     for i, v in enumerate(value):
         fill(add(), v, f"{where}[{i}]", "", None, None)
+    if et in (SEQUENCE, MAP, OPTIONAL) and len(field) > 1:  # one type all the way down
+        mixed = element_type_problems(where, "", [nested_type(e) for e in field])
+        if mixed:
+            raise ValidationError(mixed)
     if et in (TENSOR, SPARSE_TENSOR) and len(field) > 1:
         codes = [e.data_type if et == TENSOR else e.values.data_type for e in field]
         if len(set(codes)) > 1:
@@ -1048,7 +1078,7 @@ def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,
         encoded: list[bytes] = []
         for k in keys:
             if isinstance(k, str):
-                encoded.append(k.encode("utf-8"))
+                encoded.append(_utf8(k, where, "key"))
             elif isinstance(k, (bytes, np.bytes_)):
                 encoded.append(bytes(k))
             else:

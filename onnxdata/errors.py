@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 __all__ = ["DecodeError", "OnnxDataError", "Problem", "ValidationError"]
 
@@ -51,3 +55,42 @@ class ValidationError(OnnxDataError, ValueError):
         n = len(self.problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''}:\n{lines}")
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def no_memory_error(source: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Make an entry point raise OnnxDataError, naming its ``source`` argument (the file, or
+    the kind of value), where it runs out of memory, with the MemoryError chained.
+
+    A value may claim more memory than the process may use; the caller gets our
+    error, and the CLI its exit code, not a bare MemoryError.
+    """
+    def wrap(func: Callable[_P, _R]) -> Callable[_P, _R]:
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return func(*args, **kwargs)
+            except MemoryError as exc:
+                try:
+                    value = signature.bind_partial(*args, **kwargs).arguments.get(source)
+                except TypeError:
+                    value = None
+                raise OnnxDataError(f"{_describe(value)}: out of memory in {func.__name__}; "
+                                    "the value needs more memory than this process may "
+                                    "use") from exc
+        return guarded
+    return wrap
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        return str(os.fspath(value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    kind = getattr(getattr(value, "DESCRIPTOR", None), "name", None)
+    return f"<{kind or type(value).__name__}>"

@@ -34,7 +34,8 @@ import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.dtypes import data_type
-from onnxdata.errors import Problem
+from onnxdata.errors import Problem, no_memory_error
+from onnxdata.files import byte_buffer
 from onnxdata.fit import (
     DEFAULT_MAX_DEPTH,
     MESSAGE_NAMES,
@@ -151,6 +152,7 @@ class Reading:
         }
 
 
+@no_memory_error("data")
 def readings(data: WireBuffer, /, *, base_dir: str | os.PathLike[str] | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH,
              progress: Callable[[float], None] | None = None) -> list[Reading]:
@@ -162,6 +164,7 @@ def readings(data: WireBuffer, /, *, base_dir: str | os.PathLike[str] | None = N
     Bad bytes never raise: they give readings that say what broke and where.
     ``progress`` is called with the fraction of the work done, from 0 to 1.
     """
+    data = byte_buffer(data, "readings")
     out = []
     for i, name in enumerate(MESSAGE_NAMES):
         out.append(reading(data, name, base_dir=base_dir, max_depth=max_depth))
@@ -176,6 +179,7 @@ def reading(data: WireBuffer, kind: str, /, *,
             max_depth: int = DEFAULT_MAX_DEPTH) -> Reading:
     """One reading of ``data`` as ``kind`` (message or kind name)."""
     name = message_of_kind(kind)
+    data = byte_buffer(data, "reading")
     f = fit(data, name, max_depth=max_depth)
     if f.misfit is not None:
         return Reading(name, False, False, (), f"does not fit: {f.misfit}", f.misfit, f)
@@ -402,6 +406,7 @@ def _hex(data: WireBuffer, a: int, b: int) -> str:
     return " ".join(f"{x:02X}" for x in bytes(data[a:b]))
 
 
+@no_memory_error("data")
 def byte_table(data: WireBuffer, kind_or_reading: str | Reading, /, *,
                max_depth: int = DEFAULT_MAX_DEPTH) -> list[ByteRow]:
     """The rows of the byte table for reading ``data`` as one message.
@@ -409,6 +414,7 @@ def byte_table(data: WireBuffer, kind_or_reading: str | Reading, /, *,
     A well-formed reading gives one row per field (a nested message's header row
     before its own rows); a misfit ends the table with a row saying what broke.
     """
+    data = byte_buffer(data, "byte_table")
     if isinstance(kind_or_reading, Reading):
         f = kind_or_reading.fit
     else:
@@ -641,6 +647,7 @@ def open_buffer(path: str | os.PathLike[str]) -> WireBuffer:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+@no_memory_error("source")
 def explore(source: str | os.PathLike[str] | WireBuffer, *,
             model: str | os.PathLike[str] | None = None, io: IO | None = None,
             index: int | None = None, reading: str | None = None,

@@ -42,9 +42,11 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
+from onnxdata.budget import densify_budget
+from onnxdata.convert import SparseParts, densify, from_le_bytes, get_densify_limit, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
-from onnxdata.errors import DecodeError, Problem, ValidationError
+from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
+from onnxdata.external import read_external
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.validation import (
@@ -567,15 +569,9 @@ class _Walker:
     def external(self, t: _Tensor, dt: DataType, count: int) -> Any:
         values = dict(t.external)
         folder = self.base_dir if self.base_dir is not None else Path(".")
-        target = os.path.realpath(os.path.join(os.fspath(folder), values["location"]))
-        offset = int(values.get("offset", "0"))
-        length = raw_nbytes(dt, count)
-        try:
-            source = _map_file(target, offset, length)
-        except OSError as exc:
-            raise ValidationError([Problem(t.path, f"external data {values['location']!r}"
-                                           f" cannot be read: {exc}")]) from exc
-        return _from_raw(source, dt, 0, count, t.dims)
+        data = read_external(folder, values["location"], int(values.get("offset", "0")),
+                             raw_nbytes(dt, count), where=_join(t.path, "external_data"))
+        return _from_raw(_Source(data, values["location"]), dt, 0, count, t.dims)
 
     def sequence(self, ranges: Ranges, path: str, depth: int) -> list[Any]:
         f = self.scan(ranges, _SEQUENCE)
@@ -735,6 +731,7 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 
 # --------------------------------------------------------------------------- read
 
+@no_memory_error("path")
 def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
          base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
@@ -761,7 +758,8 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     walker = _Walker(source, folder, max_depth)
     end = len(source.buf)
     try:
-        value = walker.value(chosen, [(0, end)], "", 0)
+        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
+            value = walker.value(chosen, [(0, end)], "", 0)
     except WireError as exc:
         raise DecodeError(exc.reason, source=name, kind=_MESSAGE_NAMES[chosen],
                           offset=exc.offset) from exc

@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, from_numpy, le_bytes
 from onnxdata.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
+from onnxdata.errors import no_memory_error
 from onnxdata.files import atomic_writer
 from onnxdata.messages import (
     Kind,
@@ -158,7 +159,7 @@ def _tensor_parts(node: TensorProto, array: npt.NDArray[Any]) -> list[_Part]:
 
 
 def _write_payload(f: IO[bytes], p: _Payload) -> None:
-    arr, dt = p.array, p.dt
+    arr, dt = np.asarray(p.array), p.dt  # a masked array or matrix as from_numpy takes it
     if dt.sub_byte:
         flat = np.ascontiguousarray(arr).reshape(-1)
         step = max(8, WRITE_CHUNK // 8 * 8)  # whole groups of 8 elements pack to whole bytes
@@ -181,6 +182,7 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
         f.write(le_bytes(np.ascontiguousarray(arr[i:i + rows]), dt))
 
 
+@no_memory_error("path")
 def write(path: str | os.PathLike[str], value: Any, kind: Kind | str | None = None, *,
           name: str = "", elem_type: int | str | None = None,
           key_type: Any = None) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, TypeAlias, TypeVar, Union, cast, overload
@@ -13,17 +15,38 @@ from typing import IO, Any, TypeAlias, TypeVar, Union, cast, overload
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
 
-from onnxdata.errors import DecodeError, OnnxDataError
+from onnxdata.errors import DecodeError, OnnxDataError, no_memory_error
 from onnxdata.messages import Message, kind_class, kind_name
 from onnxdata.serialization import write_parts
 
-__all__ = ["Buffer", "Source", "atomic_writer", "load", "save", "source_bytes"]
+__all__ = ["Buffer", "Source", "atomic_writer", "byte_buffer", "load", "save", "source_bytes"]
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 M = TypeVar("M", bound=Message)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
+
+
+def byte_buffer(data: object, who: str) -> Buffer:
+    """``data`` as a flat buffer of bytes: bytes, bytearray and mmap as they are, any other
+    C-contiguous buffer (a numpy array, a 2-D memoryview) viewed as its bytes.
+
+    TypeError, naming ``who``, for something that is not a contiguous buffer.
+    """
+    if isinstance(data, (bytes, bytearray, mmap.mmap)):
+        return data
+    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
+        return data
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{who} takes bytes, bytearray, memoryview or mmap, not "
+                        f"{type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
+                        "contiguous (copy it with bytes() first)")
+    return view.cast("B")
 
 
 def source_bytes(source: Source) -> tuple[Buffer, str]:
@@ -38,6 +61,7 @@ def source_bytes(source: Source) -> tuple[Buffer, str]:
 def load(source: Source, kind: type[M]) -> M: ...
 @overload
 def load(source: Source, kind: str) -> Message: ...
+@no_memory_error("source")
 def load(source: Source, kind: Any) -> Message:
     """Parse one message of ``kind`` from a path or a bytes-like object.
 
@@ -59,6 +83,7 @@ def load(source: Source, kind: Any) -> Message:
     return message
 
 
+@no_memory_error("path")
 def save(message: Message, path: str | os.PathLike[str]) -> None:
     """Serialize ``message`` to ``path`` atomically: the old file stays whole on any failure.
 
@@ -66,7 +91,9 @@ def save(message: Message, path: str | os.PathLike[str]) -> None:
     they are made (``onnxdata.serialize``): no buffer of the whole file, and
     none of the cost of protobuf's encoder growing one buffer for a large
     message. A message protobuf cannot serialize (over 2 GiB) raises
-    OnnxDataError and leaves the old file as it was.
+    OnnxDataError and leaves the old file as it was. A symlink is followed,
+    the old file's mode is kept, a target that is not a regular file is
+    refused, and hard links are split: see ``atomic_writer``.
     """
     with atomic_writer(path) as f:
         try:
@@ -82,43 +109,125 @@ def save(message: Message, path: str | os.PathLike[str]) -> None:
 def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """Yield a file that replaces ``path`` only when the block finishes without error.
 
-    The data goes to a temporary file in the same folder, is fsynced, and is
-    renamed over the target. On Linux the temporary file is anonymous
+    The data goes to a temporary file in the target's folder, is fsynced, and
+    is renamed over the target. On Linux the temporary file is anonymous
     (O_TMPFILE) until the last moment, so a process killed part-way leaves
     nothing behind; elsewhere it is a named file removed on any exception.
+    Its name has a fixed short length, so any legal target name saves.
+
+    What the target is decides what is replaced:
+
+    - a symlink is followed: the file it leads to is replaced and the link stays;
+    - an existing file keeps its permission bits, and its owner and group where
+      the process may set them;
+    - an existing target that is not a regular file (a directory, FIFO, socket
+      or device) is refused with OnnxDataError and left untouched;
+    - a file with several hard links is split from the others, as any atomic
+      replacement is: the target's name gets the new bytes, the other names
+      keep the old ones.
+
+    Errors name ``path`` as the caller gave it, never the temporary name.
     """
-    target = Path(os.fspath(path))
-    folder = target.parent if str(target.parent) else Path(".")
-    tmp_name = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}"
-    anonymous = hasattr(os, "O_TMPFILE")
-    fd = -1
-    if anonymous:
-        try:
-            fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o666)
-        except OSError:
-            anonymous = False
-    if not anonymous:
-        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    linked = not anonymous
+    shown = os.fspath(path)
+    target = os.path.realpath(shown)
+    folder = os.path.dirname(target)
+    old = _existing(target, shown)
     try:
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            yield f
-            f.flush()
-            os.fsync(fd)
-        if anonymous:
-            _link_anonymous(fd, folder, tmp_name.name)
-            linked = True
-        os.replace(tmp_name, target)
+        fd, tmp_name = _open_temporary(folder)
+    except OSError as exc:
+        raise _naming(exc, shown) from exc
+    linked = tmp_name is not None
+    try:
+        if old is not None:
+            _keep_owner_and_mode(fd, old)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as f:
+                yield f
+                f.flush()
+                os.fsync(fd)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise  # about some other file the block used
+            raise _naming(exc, shown) from exc  # a write or fsync of ours: a full disk, EIO
+        try:
+            if tmp_name is None:
+                tmp_name = _short_name()
+                _link_anonymous(fd, folder, tmp_name)
+                linked = True
+            os.replace(os.path.join(folder, tmp_name), target)
+        except OSError as exc:
+            raise _naming(exc, shown) from exc
         linked = False
         _fsync_folder(folder)
     finally:
         os.close(fd)
-        if linked:
+        if linked and tmp_name is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+                os.unlink(os.path.join(folder, tmp_name))
 
 
-def _link_anonymous(fd: int, folder: Path, name: str) -> None:
+def _existing(target: str, shown: str) -> os.stat_result | None:
+    """The target's stat when it exists; OnnxDataError when it is not a regular file."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _naming(exc, shown) from exc
+    if not stat.S_ISREG(st.st_mode):
+        what = _FILE_KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        link = f" (through the symlink, {target})" if target != os.path.abspath(shown) else ""
+        raise OnnxDataError(f"cannot save to {shown}: it is {what}{link}, not a regular file; "
+                            "it was left as it is")
+    return st
+
+
+_FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)",
+               stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device"}
+
+
+def _short_name() -> str:
+    """A temporary name of fixed length (26 characters), whatever the target's name."""
+    return f".onnxdata-{secrets.token_hex(6)}{_TMP_SUFFIX}"
+
+
+def _open_temporary(folder: str) -> tuple[int, str | None]:
+    """A new file in ``folder``: anonymous (name None) where O_TMPFILE works, else named."""
+    if hasattr(os, "O_TMPFILE"):
+        try:
+            return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o666), None
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EROFS):
+                raise  # the named fallback would fail the same way
+    name = _short_name()
+    return os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), name
+
+
+def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
+    """Give the new file the old one's owner and group (where permitted), then its mode."""
+    if hasattr(os, "fchown") and (old.st_uid, old.st_gid) != _owner(fd):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, old.st_uid, old.st_gid)
+        if old.st_gid != _owner(fd)[1]:  # the owner could not be kept: keep at least the group
+            with contextlib.suppress(PermissionError):
+                os.fchown(fd, -1, old.st_gid)
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+
+
+def _owner(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_uid, st.st_gid
+
+
+def _naming(exc: OSError, shown: str) -> OSError:
+    """The same kind of OSError, naming the caller's path instead of a temporary name."""
+    if exc.errno is None:
+        return OSError(f"cannot save to {shown}: {exc}")
+    return type(exc)(exc.errno, exc.strerror, shown)
+
+
+def _link_anonymous(fd: int, folder: str, name: str) -> None:
     """Give the O_TMPFILE file ``fd`` a name in ``folder``.
 
     A dir_fd makes CPython call linkat(AT_SYMLINK_FOLLOW), which follows the
@@ -131,7 +240,7 @@ def _link_anonymous(fd: int, folder: Path, name: str) -> None:
         os.close(dfd)
 
 
-def _fsync_folder(folder: Path) -> None:
+def _fsync_folder(folder: str) -> None:
     try:
         dfd = os.open(folder, os.O_RDONLY)
     except OSError:

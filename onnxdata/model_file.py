@@ -242,6 +242,8 @@ def declared_for(file: str | os.PathLike[str] | None, *,
     DecodeError or OSError propagates: refuse); a model merely found beside the file
     that cannot be used is left out, and ``warning`` says why (fall back to no model).
     """
+    if io not in (None, "input", "output"):
+        raise ValueError(f"io must be 'input' or 'output', not {io!r}")
     if model is not None:
         if io is None or index is None:
             raise ValueError("a model needs the input or output index (io and index)")

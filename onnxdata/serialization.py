@@ -28,10 +28,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message as _ProtobufMessage
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.dtypes import DATA_TYPES
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.messages import Message, is_repeated
 from onnxdata.wire import encode_varint
 
@@ -49,6 +50,7 @@ _GROUP: Final = FieldDescriptor.TYPE_GROUP
 _LENGTH_TYPES: Final = frozenset({FieldDescriptor.TYPE_BYTES, FieldDescriptor.TYPE_STRING})
 
 
+@no_memory_error("message")
 def serialize(message: Message) -> bytes:
     """``message.SerializeToString()``, byte for byte, built from parts (see the module doc).
 
@@ -97,7 +99,11 @@ def write_parts(message: Message, emit: Callable[[bytes], object]) -> int:
 
     Raises OnnxDataError, once all is emitted, when the size is over protobuf's
     2 GiB limit: write into something you can throw away (``atomic_writer``).
+    TypeError for something that is not a protobuf message.
     """
+    if not isinstance(message, _ProtobufMessage):
+        raise TypeError(f"serialize and save take a protobuf message (TensorProto, "
+                        f"SequenceProto, ...), not {type(message).__name__}")
     total = _parts(message, emit)
     if total > PROTOBUF_LIMIT:
         raise OnnxDataError(f"{message.DESCRIPTOR.name} of {total} bytes is over protobuf's "

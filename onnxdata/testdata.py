@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from onnxdata.errors import DecodeError, ValidationError
+from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
 from onnxdata.files import load
 from onnxdata.fit import fit
 from onnxdata.messages import MESSAGE_CLASSES
@@ -63,6 +63,7 @@ def _read(path: Path, model: ModelTypes, io: IO, index: int) -> Any:
     return to_numpy(load(data, declared.kind), base_dir=path.parent)
 
 
+@no_memory_error("folder")
 def load_test_data_set(folder: str | os.PathLike[str], *,
                        model: str | os.PathLike[str] | None = None
                        ) -> tuple[list[Any], list[Any]]:
@@ -91,5 +92,11 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
                 f"({', '.join(sets[:3])}{', …' if len(sets) > 3 else ''})" if sets else "")
         raise DecodeError(f"no input_K.pb or output_K.pb files in it{hint}", source=name)
     m = read_model_types(model if model is not None else folder.parent / "model.onnx")
+    for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
+        if len(files) > len(declared):
+            raise ValidationError([Problem(os.fspath(files[len(declared)]),
+                                           f"the model declares {len(declared)} {io}s, but "
+                                           f"the folder has {len(files)} {io} files")],
+                                  source=name)
     return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
             [_read(p, m, "output", i) for i, p in enumerate(outputs)])

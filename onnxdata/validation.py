@@ -56,6 +56,7 @@ Choices where the spec leaves room (each is tested):
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -74,7 +75,7 @@ from onnxdata.dtypes import (
     typed_count,
     typed_entry_range,
 )
-from onnxdata.errors import Problem, ValidationError
+from onnxdata.errors import Problem, ValidationError, no_memory_error
 from onnxdata.messages import (
     MapProto,
     Message,
@@ -97,12 +98,16 @@ __all__ = [
     "OPTIONAL_FIELDS",
     "TYPED_FIELDS",
     "PlainTensor",
+    "NestedType",
     "element_count",
+    "element_type_problems",
     "entries_in_range",
     "external_data_problems",
     "location_problems",
     "map_problems",
+    "nested_type",
     "node_problems",
+    "numpy_shape_problems",
     "optional_problems",
     "problems",
     "quick_tensor",
@@ -191,6 +196,30 @@ def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
         return []
     bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
     return _capped(path, "dims", bad, len(bad))
+
+
+#: The most dimensions numpy gives an array, and the largest byte size it allows.
+_MAX_NDIM: Final = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+_MAX_INTP: Final = int(np.iinfo(np.intp).max)
+
+
+def numpy_shape_problems(path: str, dims: Sequence[int], itemsize: int) -> list[Problem]:
+    """Dims numpy cannot make an array of, so ``to_numpy`` and ``read`` could not either:
+    more than numpy's dimensions, or non-zero dims whose product times ``itemsize`` passes
+    the largest array size (numpy checks that even when another dim is 0)."""
+    if len(dims) > _MAX_NDIM:
+        return [Problem(_join(path, "dims"), f"{len(dims)} dimensions; numpy arrays hold at "
+                                             f"most {_MAX_NDIM}")]
+    size = itemsize
+    for d in dims:
+        if d < 0:
+            return []  # reported as negative
+        if d:
+            size *= d
+            if size > _MAX_INTP:
+                return [Problem(_join(path, "dims"), f"dims {list(dims)} are too large for a "
+                                                     "numpy array, even an empty one")]
+    return []
 
 
 def element_count(dims: Sequence[int]) -> int | None:
@@ -316,7 +345,7 @@ def tensor_storage_problems(
     dt = DATA_TYPES.get(data_type)
     if dt is not None and not (data_location or external_entries or has_segment):
         n = element_count(dims)  # fast path: the common valid tensor, one storage that fits
-        if n is not None:
+        if n is not None and (n or len(dims) < 2) and len(dims) <= _MAX_NDIM:
             used_counts = [(f, c) for f, c in counts_by_field.items() if c]
             if raw_len is None:
                 if (not used_counts and n == 0) or used_counts == [
@@ -324,6 +353,18 @@ def tensor_storage_problems(
                     return []
             elif not used_counts and not dt.is_string and raw_len == raw_nbytes(dt, n):
                 return []
+    out = _storage_problems(path, data_type, dims, counts_by_field, raw_len,
+                            data_location, external_entries, has_segment)
+    if dt is not None and (len(dims) > _MAX_NDIM or element_count(dims) == 0):
+        out += numpy_shape_problems(path, dims, dt.dtype.itemsize)  # what to_numpy can make
+    return out
+
+
+def _storage_problems(path: str, data_type: int, dims: Sequence[int],
+                      counts_by_field: Mapping[str, int], raw_len: int | None,
+                      data_location: int, external_entries: int,
+                      has_segment: bool) -> list[Problem]:
+    dt = DATA_TYPES.get(data_type)
     out: list[Problem] = []
     if data_type == 0:
         out.append(Problem(_join(path, "data_type"),
@@ -684,6 +725,92 @@ def same_type_problems(path: str, field: str, data_types: Sequence[int]) -> list
     return _capped(path, field, bad, len(bad))
 
 
+#: A value's type as far as the message shows it: ``(kind, ...)`` with a data type,
+#: key type or inner type after the kind, each None where unknown (an empty
+#: sequence's elements, an empty optional's value); None when nothing is known.
+NestedType: TypeAlias = "tuple[Any, ...] | None"
+_ELEM_KINDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def nested_type(message: Any, depth: int = 0) -> NestedType:
+    """The type of a data message all the way down (see NestedType), for
+    :func:`element_type_problems`. A tensor sequence's type is its first tensor's: that
+    its tensors agree is the sequence's own rule (:func:`same_type_problems`)."""
+    kind = message.DESCRIPTOR.name
+    if depth > DEFAULT_MAX_DEPTH:
+        return None
+    if kind == "TensorProto":
+        return ("tensor", message.data_type)
+    if kind == "SparseTensorProto":
+        return ("sparse_tensor", message.values.data_type if _has(message, "values") else None)
+    if kind == "MapProto":
+        values = nested_type(message.values, depth + 1) if _has(message, "values") else None
+        return ("map", message.key_type, values[1] if values else None)
+    code = message.elem_type
+    if kind == "OptionalProto":
+        field = OPTIONAL_FIELDS.get(code)
+        if field is None:
+            return ("optional", None)
+        if not _has(message, field):
+            return ("optional", (_ELEM_KINDS[code],))
+        return ("optional", nested_type(getattr(message, field), depth + 1))
+    field = ELEM_FIELDS.get(code)
+    if field is None:
+        return ("sequence", None)
+    elements = getattr(message, field)
+    inner: NestedType = (_ELEM_KINDS[code],)
+    for element in elements[:1] if code == 1 else elements:
+        try:
+            inner = _merged(inner, nested_type(element, depth + 1))
+        except _Mismatch:
+            break  # reported at this sequence by its own check
+    return ("sequence", inner)
+
+
+def _merged(a: Any, b: Any) -> Any:
+    """What two partly known types say together; _Mismatch when they disagree."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if not isinstance(a, tuple) or not isinstance(b, tuple):
+        if a != b:
+            raise _Mismatch
+        return a
+    if a[0] != b[0]:
+        raise _Mismatch
+    return (a[0], *(_merged(x, y) for x, y in itertools.zip_longest(a[1:], b[1:])))
+
+
+def type_text(t: NestedType) -> str:
+    """``sequence(tensor(FLOAT))``, ``map(INT64, tensor(?))``: a NestedType for people."""
+    if t is None:
+        return "?"
+    parts = [type_text(x) if isinstance(x, tuple) or x is None or t[0] in ("sequence",
+             "optional") else _type_name(x) for x in t[1:]]
+    return f"{t[0]}({', '.join(parts) or '?'})"
+
+
+def element_type_problems(path: str, field: str, types: Sequence[NestedType]) -> list[Problem]:
+    """The elements of one sequence share one type all the way down (ONNX gives a sequence
+    one ``elem_type``): a sequence of float sequences and int64 sequences, of optional
+    tensors and optional sequences, or of maps with int and with string keys is refused."""
+    merged: NestedType = None
+    bad: list[tuple[int, str]] = []
+    for i, t in enumerate(types):
+        try:
+            merged = _merged(merged, t)
+        except _Mismatch:
+            bad.append((i, f"{type_text(t)} differs from {type_text(merged)} of the elements "
+                           "before it; the elements of a sequence share one type all the "
+                           "way down"))
+    return _capped(path, field, bad, len(bad))
+
+
 def optional_problems(path: str, elem_type: int | None,
                       set_fields: Collection[str]) -> list[Problem]:
     """An OptionalProto's elem_type (None when absent) against the value fields set."""
@@ -920,6 +1047,7 @@ def _sparse_problems(path: str, s: SparseTensorProto, base_dir: PathLike | None)
     indices_dims = list(s.indices.dims) if has_indices else None
     shape = sparse_tensor_problems(path, dims, values_dims, indices_dims,
                                    s.indices.data_type if has_indices else None)
+    shape += numpy_shape_problems(path, dims, 1)  # as sparse_parts needs; densify is capped
     out += shape
     if shape or not has_indices or indices_dims is None:
         return out
@@ -951,6 +1079,10 @@ def _sequence_problems(path: str, s: SequenceProto, base_dir: PathLike | None, *
     out += same_type_problems(path, "sparse_tensor_values",
                               [x.values.data_type for x in s.sparse_tensor_values
                                if _has(x, "values")])
+    for field in ("sequence_values", "map_values", "optional_values"):
+        if len(getattr(s, field)) > 1:
+            out += element_type_problems(path, field,
+                                         [nested_type(x) for x in getattr(s, field)])
     return out
 
 
@@ -1020,6 +1152,7 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
     return out
 
 
+@no_memory_error("message")
 def problems(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
@@ -1081,6 +1214,7 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 }
 
 
+@no_memory_error("message")
 def validate(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = DEFAULT_MAX_DEPTH) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.

@@ -388,14 +388,20 @@ def test_key_types_and_ranges() -> None:
 
 def test_nested_values_and_empties_of_every_kind() -> None:
     parts, dense = _sparse()
-    empty_seq = from_numpy([], elem_type="map")
+    empty_seq = from_numpy([], elem_type="tensor")
     empty_map = from_numpy({}, key_type="int32", elem_type="sequence")
     value = [
         {np.int32(1): [np.zeros(2, np.float16)], np.int32(2): empty_seq},
-        {np.int32(3): [empty_map]},
+        {np.int32(3): [np.ones(1, np.float16)]},
     ]
     got = to_numpy(from_numpy(value, name="n"))
-    assert_same(got, [{1: [np.zeros(2, np.float16)], 2: []}, {3: [{}]}])
+    assert_same(got, [{1: [np.zeros(2, np.float16)], 2: []}, {3: [np.ones(1, np.float16)]}])
+    assert_same(to_numpy(from_numpy([{np.int32(3): [empty_map]}])), [{3: [{}]}])
+    # a map's values share one type all the way down (issue 10, P11): an empty sequence
+    # of maps beside a sequence of tensors is refused
+    mixed = {np.int32(1): [np.zeros(2, np.float16)], np.int32(2): from_numpy([], elem_type="map")}
+    with pytest.raises(ValidationError, match=r"value\.values\[1\]: sequence\(map"):
+        from_numpy(mixed)
     opt_of_opt = from_numpy(from_numpy(parts, "optional"), "optional", elem_type="optional")
     assert opt_of_opt.optional_value.elem_type == OptionalProto.SPARSE_TENSOR
     assert_same(to_numpy(opt_of_opt), dense)

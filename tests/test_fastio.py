@@ -40,6 +40,7 @@ from onnxdata import (
 )
 from onnxdata.convert import SparseParts, from_numpy, to_numpy
 from onnxdata.fast_read import decode_varints
+from onnxdata.validation import problems
 from onnxdata.wire import encode_varint, read_varint
 
 # --------------------------------------------------------------------------- helpers
@@ -185,8 +186,23 @@ def _kind(v: Any) -> str:
 
 
 def _one_kind(values: list[Any]) -> bool:
+    """The elements share one type all the way down, as a sequence's must (issue 10, P11)."""
     kinds = {_kind(v) for v in values}
-    return len(kinds - {"optional"}) <= 1 and not ("dict" in kinds and "optional" in kinds)
+    if len(kinds - {"optional"}) > 1 or ("dict" in kinds and "optional" in kinds):
+        return False
+    return len({_signature(v) for v in values if v is not None}) <= 1
+
+
+def _signature(v: Any) -> Any:
+    """A value's nested type: dtypes, key kinds and element types, all the way down."""
+    if isinstance(v, np.ndarray):
+        return ("tensor", str(v.dtype))
+    if isinstance(v, list):
+        return ("list", *sorted({repr(_signature(x)) for x in v}))
+    if isinstance(v, dict):
+        return ("dict", *sorted({type(k).__name__ for k in v}),
+                *sorted({repr(_signature(x)) for x in v.values()}))
+    return (type(v).__name__,)
 
 
 def _maps(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[Any, Any]]:
@@ -416,8 +432,9 @@ def test_a_shape_numpy_cannot_hold_is_a_validation_error(tmp_path: Path, dims: l
     t = TensorProto(dims=dims, data_type=1, raw_data=b"" if 0 in dims else b"1234")
     path = tmp_path / "t.pb"
     save(t, path)
-    with pytest.raises(ValidationError, match="ndarray's shape"):
+    with pytest.raises(ValidationError, match="numpy array"):
         read(path, "tensor")
+    assert problems(t), "validate agrees with read (issue 10, P14)"
     s = SequenceProto(elem_type=1)
     s.tensor_values.add().CopyFrom(t)
     save(s, path)
@@ -536,10 +553,11 @@ def _external(tmp_path: Path, location: str, offset: int = 0, length: int | None
 
 
 @pytest.mark.parametrize("offset", [0, 8, 40])
-def test_external_data_is_mapped(tmp_path: Path, offset: int) -> None:
+def test_external_data_is_a_read_only_copy(tmp_path: Path, offset: int) -> None:
+    """External data is read through one descriptor, closed at once (issue 10, P3b/P10)."""
     path = _external(tmp_path, "data.bin", offset)
     got = assert_same_outcome(path, "tensor")
-    assert not got.flags.writeable and _reaches_mmap(got)
+    assert not got.flags.writeable and not _reaches_mmap(got)
     assert got.tobytes() == bytes(range(64))[offset:offset + 24]
 
 

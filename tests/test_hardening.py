@@ -435,8 +435,9 @@ def test_failure_while_streaming_a_later_element_keeps_the_old_file(
         real(f, p)
 
     monkeypatch.setattr(fast_write, "_write_payload", second_fails)
-    with pytest.raises(MemoryError):
+    with pytest.raises(onnxdata.OnnxDataError, match="out of memory") as info:  # issue 10
         onnxdata.write(target, [NEW, NEW, NEW])
+    assert isinstance(info.value.__cause__, MemoryError)
     monkeypatch.undo()
     _assert_untouched(target, old)
 

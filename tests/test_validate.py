@@ -650,6 +650,9 @@ def test_multiple_problems_reported_together() -> None:
     assert [str(p) for p in info.value.problems] == [
         "optional_values: 1 element here, but elem_type SEQUENCE keeps its elements in "
         "sequence_values",
+        "sequence_values[1]: sequence(map(INT8, tensor(FLOAT))) differs from "
+        "sequence(tensor(FLOAT)) of the elements before it; the elements of a sequence share "
+        "one type all the way down",  # issue 10, P11
         "sequence_values[0].tensor_values[0].dims[1]: -3 is negative; dims must be >= 0",
         "sequence_values[1].map_values[0].keys[1]: 1000 is outside INT8's range [-128, 127]",
         "sequence_values[1].map_values[0].keys[2]: 1 appears again (first at keys[0])",
@@ -657,7 +660,7 @@ def test_multiple_problems_reported_together() -> None:
         "optional_values[0].elem_type: elem_type is missing; write UNDEFINED (0) for an "
         "absent value",
     ]
-    assert str(info.value).startswith("6 problems:\n  - optional_values: 1 element")
+    assert str(info.value).startswith("7 problems:\n  - optional_values: 1 element")
 
 
 def test_not_a_message() -> None:

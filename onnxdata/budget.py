@@ -1,0 +1,127 @@
+"""One memory budget per call for densifying sparse tensors (issue 10, P8).
+
+A sparse tensor of a few bytes can claim dims of a gigabyte, and a message
+of a hundred bytes can hold several of them. The densify limit
+(``onnxdata.set_densify_limit``, default 1 GiB) is therefore a budget for the
+whole call, shared by every sparse tensor in it:
+
+- ``to_numpy`` adds up what every sparse tensor of the message needs
+  (:func:`sparse_need`) before it densifies any, so an over-budget message is
+  refused before anything is allocated;
+- a reader that meets sparse tensors as it walks (``read``) opens a budget
+  with :func:`densify_budget`, and ``densify`` spends from it
+  (:func:`spend`), so the call as a whole stays under the limit.
+
+STRING values count 8 bytes per element (one pointer of the object array),
+whatever their claimed count. Going over raises ValidationError naming the
+path and the bytes needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from onnxdata.dtypes import DATA_TYPES
+from onnxdata.errors import Problem, ValidationError
+
+__all__ = ["densify_budget", "spend", "sparse_need"]
+
+#: What is left of the open budget (a one-item list, spent in place), or None.
+_left: ContextVar[list[int] | None] = ContextVar("onnxdata_densify_budget", default=None)
+
+_SEQUENCE_FIELDS = ("sparse_tensor_values", "sequence_values", "map_values", "optional_values")
+_OPTIONAL_FIELDS = ("sparse_tensor_value", "sequence_value", "map_value", "optional_value")
+_POINTER = 8
+
+
+@contextlib.contextmanager
+def densify_budget(limit: int) -> Iterator[None]:
+    """Share one budget of ``limit`` bytes among the densifies in the block.
+
+    A block inside another shares the outer block's budget.
+    """
+    if _left.get() is not None:
+        yield
+        return
+    token = _left.set([limit])
+    try:
+        yield
+    finally:
+        _left.reset(token)
+
+
+def spend(nbytes: int, limit: int, path: str, what: str) -> None:
+    """Take ``nbytes`` from the open budget (or check them against ``limit`` with none open)."""
+    left = _left.get()
+    available = limit if left is None else left[0]
+    if nbytes > available:
+        raise over_budget(path, what, nbytes, limit, available)
+    if left is not None:
+        left[0] -= nbytes
+
+
+def over_budget(path: str, what: str, nbytes: int, limit: int, available: int) -> ValidationError:
+    if available >= limit:
+        why = f"over the limit of {limit} bytes for one call"
+    else:
+        why = (f"but other sparse tensors of this call took {limit - available} of the "
+               f"{limit}-byte limit for one call, leaving {available}")
+    return ValidationError([Problem(path, f"densifying {what} needs {nbytes} bytes, {why} "
+                                          "(onnxdata.set_densify_limit, or "
+                                          "onnxdata.sparse_parts)")])
+
+
+def dense_nbytes(sparse: Any) -> int:
+    """The bytes densifying ``sparse`` (a SparseTensorProto) would allocate; 0 when its
+    dims or data type are not valid (validation reports those)."""
+    dims = list(sparse.dims)
+    if any(d < 0 for d in dims):
+        return 0
+    dt = DATA_TYPES.get(sparse.values.data_type) if sparse.HasField("values") else None
+    if dt is None:
+        return 0
+    itemsize = _POINTER if dt.is_string else dt.dtype.itemsize
+    return int(math.prod(dims)) * int(itemsize)
+
+
+def sparse_need(message: Any, limit: int) -> None:
+    """Raise ValidationError when the sparse tensors of ``message`` need more than ``limit``
+    bytes together, naming the first one that goes over and the total needed."""
+    kind = message.DESCRIPTOR.name
+    if kind in ("TensorProto", "SparseTensorProto"):
+        return  # one sparse tensor at most: densify checks it
+    total = 0
+    first_over = ""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        msg, path = stack.pop()
+        kind = msg.DESCRIPTOR.name
+        if kind == "SparseTensorProto":
+            total += dense_nbytes(msg)
+            if total > limit and not first_over:
+                first_over = path
+        elif kind == "SequenceProto":
+            for field in reversed(_SEQUENCE_FIELDS):
+                items = getattr(msg, field)
+                stack.extend(reversed([(x, f"{_at(path, field)}[{i}]")
+                                       for i, x in enumerate(items)]))
+        elif kind == "OptionalProto":
+            for field in reversed(_OPTIONAL_FIELDS):
+                if msg.HasField(field):
+                    stack.append((getattr(msg, field), _at(path, field)))
+        elif kind == "MapProto" and msg.HasField("values"):
+            stack.append((msg.values, _at(path, "values")))
+    if total > limit:
+        raise ValidationError([Problem(first_over, f"the sparse tensors of this value need "
+                                                   f"{total} bytes to densify together, over "
+                                                   f"the limit of {limit} bytes for one call "
+                                                   "(onnxdata.set_densify_limit, or "
+                                                   "onnxdata.sparse_parts)")])
+
+
+def _at(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name

@@ -1,0 +1,126 @@
+"""Reading a tensor's external data without races: one open, checks on the descriptor.
+
+Resolving a location and then opening it by name leaves a window in which
+another process can swap the name for a symlink to a file outside the base
+folder, or for a FIFO that blocks the read forever. :func:`read_external`
+closes that window: it opens the file once (``O_NOFOLLOW | O_NONBLOCK``),
+and every later check and the read itself go through that descriptor:
+
+- ``fstat`` on the descriptor: regular files only, and ``offset + length``
+  within its size, before anything is allocated;
+- the file's real location, from the descriptor (``/proc/self/fd``, or where
+  there is no such folder, device and inode compared with the resolved
+  name's), must lie inside the base folder;
+- the bytes are read with ``pread`` into one buffer and the descriptor is
+  closed before returning, so no descriptor is held per tensor and a file
+  truncated later cannot fault a mapping (the data is a copy).
+
+Symlinks that stay inside the base folder still work: the name is resolved
+first, and the resolved name is what is opened with ``O_NOFOLLOW``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Union
+
+from onnxdata.errors import OnnxDataError, Problem, ValidationError
+
+__all__ = ["read_external"]
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+#: Bytes per pread call: Linux moves at most about 2 GiB per call anyway.
+_CHUNK = 1 << 30
+
+
+def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
+                  where: str) -> memoryview:
+    """``length`` bytes at ``offset`` of ``location`` inside ``base_dir``, read-only.
+
+    ``where`` is the path of the tensor's ``external_data`` for errors. A file
+    outside ``base_dir``, one that is not a regular file, or one too short
+    raises ValidationError; a file that cannot be opened or read raises
+    OnnxDataError naming the location.
+    """
+    base = os.path.realpath(os.fspath(base_dir))
+    resolved = os.path.realpath(os.path.join(base, location))
+    if os.path.isabs(location) or not _inside(resolved, base):
+        raise _refuse(where, f"location {location!r} resolves to {resolved}, outside "
+                             f"base_dir {base}")
+    try:
+        fd = os.open(resolved, _FLAGS)
+    except OSError as exc:
+        raise _unreadable(where, location, exc) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(where, f"location {location!r} is not a regular file")
+        real = _real_location(fd, resolved, st)
+        if real is None or not _inside(real, base):
+            raise _refuse(where, f"location {location!r} was opened at "
+                                 f"{real or 'an unknown place'}, outside base_dir {base}")
+        if offset + length > st.st_size:
+            raise _refuse(where, f"file {location!r} has {st.st_size} bytes but offset {offset}"
+                                 f" + {length} bytes runs past its end")
+        return _pread_all(fd, offset, length, where, location)
+    except OSError as exc:
+        raise _unreadable(where, location, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def _inside(path: str, base: str) -> bool:
+    try:
+        return os.path.commonpath([base, path]) == base
+    except ValueError:  # different drives
+        return False
+
+
+def _real_location(fd: int, resolved: str, st: os.stat_result) -> str | None:
+    """Where the open file really is: from /proc, else ``resolved`` if it is still that file."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+    try:
+        now = os.stat(resolved, follow_symlinks=False)
+    except OSError:
+        return None
+    return resolved if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) else None
+
+
+def _pread_all(fd: int, offset: int, length: int, where: str, location: str) -> memoryview:
+    buf = bytearray(length)
+    view = memoryview(buf)
+    done = 0
+    while done < length:
+        part = view[done:done + _CHUNK]
+        n = (os.preadv(fd, [part], offset + done) if hasattr(os, "preadv")
+             else _pread_into(fd, part, offset + done))
+        if n == 0:
+            raise _refuse(where, f"file {location!r} ended after {offset + done} bytes while "
+                                 "it was being read (truncated by another process?)")
+        done += n
+    return view.toreadonly()
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+    data = os.pread(fd, len(view), offset)
+    view[:len(data)] = data
+    return len(data)
+
+
+def _refuse(where: str, message: str) -> ValidationError:
+    return ValidationError([Problem(where, message)])
+
+
+def _unreadable(where: str, location: str, exc: OSError) -> OnnxDataError:
+    why = exc.strerror or str(exc)
+    if exc.errno == errno.ELOOP:
+        why = "it was replaced by a symlink while being opened"
+    return OnnxDataError(f"{where}: cannot read external data {location!r}: {why}")

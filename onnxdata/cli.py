@@ -28,7 +28,7 @@ from rich.text import Text
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
 from onnxdata.fit import MESSAGE_NAMES
-from onnxdata.messages import KIND_NAMES
+from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_types import IO
 
 __all__ = ["main"]
@@ -208,7 +208,7 @@ def _show(name: str, kind: str | None) -> int:
         if kind is None:
             data = open_buffer(name)
             kind = choose_kind(name, data)
-        value = to_numpy(load(name, kind), base_dir=Path(name).parent)
+        value = to_numpy(load(name, kind_name(kind)), base_dir=Path(name).parent)
     except ValidationError as exc:
         out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
         for p in exc.problems:

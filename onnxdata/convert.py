@@ -81,6 +81,7 @@ from onnxdata.dtypes import (
 )
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.messages import (
+    Kind,
     MapProto,
     Message,
     OptionalProto,
@@ -707,29 +708,29 @@ _READERS: dict[str, Callable[[Any, str, StrPath | None, int], Any]] = {
 
 # ---------------------------------------------------------------- from_numpy
 
-KindArg: TypeAlias = (
-    'Literal["tensor", "sparse_tensor", "sequence", "map", "optional"] | type[Message] | None')
+KindArg: TypeAlias = "Kind | None"
 
 
 @overload
-def from_numpy(value: object, kind: Literal["sequence"] | type[SequenceProto], *,
+def from_numpy(value: object, kind: Literal["sequence", "SequenceProto"] | type[SequenceProto], *,
                name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> SequenceProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["optional"] | type[OptionalProto], *,
+def from_numpy(value: object, kind: Literal["optional", "OptionalProto"] | type[OptionalProto], *,
                name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["map"] | type[MapProto], *, name: str = "",
+def from_numpy(value: object, kind: Literal["map", "MapProto"] | type[MapProto], *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> MapProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["tensor"] | type[TensorProto], *, name: str = "",
-               elem_type: ElemType | None = None,
+def from_numpy(value: object, kind: Literal["tensor", "TensorProto"] | type[TensorProto], *,
+               name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> TensorProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["sparse_tensor"] | type[SparseTensorProto], *,
-               name: str = "", elem_type: ElemType | None = None,
+def from_numpy(value: object,
+               kind: Literal["sparse_tensor", "SparseTensorProto"] | type[SparseTensorProto],
+               *, name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> SparseTensorProto: ...
 @overload
 def from_numpy(value: np.ndarray[Any, Any] | np.generic, kind: None = None, *, name: str = "",
@@ -752,10 +753,10 @@ def from_numpy(value: None, kind: None = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
-def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
+def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message: ...
-def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
+def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message:
     """Build a message from a numpy value.
@@ -765,9 +766,10 @@ def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
     or tuple, a dict, None, or an already built message (ours or onnx's, copied
     in: the way to nest a typed empty value inside another).
 
-    ``kind`` ("tensor", "sparse_tensor", "sequence", "map", "optional" or the
-    class) defaults to the value's own: ndarray -> tensor, SparseParts ->
-    sparse_tensor, list -> sequence, dict -> map, None -> optional.
+    ``kind`` ("tensor", "sparse_tensor", "sequence", "map", "optional", the
+    message name such as "SequenceProto", or the class) defaults to the value's
+    own: ndarray -> tensor, SparseParts -> sparse_tensor, list -> sequence,
+    dict -> map, None -> optional.
     ``kind="optional"`` wraps any value in an OptionalProto.
 
     ``elem_type`` ("tensor", ..., or the SequenceProto code) is the element kind

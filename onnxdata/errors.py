@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["DecodeError", "OnnxDataError", "Problem", "ValidationError"]
+__all__ = ["DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError"]
 
 
 class OnnxDataError(Exception):
@@ -51,3 +51,11 @@ class ValidationError(OnnxDataError, ValueError):
         n = len(self.problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{head}{n} problem{'s' if n != 1 else ''}:\n{lines}")
+
+
+class UnknownFieldsWarning(UserWarning):
+    """``load`` parsed the bytes as the kind asked only by keeping fields aside as unknown.
+
+    Usually the file holds another message (a tensor read as a sequence gives
+    ``elem_type`` 1 and little else); ``onnxdata explore FILE`` shows what it can be.
+    """

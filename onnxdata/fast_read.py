@@ -34,6 +34,7 @@ import contextlib
 import mmap
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,7 @@ import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
-from onnxdata.errors import DecodeError, Problem, ValidationError
+from onnxdata.errors import DecodeError, Problem, UnknownFieldsWarning, ValidationError
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.validation import (
@@ -735,7 +736,7 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 
 # --------------------------------------------------------------------------- read
 
-def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
+def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
          base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
 
@@ -787,7 +788,9 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
         try:
             from onnxdata.validation import problems as validate_problems
 
-            theirs = validate_problems(load(name, kind), base_dir=folder)
+            with warnings.catch_warnings():  # the problems say it; no second word
+                warnings.simplefilter("ignore", UnknownFieldsWarning)
+                theirs = validate_problems(load(name, kind), base_dir=folder)
         except (ImportError, DecodeError):
             theirs = []
         if theirs:
@@ -796,6 +799,6 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
 
 
 def _choose_kind(name: str, source: _Source) -> KindName:
-    from onnxdata.explorer import choose_kind
+    from onnxdata.files import chosen_kind
 
-    return choose_kind(name, source.buf)
+    return chosen_kind(name, source.buf)

@@ -1,6 +1,6 @@
 """Streaming writing: ``write`` sends the wire format straight from array buffers to the file.
 
-``write(path, value, kind)`` writes the bytes ``save(from_numpy(value, kind),
+``write(value, path, kind)`` writes the bytes ``save(from_numpy(value, kind),
 path)`` writes, without building the message and without the whole file in
 memory, so values over 2 GiB (which protobuf refuses to serialize) write too.
 
@@ -181,10 +181,13 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
         f.write(le_bytes(np.ascontiguousarray(arr[i:i + rows]), dt))
 
 
-def write(path: str | os.PathLike[str], value: Any, kind: Kind | str | None = None, *,
+def write(value: Any, path: str | os.PathLike[str], kind: Kind | None = None, *,
           name: str = "", elem_type: int | str | None = None,
           key_type: Any = None) -> None:
     """Write ``value`` to ``path`` as ``save(from_numpy(value, kind, ...), path)`` would.
+
+    The value comes first and the path second, as in ``save``, ``onnx.save``
+    and ``torch.save``.
 
     The bytes are the same, byte for byte, but large arrays go from their own
     buffers to the file with no message and no whole-file ``bytes`` in

@@ -21,7 +21,7 @@ EXPECTED = {
     "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
     "readings",
     # errors
-    "DecodeError", "OnnxDataError", "Problem", "ValidationError",
+    "DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError",
 }
 
 

@@ -23,7 +23,7 @@ test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
 	$(MAKE) check-gen lint fuzz-regress fuzz-ci test-old test-onnx-versions test-new
 
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok
-	ONNXDATA_REQUIRE_GEN=1 $(PY) -m pytest -q
+	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q
 
 # The same suite on the oldest protobuf runtime we support; onnx tests skip there.
 test-old: $(VENV_OLD)/.ok

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from onnxdata import __version__
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
 from onnxdata.fit import MESSAGE_NAMES
@@ -53,6 +54,7 @@ def _kind(value: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"onnxdata {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("explore", help="which messages a file's bytes can be, byte by byte")
     ex.add_argument("file")

@@ -1,4 +1,5 @@
-"""The wheel: only our top-level name, the generated modules and stubs inside, and it imports."""
+"""The wheel: only our top-level name, the generated modules and stubs inside, and it imports;
+installed alone in a clean venv, it types user code and runs the CLI."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+CLEAN_VENV = os.environ.get("ONNXDATA_INSTALL_TESTS") == "1"
+CLEAN_VENV_SKIP = ("builds a clean venv from the wheel (about a minute): "
+                   "make test runs it (ONNXDATA_INSTALL_TESTS=1)")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,7 @@ def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> 
     requires = [line.split(":", 1)[1].strip() for line in text.splitlines()
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in requires) == sorted(
-        ["protobuf", "numpy", "ml_dtypes", "rich"]
+        ["protobuf", "numpy", "ml_dtypes", "rich", "types-protobuf"]
     )
     entry = next(n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt"))
     assert "onnxdata = onnxdata.cli:main" in zf.read(entry).decode()
@@ -73,3 +77,47 @@ def test_python_dash_m_runs_the_cli() -> None:
     out = subprocess.run([sys.executable, "-m", "onnxdata", "--help"], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0 and "usage: onnxdata" in out.stdout
+
+
+def _pin(name: str) -> str:
+    """The version tools/requirements-dev.txt pins for ``name`` (the same mypy as lint)."""
+    for line in (ROOT / "tools" / "requirements-dev.txt").read_text().splitlines():
+        if line.startswith(f"{name}=="):
+            return line.strip()
+    raise AssertionError(f"{name} is not pinned in tools/requirements-dev.txt")
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding the wheel, what it depends on, and mypy: nothing else."""
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    venv = tmp_path_factory.mktemp("clean") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                             str(wheel), _pin("mypy")],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return venv
+
+
+def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path) -> None:
+    from test_typing import REVEAL_EXPECTED, reveal
+
+    python = clean_venv / "bin" / "python"
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"],
+                            capture_output=True, text=True, check=True).stdout.lower()
+    assert "onnx==" not in listed  # nothing from the development venv leaks in
+    # Run from an empty folder, so the checkout's onnxdata/ is not what mypy reads.
+    assert reveal(python, tmp_path, tmp_path / "mypy.ini") == REVEAL_EXPECTED.read_text()
+
+
+def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
+    exe = clean_venv / "bin" / "onnxdata"
+    sample = ROOT / "tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb"
+    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("onnxdata ")
+    out = subprocess.run([str(exe), "validate", str(sample)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith(f"{sample}: valid TensorProto"), out

@@ -2,7 +2,7 @@
 
   onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND] [--json]
   onnxdata validate FILE... [--kind KIND]
-  onnxdata show FILE [--kind KIND]
+  onnxdata show FILE [--kind KIND] [--limit N]
 
 Output is for people: rich tables with aligned columns, colour on a terminal,
 plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
@@ -12,12 +12,15 @@ any is invalid and 2 when any cannot be read.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import itertools
 import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import IO as TextFile
+from typing import Any, TextIO, cast
 
 import numpy as np
 from rich import box
@@ -27,7 +30,7 @@ from rich.text import Text
 
 from onnxdata import __version__
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
-from onnxdata.explorer import Exploration, choose_kind, explore, kind_of_message, open_buffer
+from onnxdata.explorer import Exploration, explore, kind_of_message, open_buffer
 from onnxdata.fit import MESSAGE_NAMES
 from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_types import IO
@@ -37,11 +40,60 @@ __all__ = ["main"]
 _KIND_CHOICES = (*KIND_NAMES, *MESSAGE_NAMES)
 
 
+class _Stream(io.TextIOBase):
+    """stdout or stderr for rich: quiet once the reader has gone (``| head -1``), and,
+    when not a terminal, each line without the padding rich adds to fill a table cell.
+
+    A closed pipe points the file descriptor at /dev/null, so the command runs on and
+    exits with its own status, and Python's final flush raises nothing.
+    """
+
+    def __init__(self, stderr: bool) -> None:
+        super().__init__()
+        self.stderr = stderr
+        self.tty = self._target().isatty()
+
+    def _target(self) -> TextIO:
+        return sys.stderr if self.stderr else sys.stdout
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not self.tty:
+            text = "\n".join(line.rstrip() for line in text.split("\n"))
+        target = self._target()
+        try:
+            target.write(text)
+            target.flush()
+        except BrokenPipeError:
+            _silence(target)
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self._target().flush()
+
+
+def _silence(target: TextIO) -> None:
+    """Send the rest of a closed pipe's output to /dev/null."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, target.fileno())
+        os.close(devnull)
+
+
 def _console(stderr: bool = False) -> Console:
-    probe = Console(stderr=stderr)
-    if probe.is_terminal:
-        return Console(stderr=stderr, highlight=False)
-    return Console(stderr=stderr, highlight=False, width=max(probe.width, 120))
+    """Rich output: colour and the terminal's width on a terminal; piped, plain text with
+    one record per line (no wrapping, no padding), so grep and wc -l count records."""
+    stream = _Stream(stderr)
+    if stream.tty:
+        return Console(file=cast("TextFile[str]", stream), highlight=False)
+    return Console(file=cast("TextFile[str]", stream), highlight=False, width=1 << 20,
+                   no_color=True, color_system=None, soft_wrap=True)
 
 
 def _kind(value: str) -> str:
@@ -49,6 +101,16 @@ def _kind(value: str) -> str:
         return kind_of_message(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _limit(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"--limit needs a whole number >= 0, not {value!r}")
+    return n
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,10 +137,21 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("file")
     sh.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
+    sh.add_argument("--limit", type=_limit, default=20, metavar="N",
+                    help="show at most N items of each list or dict (default 20)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status is the return value (also on a closed pipe)."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:  # a write outside the consoles (argparse's help, say)
+        _silence(sys.stdout)
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "explore":
@@ -89,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _explore(args)
     if args.command == "validate":
         return _validate(args.files, args.kind)
-    return _show(args.file, args.kind)
+    return _show(args.file, args.kind, args.limit)
 
 
 def _fail(message: str) -> int:
@@ -108,10 +181,14 @@ def _explore(args: argparse.Namespace) -> int:
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _fail(str(exc))
     if args.json:
-        print(json.dumps(result.as_json(), indent=2))
+        _Stream(stderr=False).write(json.dumps(result.as_json(), indent=2) + "\n")
         return 0
     _print_exploration(_console(), result)
     return 0
+
+
+_LEGEND = ("← the reading used (the model's declared type, else the only valid one) · "
+           "fits: the bytes parse as that message · valid: the value also keeps every rule")
 
 
 def _print_exploration(out: Console, result: Exploration) -> None:
@@ -127,12 +204,15 @@ def _print_exploration(out: Console, result: Exploration) -> None:
         valid = (Text("yes", "green") if r.valid else
                  Text(f"no ({len(r.problems)})", "yellow") if r.well_formed else Text("-"))
         what = r.summary
-        if r.well_formed and not r.valid:
+        noise = not mark and not r.valid  # a reading that fits only by chance, or not at all
+        if r.well_formed and not r.valid and (result.chosen is None or not noise):
             what += "\n" + "\n".join(f"  {p}" for p in r.problems[:3])
             if len(r.problems) > 3:
                 what += f"\n  … {len(r.problems) - 3} more"
-        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what))
+        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what),
+                      style="dim" if noise else None)
     out.print(table)
+    out.print(Text(_LEGEND, "dim"))
     if result.declared is not None:
         out.print(f"declared: {result.declared}  (model {result.model}, {result.io} "
                   f"{result.index})", markup=False)
@@ -201,18 +281,20 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
 
 # --- show ----------------------------------------------------------------------------------
 
-def _show(name: str, kind: str | None) -> int:
-    from onnxdata.convert import to_numpy
-    from onnxdata.files import load
+def _show(name: str, kind: str | None, limit: int) -> int:
+    from onnxdata.fast_read import read
+    from onnxdata.files import chosen_kind
 
     out = _console()
     try:
         if kind is None:
-            data = open_buffer(name)
-            kind = choose_kind(name, data)
-        value = to_numpy(load(name, kind_name(kind)), base_dir=Path(name).parent)
+            kind = chosen_kind(name, open_buffer(name))
+        # read maps the file and makes views of its bytes: no tensor data is copied or
+        # decoded, so a huge value costs little beyond the elements shown.
+        value = read(name, kind_name(kind))
     except ValidationError as exc:
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
+        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+                                f" as {kind}:" if kind else ":"))
         for p in exc.problems:
             out.print(f"  - {p}", markup=False)
         return 1
@@ -220,7 +302,7 @@ def _show(name: str, kind: str | None) -> int:
         return _fail(str(exc))
     out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
     with np.printoptions(threshold=64, edgeitems=3):
-        _print_value(out, value, "")
+        _print_value(out, value, "", limit)
     return 0
 
 
@@ -236,19 +318,26 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _print_value(out: Console, value: Any, indent: str) -> None:
+def _print_value(out: Console, value: Any, indent: str, limit: int) -> None:
+    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
     out.print(Text(indent + _describe(value), "bold"))
     if isinstance(value, np.ndarray):
         for line in repr(value).splitlines():
             out.print(indent + "  " + line, markup=False, highlight=False)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out.print(f"{indent}[{i}]", markup=False)
-            _print_value(out, v, indent + "  ")
+        return
+    items: list[tuple[str, Any]]
+    if isinstance(value, list):
+        items = [(f"[{i}]", value[i]) for i in range(min(limit, len(value)))]
     elif isinstance(value, dict):
-        for k, v in value.items():
-            out.print(f"{indent}{k!r}:", markup=False)
-            _print_value(out, v, indent + "  ")
+        items = [(f"{k!r}:", v) for k, v in itertools.islice(value.items(), limit)]
+    else:
+        return
+    for label, v in items:
+        out.print(f"{indent}{label}", markup=False)
+        _print_value(out, v, indent + "  ", limit)
+    if len(value) > len(items):
+        out.print(f"{indent}… {len(value) - len(items)} more (--limit N shows more)",
+                  markup=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -173,7 +173,10 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
         except OSError:
             anonymous = False
     if not anonymous:
-        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:  # name the user's file, not our temporary one
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     linked = not anonymous
     try:
         with os.fdopen(fd, "wb", closefd=False) as f:

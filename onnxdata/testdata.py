@@ -9,6 +9,7 @@ declared type (element types and shapes included), and converts it with
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -75,6 +76,8 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     declared message raise DecodeError.
     """
     folder = Path(folder)
+    if not folder.is_dir():  # say so before looking for a model.onnx beside it
+        raise FileNotFoundError(errno.ENOENT, "no test data set folder", os.fspath(folder))
     m = load_model(model if model is not None else folder.parent / "model.onnx")
     inputs, outputs = test_data_files(folder)
     return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],

@@ -121,3 +121,4 @@ def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
     out = subprocess.run([str(exe), "validate", str(sample)], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith(f"{sample}: valid TensorProto"), out
+    assert len(out.stdout.splitlines()) == 1  # piped: one record per line

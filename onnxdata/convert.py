@@ -90,6 +90,7 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
+from onnxdata.strings import Strings, convert_strings
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
@@ -204,20 +205,28 @@ def _validate(message: object, base_dir: StrPath | None) -> None:
 # ---------------------------------------------------------------- to_numpy
 
 @overload
-def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None) -> Array: ...
+def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
 @overload
-def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None) -> Array: ...
+def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
 @overload
-def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None) -> list[Any]: ...
+def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> list[Any]: ...
 @overload
-def to_numpy(message: MapProto, *, base_dir: StrPath | None = None) -> dict[Any, Any]: ...
+def to_numpy(message: MapProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> dict[Any, Any]: ...
 @overload
-def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any: ...
-def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Any: ...
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Any:
     """The numpy value of a message (see the module docstring for the mapping).
 
     ``base_dir`` is the folder external tensor data is read from. Any fault
     raises ``ValidationError`` with every problem ``validate`` finds.
+    ``strings="str"`` gives STRING elements and string map keys as ``str``
+    (UTF-8; what ONNX Runtime takes) instead of ``bytes``.
 
     One pass checks and reads: each message is checked with the very rules
     ``validate`` applies (``validation.node_problems``, or ``quick_tensor``
@@ -228,10 +237,11 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     """
     kind = _message_kind(message)
     try:
-        return _READERS[kind](message, "", base_dir, 0)
+        value = _READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems
         raise
+    return convert_strings(value, strings)
 
 
 def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseParts:

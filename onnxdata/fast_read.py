@@ -48,6 +48,7 @@ from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, UnknownFieldsWarning, ValidationError
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
+from onnxdata.strings import Strings, convert_strings
 from onnxdata.validation import (
     ELEM_FIELDS,
     OPTIONAL_FIELDS,
@@ -737,7 +738,8 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 # --------------------------------------------------------------------------- read
 
 def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
-         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
+         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
+         strings: Strings = "bytes") -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
 
     The file is memory-mapped; tensor data comes back as read-only views of
@@ -749,7 +751,8 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
     External data is looked up in ``base_dir``, by default the file's folder,
     and must stay inside it. Messages nest at most ``max_depth`` deep (100, as
     protobuf's parser allows). Bad bytes raise ``DecodeError``, bad values
-    ``ValidationError`` with every problem found.
+    ``ValidationError`` with every problem found. ``strings="str"`` gives
+    STRING values as ``str`` (UTF-8) instead of ``bytes``, as ``to_numpy``.
     """
     name = os.fspath(path)
     folder = Path(base_dir) if base_dir is not None else Path(name).parent
@@ -769,7 +772,7 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
     source.check()
     if walker.problems:
         raise _validation_error(name, chosen, folder, end, walker.problems)
-    return value
+    return convert_strings(value, strings, name)
 
 
 _MESSAGE_NAMES: Final = {

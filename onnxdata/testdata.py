@@ -21,6 +21,7 @@ from onnxdata.fit import fit
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.messages import MESSAGE_CLASSES
 from onnxdata.model_types import IO, io_type, load_model, type_problems
+from onnxdata.strings import Strings, convert_strings
 
 __all__ = ["load_test_data_set", "test_data_files"]
 
@@ -48,7 +49,7 @@ def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Pa
 test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def _read(path: Path, model: ModelProto, io: IO, index: int) -> Any:
+def _read(path: Path, model: ModelProto, io: IO, index: int, strings: Strings) -> Any:
     from onnxdata.convert import to_numpy
 
     declared = io_type(model, io, index)
@@ -61,24 +62,26 @@ def _read(path: Path, model: ModelProto, io: IO, index: int) -> Any:
     mismatch = type_problems(walked.root, declared)
     if mismatch:
         raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
-    return to_numpy(load(data, declared.kind), base_dir=path.parent)
+    return convert_strings(to_numpy(load(data, declared.kind), base_dir=path.parent), strings,
+                           os.fspath(path))
 
 
 def load_test_data_set(folder: str | os.PathLike[str], *,
-                       model: str | os.PathLike[str] | None = None
-                       ) -> tuple[list[Any], list[Any]]:
+                       model: str | os.PathLike[str] | None = None,
+                       strings: Strings = "bytes") -> tuple[list[Any], list[Any]]:
     """``(inputs, outputs)`` of a test data set as numpy values, each read as its declared type.
 
     ``model`` defaults to ``model.onnx`` in the folder's parent. Tensors give
     ndarrays, sparse tensors dense ndarrays, sequences lists, maps dicts and
     optionals None or their value. A value whose kind, element type or shape
     disagrees with the model raises ValidationError; bytes that are not the
-    declared message raise DecodeError.
+    declared message raise DecodeError. ``strings="str"`` gives STRING values
+    as ``str`` (UTF-8), which ONNX Runtime needs: it reads bytes as ``"b'...'"``.
     """
     folder = Path(folder)
     if not folder.is_dir():  # say so before looking for a model.onnx beside it
         raise FileNotFoundError(errno.ENOENT, "no test data set folder", os.fspath(folder))
     m = load_model(model if model is not None else folder.parent / "model.onnx")
     inputs, outputs = test_data_files(folder)
-    return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
-            [_read(p, m, "output", i) for i, p in enumerate(outputs)])
+    return ([_read(p, m, "input", i, strings) for i, p in enumerate(inputs)],
+            [_read(p, m, "output", i, strings) for i, p in enumerate(outputs)])

@@ -90,6 +90,7 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
+from onnxdata.model_types import DeclaredType
 from onnxdata.strings import Strings, convert_strings
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
@@ -722,6 +723,9 @@ KindArg: TypeAlias = "Kind | None"
 
 
 @overload
+def from_numpy(value: object, kind: None = None, *, declared: str | DeclaredType,
+               name: str = "") -> Message: ...
+@overload
 def from_numpy(value: object, kind: Literal["sequence", "SequenceProto"] | type[SequenceProto], *,
                name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> SequenceProto: ...
@@ -768,7 +772,8 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                key_type: KeyType | None = None) -> Message: ...
 def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                elem_type: ElemType | None = None,
-               key_type: KeyType | None = None) -> Message:
+               key_type: KeyType | None = None,
+               declared: str | DeclaredType | None = None) -> Message:
     """Build a message from a numpy value.
 
     ``value`` is an ndarray or numpy scalar (any dtype ONNX has, ml_dtypes ones
@@ -794,8 +799,21 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
     it, keys that are all numpy integers of one dtype take that type, all
     Python ints take INT64, all bytes/str take STRING.
 
+    ``declared`` is an ONNX type as a model declares it, such as
+    ``"seq(map(string, tensor(float)))"`` (ZipMap's output): plain Python
+    numbers, lists and dicts are then built as that type (``declared.py``).
+    For ``kind="tensor"``, ``elem_type`` may name the data type ("float",
+    TensorProto.FLOAT) to build a tensor from Python numbers.
+
     The bytes of the result follow the contract in the module docstring.
     """
+    if declared is not None or (kind is not None and elem_type is not None
+                                and kind_name(kind) == "tensor"):
+        from onnxdata.declared import prepare, tensor_code
+
+        if declared is None:
+            declared = DeclaredType("tensor", tensor_code(elem_type, "elem_type"))
+        value, kind, elem_type, key_type = prepare(value, declared)
     k = _infer_kind(value, "") if kind is None else kind_name(kind)
     message = _CLASSES[k]()
     _FILLERS[k](message, value, "", name, elem_type, key_type)

@@ -6,6 +6,7 @@ VENV_PLUGIN := .venv-plugin
 VENV_OLD := .venv-old
 PY := $(VENV)/bin/python
 PLUGIN := $(VENV_PLUGIN)/bin/protoc-gen-mypy
+TYPING_TREE := build/typing/onnxdata/generated
 EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
 
 # Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
@@ -41,7 +42,7 @@ test-onnx-versions: $(foreach v,$(ONNX_VERSIONS),.venv-onnx-$(v)/.ok)
 	.venv-onnx-$*/bin/pip install -q "onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest -e .
 	touch $@
 
-lint: $(VENV)/.ok
+lint: $(VENV)/.ok $(TYPING_TREE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy onnxdata tests/typing/user_code.py
 
@@ -68,10 +69,16 @@ fuzz-ci: $(VENV)/.ok
 fuzz-regress: $(VENV)/.ok
 	$(PY) tests/fuzz/run.py --regress
 
-$(VENV)/.ok: pyproject.toml tools/requirements-dev.txt
+$(VENV)/.ok: pyproject.toml tools/requirements-dev.txt | $(TYPING_TREE)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r tools/requirements-dev.txt -e .
 	touch $@
+
+# generated/ ships as onnxdata.generated (pyproject's package-dir). Python finds it
+# through the editable install; mypy reads this link instead (pyproject's mypy_path).
+$(TYPING_TREE):
+	mkdir -p $(dir $@)
+	ln -sfn ../../../generated $@
 
 $(VENV_OLD)/.ok: pyproject.toml tools/requirements-old.txt
 	$(PYTHON) -m venv $(VENV_OLD)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -122,3 +123,36 @@ def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
                          cwd=tmp_path, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith(f"{sample}: valid TensorProto"), out
     assert len(out.stdout.splitlines()) == 1  # piped: one record per line
+
+
+def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
+    """core.symlinks=false (Windows' default) checks symlinks out as files; nothing we
+    build from may be one (generated/ is mapped by package-dir)."""
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone)],
+                   check=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                             str(tmp_path / "out"), str(clone)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (built,) = (tmp_path / "out").glob("onnxdata-*.whl")
+    assert "onnxdata/generated/onnx_data_pb2.pyi" in zipfile.ZipFile(built).namelist()
+
+
+def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None:
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    pytest.importorskip("build", reason="the build package is a development tool")
+    # From tmp_path: in ROOT, the build/ folder would shadow the build package.
+    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"),
+                             str(ROOT)], capture_output=True, text=True, timeout=900,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (sdist,) = (tmp_path / "dist").glob("onnxdata-*.tar.gz")  # and the wheel built from it
+    assert len(list((tmp_path / "dist").glob("onnxdata-*.whl"))) == 1
+    with tarfile.open(sdist) as tf:
+        names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
+    assert "LICENSE" in names and "generated/onnx_data_pb2.pyi" in names
+    assert not [n for n in names if n.startswith("tests/")]

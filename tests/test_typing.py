@@ -42,12 +42,13 @@ def test_a_wrong_field_type_fails_mypy(tmp_path: Path) -> None:
     assert 'Incompatible types in assignment (expression has type "str"' in result.stdout
 
 
-def reveal(python: Path | str, cwd: Path, config: Path) -> str:
+def reveal(python: Path | str, cwd: Path, config: Path, mypy_path: Path | None = None) -> str:
     """mypy --strict's revealed types and errors for tests/typing/reveal.py, as checked in.
 
-    ``config`` is an empty mypy config, so the user's defaults apply, not ours.
+    ``config`` is an empty mypy config, so the user's defaults apply, not ours;
+    ``mypy_path`` is where a checkout's mypy finds onnxdata.generated.
     """
-    config.write_text("[mypy]\n")
+    config.write_text("[mypy]\n" + (f"mypy_path = {mypy_path}\n" if mypy_path else ""))
     result = subprocess.run(
         [str(python), "-m", "mypy", "--strict", "--no-incremental", "--no-error-summary",
          "--hide-error-context", "--config-file", str(config), str(REVEAL)],
@@ -60,4 +61,7 @@ def reveal(python: Path | str, cwd: Path, config: Path) -> str:
 
 def test_reveal_types_in_the_development_venv(tmp_path: Path) -> None:
     pytest.importorskip("mypy", reason="mypy is a development tool of the newest-runtime run")
-    assert reveal(sys.executable, ROOT, tmp_path / "mypy.ini") == REVEAL_EXPECTED.read_text()
+    typing_tree = ROOT / "build" / "typing"
+    assert typing_tree.is_dir(), "build/typing is absent: make .venv/.ok makes it"
+    assert reveal(sys.executable, ROOT, tmp_path / "mypy.ini",
+                  typing_tree) == REVEAL_EXPECTED.read_text()

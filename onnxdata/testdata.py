@@ -81,6 +81,11 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     folder = Path(folder)
     if not folder.is_dir():  # say so before looking for a model.onnx beside it
         raise FileNotFoundError(errno.ENOENT, "no test data set folder", os.fspath(folder))
+    sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
+    if sets and not any(folder.glob("*put_*.pb")):  # a case folder, not one of its sets
+        raise DecodeError(f"this is a test case folder; pass one of its data sets "
+                          f"({', '.join(sets[:3])}{', …' if len(sets) > 3 else ''})",
+                          source=os.fspath(folder))
     m = load_model(model if model is not None else folder.parent / "model.onnx")
     inputs, outputs = test_data_files(folder)
     return ([_read(p, m, "input", i, strings) for i, p in enumerate(inputs)],

@@ -78,3 +78,19 @@ def test_a_wrong_kind_that_does_not_parse_names_the_byte_and_hints(tmp_path: Pat
     text = str(info.value)
     assert str(bad) in text and "MapProto" in text and "onnxdata explore" in text
     assert "Wire format" not in text and "Error parsing" not in text
+
+
+def test_load_test_data_set_names_a_missing_or_case_folder(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="nope"):
+        onnxdata.load_test_data_set(tmp_path / "nope")
+    with pytest.raises(onnxdata.DecodeError, match=r"test case folder.*test_data_set_0"):
+        onnxdata.load_test_data_set(FOUR_WAY.parent.parent)
+
+
+def test_save_into_a_missing_folder_names_the_users_path(tmp_path: Path) -> None:
+    target = tmp_path / "nodir" / "x.pb"
+    for call in (lambda: onnxdata.save(SequenceProto(), target),
+                 lambda: onnxdata.write([], target, elem_type="tensor")):
+        with pytest.raises(FileNotFoundError) as info:
+            call()
+        assert str(target) in str(info.value) and "onnxdata-tmp" not in str(info.value)

@@ -282,13 +282,16 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
 # --- show ----------------------------------------------------------------------------------
 
 def _show(name: str, kind: str | None, limit: int) -> int:
+    from onnxdata.explorer import choose_kind
     from onnxdata.fast_read import read
-    from onnxdata.files import chosen_kind
 
     out = _console()
     try:
         if kind is None:
-            kind = chosen_kind(name, open_buffer(name))
+            try:
+                kind = choose_kind(name, open_buffer(name))
+            except OnnxDataError as exc:
+                return _fail(f"{exc} (show --kind KIND; onnxdata explore {name} shows them)")
         # read maps the file and makes views of its bytes: no tensor data is copied or
         # decoded, so a huge value costs little beyond the elements shown.
         value = read(name, kind_name(kind))

@@ -92,3 +92,12 @@ def test_every_command_through_head_is_quiet_and_keeps_its_status(long_sequence:
         assert proc.wait(timeout=300) == status, (argv, err)
         assert first, argv
         assert "Traceback" not in err and "BrokenPipe" not in err, (argv[0], err)
+
+
+def test_show_of_ambiguous_bytes_says_pass_kind(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    lone = tmp_path / "v.pb"  # no model beside it: a sequence and an optional both fit
+    lone.write_bytes((CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb").read_bytes())
+    assert main(["show", str(lone)]) == 2
+    err = capsys.readouterr().err
+    assert str(lone) in err and "--kind" in err and f"onnxdata explore {lone}" in err

@@ -146,8 +146,9 @@ def _value(value: Any, t: DeclaredType, path: str) -> Any:
 def _key(key: Any, code: int, path: str) -> Any:
     if code == STRING:
         return key
-    try:
-        return DATA_TYPES[code].dtype.type(key)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise OnnxDataError(f"{path}: key {key!r} is not a {DATA_TYPES[code].name.lower()}: "
-                            f"{exc}") from None
+    dtype = DATA_TYPES[code].dtype
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        info = np.iinfo(dtype)  # checked here: numpy 1.x wraps np.int8(1000) silently
+        if info.min <= int(key) <= info.max:
+            return dtype.type(key)
+    raise OnnxDataError(f"{path}: key {key!r} is not a {DATA_TYPES[code].name.lower()}")

@@ -6,12 +6,33 @@ VENV_PLUGIN := .venv-plugin
 VENV_OLD := .venv-old
 PY := $(VENV)/bin/python
 PLUGIN := $(VENV_PLUGIN)/bin/protoc-gen-mypy
+TYPING_TREE := build/typing/onnxdata/generated
 EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
+# Venvs are built JOBS at a time (pip mostly waits on unpacking). Each installs our
+# dependencies from one wheel built first (so they are listed only in pyproject),
+# then onnxdata itself editable; that step writes onnxdata.egg-info in the checkout,
+# so it takes a lock.
+JOBS ?= 4
+WHEEL := build/wheel/.ok
+DEPS := build/wheel/onnxdata-*.whl
+EDITABLE = flock build/.pip-lock $(1)/bin/pip install -q --no-deps -e .
 
 # Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
 ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
+ONNX_VENVS := $(foreach v,$(ONNX_VERSIONS),.venv-onnx-$(v)/.ok)
 
-.PHONY: run browser test test-new test-old test-onnx-versions lint gen check-gen bench fuzz fuzz-ci fuzz-regress clean
+# The main suite also runs on the oldest and newest Python we support, where pyenv
+# has them (3.13 installs the newest numpy, 2.5 at the time of writing).
+PYENV_ROOT := $(shell pyenv root 2>/dev/null)
+PY310 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.10.*/bin/python3.10)))
+PY313 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.13.*/bin/python3.13)))
+PYENV_VENVS := $(if $(PY310),.venv-py3.10/.ok) $(if $(PY313),.venv-py3.13/.ok)
+
+ALL_VENVS := $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(ONNX_VENVS) \
+	$(PYENV_VENVS)
+
+.PHONY: run browser test check venvs test-new test-old test-onnx-versions test-pythons lint gen \
+	check-gen bench fuzz fuzz-ci fuzz-regress clean
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
@@ -21,13 +42,26 @@ run: $(VENV)/.ok
 	@# onnxdata run on ONNX Runtime: a sequence output, then an optional(sequence) input
 	$(PY) -m onnxdata run tests/data/onnx-node/test_sequence_insert_at_back
 	$(PY) -m onnxdata run tests/data/onnx-node/test_loop16_seq_none
+	@echo "the onnxdata command is .venv/bin/onnxdata (or: . .venv/bin/activate)"
 
-# The main suite runs last, so its summary closes the output.
-test: $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
-	$(MAKE) check-gen lint fuzz-regress fuzz-ci test-old test-onnx-versions test-new
+# The edit loop: the main suite and lint, in well under two minutes.
+check: $(VENV)/.ok
+	$(MAKE) lint
+	$(PY) -m pytest -q -x -p no:cacheprovider
+
+# Everything, from nothing: the venvs JOBS at a time, then the checks; the suites on
+# other runtimes two at a time (2 cores), and the main suite last, so its summary
+# closes the output.
+test: browser
+	$(MAKE) -j$(JOBS) venvs
+	$(MAKE) check-gen lint fuzz-regress
+	$(MAKE) -j2 --output-sync=target fuzz-ci test-old test-onnx-versions test-pythons
+	$(MAKE) test-new
+
+venvs: $(ALL_VENVS)
 
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
-	ONNXDATA_REQUIRE_GEN=1 $(PY) -m pytest -q
+	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider
 
 # The page test's browser: Debian's chromium, driven by playwright (tools/requirements-dev.txt)
 # with executable_path, so `playwright install` never downloads one. Installed only when
@@ -44,18 +78,55 @@ test-old: $(VENV_OLD)/.ok
 	$(VENV_OLD)/bin/python -m pytest -q -p no:cacheprovider
 
 # The coexistence tests against each older onnx, one venv per release.
-test-onnx-versions: $(foreach v,$(ONNX_VERSIONS),.venv-onnx-$(v)/.ok)
+test-onnx-versions: $(ONNX_VENVS)
 	@for v in $(ONNX_VERSIONS); do \
 	  echo "== onnx $$v"; \
 	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/test_coexist.py || exit 1; \
 	done
 
-.venv-onnx-%/.ok: pyproject.toml
+.venv-onnx-%/.ok: pyproject.toml $(WHEEL)
+	rm -rf .venv-onnx-$*
 	$(PYTHON) -m venv .venv-onnx-$*
-	.venv-onnx-$*/bin/pip install -q "onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest -e .
+	.venv-onnx-$*/bin/pip install -q "onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest \
+	  $(DEPS)
+	$(call EDITABLE,.venv-onnx-$*)
 	touch $@
 
-lint: $(VENV)/.ok
+# The main suite on Python 3.10 and 3.13 (newest numpy, protobuf, onnx 1.23.2).
+test-pythons: $(PYENV_VENVS)
+	@for v in 3.10 3.13; do \
+	  if [ -x .venv-py$$v/bin/python ]; then \
+	    echo "== python $$v"; \
+	    .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider || exit 1; \
+	  else \
+	    echo "== python $$v: skipped, pyenv has no python$$v (pyenv root: '$(PYENV_ROOT)')"; \
+	  fi; \
+	done
+
+.venv-py3.10/.ok: pyproject.toml tools/requirements-pythons.txt $(WHEEL)
+	rm -rf .venv-py3.10
+	$(PY310) -m venv .venv-py3.10
+	.venv-py3.10/bin/pip install -q -r tools/requirements-pythons.txt $(DEPS)
+	$(call EDITABLE,.venv-py3.10)
+	touch $@
+
+.venv-py3.13/.ok: pyproject.toml tools/requirements-pythons.txt $(WHEEL)
+	rm -rf .venv-py3.13
+	$(PY313) -m venv .venv-py3.13
+	.venv-py3.13/bin/pip install -q -r tools/requirements-pythons.txt $(DEPS)
+	$(call EDITABLE,.venv-py3.13)
+	touch $@
+
+build:
+	mkdir -p build
+
+# Our wheel, whose metadata gives every venv the dependencies pyproject lists.
+$(WHEEL): pyproject.toml | build
+	rm -rf build/wheel
+	flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps -w build/wheel .
+	touch $@
+
+lint: $(VENV)/.ok $(TYPING_TREE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy onnxdata tests/typing/user_code.py
 
@@ -69,7 +140,7 @@ bench: $(VENV)/.ok
 	$(PY) bench/run.py $(ARGS)
 
 # Fuzz every atheris harness in turn for SECONDS each (tests/fuzz/run.py; FUZZ=names
-# to pick some). fuzz-ci is the bounded CI slice: 8 harnesses x 18 s. fuzz-regress
+# to pick some). fuzz-ci is the bounded CI slice: 8 harnesses x 8 s. fuzz-regress
 # replays every input in tests/data/fuzz-regressions/ through every harness.
 SECONDS ?= 60
 FUZZ ?= all
@@ -77,19 +148,27 @@ fuzz: $(VENV)/.ok
 	$(PY) tests/fuzz/run.py --seconds $(SECONDS) $(FUZZ)
 
 fuzz-ci: $(VENV)/.ok
-	$(PY) tests/fuzz/run.py --seconds 18 all
+	$(PY) tests/fuzz/run.py --seconds 8 all
 
 fuzz-regress: $(VENV)/.ok
 	$(PY) tests/fuzz/run.py --regress
 
-$(VENV)/.ok: pyproject.toml tools/requirements-dev.txt
+$(VENV)/.ok: pyproject.toml tools/requirements-dev.txt $(WHEEL) | $(TYPING_TREE)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r tools/requirements-dev.txt -e .
+	$(VENV)/bin/pip install -q -r tools/requirements-dev.txt $(DEPS)
+	$(call EDITABLE,$(VENV))
 	touch $@
 
-$(VENV_OLD)/.ok: pyproject.toml tools/requirements-old.txt
+# generated/ ships as onnxdata.generated (pyproject's package-dir). Python finds it
+# through the editable install; mypy reads this link instead (pyproject's mypy_path).
+$(TYPING_TREE):
+	mkdir -p $(dir $@)
+	ln -sfn ../../../generated $@
+
+$(VENV_OLD)/.ok: pyproject.toml tools/requirements-old.txt $(WHEEL)
 	$(PYTHON) -m venv $(VENV_OLD)
-	$(VENV_OLD)/bin/pip install -q -r tools/requirements-old.txt -e .
+	$(VENV_OLD)/bin/pip install -q -r tools/requirements-old.txt $(DEPS)
+	$(call EDITABLE,$(VENV_OLD))
 	touch $@
 
 $(VENV_GEN)/.ok: tools/requirements-gen.txt
@@ -103,4 +182,5 @@ $(VENV_PLUGIN)/.ok: tools/requirements-plugin.txt
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) .venv-onnx-* build *.egg-info
+	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) .venv-onnx-* .venv-py3.* build \
+	  *.egg-info

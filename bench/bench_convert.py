@@ -106,7 +106,7 @@ def main() -> None:
 
     try:
         row(f"to a file: {mib} MiB seq (onnxdata.write)", best(onnx_to_file, big_repeat),
-            best(lambda: write(target, big), big_repeat), "(streaming, issue 5)")
+            best(lambda: write(big, target), big_repeat), "(streaming, issue 5)")
     finally:
         if os.path.exists(target):
             os.unlink(target)

@@ -51,7 +51,7 @@ def worker(name: str, path: str, nbytes: int, count: int) -> dict[str, float]:
         import onnxdata
 
         values = _small(count) if nbytes == 0 else _arrays(nbytes, count)
-        onnxdata.write(path, values)
+        onnxdata.write(values, path)
         return {"seconds": 0.0}
     if name in ("read_sum", "read"):
         import onnxdata
@@ -78,7 +78,7 @@ def worker(name: str, path: str, nbytes: int, count: int) -> dict[str, float]:
         import onnxdata
 
         t = time.perf_counter()
-        onnxdata.write(path, values)
+        onnxdata.write(values, path)
         return {"seconds": time.perf_counter() - t}
     if name == "onnx_write":
         from onnx import numpy_helper

@@ -14,7 +14,13 @@ from onnxdata.convert import (
     sparse_parts,
     to_numpy,
 )
-from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
+from onnxdata.errors import (
+    DecodeError,
+    OnnxDataError,
+    Problem,
+    UnknownFieldsWarning,
+    ValidationError,
+)
 from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table, explore, readings
 from onnxdata.fast_read import read
 from onnxdata.fast_write import write
@@ -78,5 +84,6 @@ __all__ = [
     "DecodeError",
     "OnnxDataError",
     "Problem",
+    "UnknownFieldsWarning",
     "ValidationError",
 ]

@@ -3,7 +3,7 @@
   onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND]
                         [--rows N|all] [--json]
   onnxdata validate FILE... [--kind KIND]
-  onnxdata show FILE [--kind KIND]
+  onnxdata show FILE [--kind KIND] [--limit N]
   onnxdata diff A B [--rtol R] [--atol A] [--json]
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
 
@@ -23,12 +23,16 @@ readable. Files of 256 MiB or more get a progress bar on a terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO as TextFile
+from typing import Any, TextIO, cast
 
 import numpy as np
 from rich import box
@@ -36,8 +40,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from onnxdata import diff, runner
-from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata import __version__, diff, runner
+from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import (
     ByteRow,
     Exploration,
@@ -50,7 +54,7 @@ from onnxdata.explorer import (
     open_buffer,
 )
 from onnxdata.fit import MESSAGE_NAMES
-from onnxdata.messages import KIND_NAMES
+from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_file import declared_for
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
@@ -60,11 +64,60 @@ __all__ = ["main"]
 _KIND_CHOICES = (*KIND_NAMES, *MESSAGE_NAMES)
 
 
+class _Stream(io.TextIOBase):
+    """stdout or stderr for rich: quiet once the reader has gone (``| head -1``), and,
+    when not a terminal, each line without the padding rich adds to fill a table cell.
+
+    A closed pipe points the file descriptor at /dev/null, so the command runs on and
+    exits with its own status, and Python's final flush raises nothing.
+    """
+
+    def __init__(self, stderr: bool) -> None:
+        super().__init__()
+        self.stderr = stderr
+        self.tty = self._target().isatty()
+
+    def _target(self) -> TextIO:
+        return sys.stderr if self.stderr else sys.stdout
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not self.tty:
+            text = "\n".join(line.rstrip() for line in text.split("\n"))
+        target = self._target()
+        try:
+            target.write(text)
+            target.flush()
+        except BrokenPipeError:
+            _silence(target)
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self._target().flush()
+
+
+def _silence(target: TextIO) -> None:
+    """Send the rest of a closed pipe's output to /dev/null."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, target.fileno())
+        os.close(devnull)
+
+
 def _console(stderr: bool = False) -> Console:
-    probe = Console(stderr=stderr)
-    if probe.is_terminal:
-        return Console(stderr=stderr, highlight=False)
-    return Console(stderr=stderr, highlight=False, width=max(probe.width, 120))
+    """Rich output: colour and the terminal's width on a terminal; piped, plain text with
+    one record per line (no wrapping, no padding), so grep and wc -l count records."""
+    stream = _Stream(stderr)
+    if stream.tty:
+        return Console(file=cast("TextFile[str]", stream), highlight=False)
+    return Console(file=cast("TextFile[str]", stream), highlight=False, width=1 << 20,
+                   no_color=True, color_system=None, soft_wrap=True)
 
 
 def _kind(value: str) -> str:
@@ -89,9 +142,20 @@ def _rows(value: str) -> int | None:
     return n
 
 
+def _limit(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"--limit needs a whole number >= 0, not {value!r}")
+    return n
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"onnxdata {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("explore", help="which messages a file's bytes can be, byte by byte")
     ex.add_argument("file")
@@ -117,12 +181,23 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("file")
     sh.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
+    sh.add_argument("--limit", type=_limit, default=20, metavar="N",
+                    help="show at most N items of each list or dict (default 20)")
     diff.add_parser(sub)
     runner.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status is the return value (also on a closed pipe)."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:  # a write outside the consoles (argparse's help, say)
+        _silence(sys.stdout)
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "explore":
@@ -137,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return diff.main(args)
     if args.command == "run":
         return runner.main(args)
-    return _show(args.file, args.kind)
+    return _show(args.file, args.kind, args.limit)
 
 
 def _fail(message: str) -> int:
@@ -163,7 +238,7 @@ def _explore(args: argparse.Namespace) -> int:
         if failed or not args.json:
             return failed
     if facts is not None:
-        print(json.dumps(facts, indent=2))
+        _Stream(stderr=False).write(json.dumps(facts, indent=2) + "\n")
         return 0
     if result.model_warning is not None:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
@@ -228,6 +303,10 @@ def _elided(n: int) -> str:
     return f"… {n:,} more field{'s' if n != 1 else ''}"
 
 
+_LEGEND = ("← the reading used (the model's declared type, else the only valid one) · "
+           "fits: the bytes parse as that message · valid: the value also keeps every rule")
+
+
 def _print_exploration(out: Console, result: Exploration,
                        limit: int | None = DEFAULT_ROWS) -> None:
     out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
@@ -242,12 +321,15 @@ def _print_exploration(out: Console, result: Exploration,
         valid = (Text("yes", "green") if r.valid else
                  Text(f"no ({len(r.problems)})", "yellow") if r.well_formed else Text("-"))
         what = r.summary
-        if r.well_formed and not r.valid:
+        noise = not mark and not r.valid  # a reading that fits only by chance, or not at all
+        if r.well_formed and not r.valid and (result.chosen is None or not noise):
             what += "\n" + "\n".join(f"  {p}" for p in r.problems[:3])
             if len(r.problems) > 3:
                 what += f"\n  … {len(r.problems) - 3} more"
-        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what))
+        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what),
+                      style="dim" if noise else None)
     out.print(table)
+    out.print(Text(_LEGEND, "dim"))
     if result.declared is not None:
         out.print(f"declared: {result.declared}  (model {result.model}, {result.io} "
                   f"{result.index})", markup=False)
@@ -340,9 +422,8 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
 
 # --- show ----------------------------------------------------------------------------------
 
-def _show(name: str, kind: str | None) -> int:
-    from onnxdata.convert import to_numpy
-    from onnxdata.files import load
+def _show(name: str, kind: str | None, limit: int) -> int:
+    from onnxdata.fast_read import read
 
     out = _console()
     try:
@@ -352,15 +433,17 @@ def _show(name: str, kind: str | None) -> int:
                 if declared.warning is not None:
                     _console(stderr=True).print(
                         Text(f"onnxdata: warning: {declared.warning}", "yellow"))
-                kind = choose_kind(name, open_buffer(name), declared=declared,
-                                   how="--kind {}", progress=_part(progress, 0, 1 / 3))
-            step = _part(progress, 1 / 3, 1 / 3)
-            message = load(name, kind)
-            if step is not None:
-                step(1.0)
-            value = to_numpy(message, base_dir=Path(name).parent)
+                try:
+                    kind = choose_kind(name, open_buffer(name), declared=declared,
+                                       how="--kind {}", progress=_part(progress, 0, 1 / 3))
+                except DecodeError as exc:
+                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)")
+            # read maps the file and makes views of its bytes: no tensor data is copied or
+            # decoded, so a huge value costs little beyond the elements shown.
+            value = read(name, kind_name(kind))
     except ValidationError as exc:
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f" as {kind}:"))
+        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+                                f" as {kind}:" if kind else ":"))
         for p in exc.problems:
             out.print(f"  - {p}", markup=False)
         return 1
@@ -368,7 +451,7 @@ def _show(name: str, kind: str | None) -> int:
         return _fail(str(exc))
     out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
     with np.printoptions(threshold=64, edgeitems=3):
-        _print_value(out, value, "")
+        _print_value(out, value, "", limit)
     return 0
 
 
@@ -392,19 +475,26 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _print_value(out: Console, value: Any, indent: str) -> None:
+def _print_value(out: Console, value: Any, indent: str, limit: int) -> None:
+    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
     out.print(Text(indent + _describe(value), "bold"))
     if isinstance(value, np.ndarray):
         for line in repr(value).splitlines():
             out.print(indent + "  " + line, markup=False, highlight=False)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out.print(f"{indent}[{i}]", markup=False)
-            _print_value(out, v, indent + "  ")
+        return
+    items: list[tuple[str, Any]]
+    if isinstance(value, list):
+        items = [(f"[{i}]", value[i]) for i in range(min(limit, len(value)))]
     elif isinstance(value, dict):
-        for k, v in value.items():
-            out.print(f"{indent}{k!r}:", markup=False)
-            _print_value(out, v, indent + "  ")
+        items = [(f"{k!r}:", v) for k, v in itertools.islice(value.items(), limit)]
+    else:
+        return
+    for label, v in items:
+        out.print(f"{indent}{label}", markup=False)
+        _print_value(out, v, indent + "  ", limit)
+    if len(value) > len(items):
+        out.print(f"{indent}… {len(value) - len(items)} more (--limit N shows more)",
+                  markup=False)
 
 
 # --- explore --html ----------------------------------------------------------------------

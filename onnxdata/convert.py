@@ -83,6 +83,7 @@ from onnxdata.dtypes import (
 from onnxdata.errors import OnnxDataError, Problem, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.messages import (
+    Kind,
     MapProto,
     Message,
     OptionalProto,
@@ -91,6 +92,8 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
+from onnxdata.model_types import DeclaredType
+from onnxdata.strings import Strings, convert_strings
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
@@ -208,21 +211,29 @@ def _validate(message: object, base_dir: StrPath | None) -> None:
 # ---------------------------------------------------------------- to_numpy
 
 @overload
-def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None) -> Array: ...
+def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
 @overload
-def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None) -> Array: ...
+def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
 @overload
-def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None) -> list[Any]: ...
+def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> list[Any]: ...
 @overload
-def to_numpy(message: MapProto, *, base_dir: StrPath | None = None) -> dict[Any, Any]: ...
+def to_numpy(message: MapProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> dict[Any, Any]: ...
 @overload
-def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any: ...
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Any: ...
 @no_memory_error("message")
-def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Any:
     """The numpy value of a message (see the module docstring for the mapping).
 
     ``base_dir`` is the folder external tensor data is read from. Any fault
     raises ``ValidationError`` with every problem ``validate`` finds.
+    ``strings="str"`` gives STRING elements and string map keys as ``str``
+    (UTF-8; what ONNX Runtime takes) instead of ``bytes``.
 
     One pass checks and reads: each message is checked with the very rules
     ``validate`` applies (``validation.node_problems``, or ``quick_tensor``
@@ -235,10 +246,11 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None) -> Any:
     try:
         if kind not in ("tensor", "sparse_tensor"):  # holds one sparse tensor at most
             sparse_need(message, _densify_limit)
-        return _READERS[kind](message, "", base_dir, 0)
+        value = _READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems
         raise
+    return convert_strings(value, strings)
 
 
 @no_memory_error("message")
@@ -700,29 +712,32 @@ _READERS: dict[str, Callable[[Any, str, StrPath | None, int], Any]] = {
 
 # ---------------------------------------------------------------- from_numpy
 
-KindArg: TypeAlias = (
-    'Literal["tensor", "sparse_tensor", "sequence", "map", "optional"] | type[Message] | None')
+KindArg: TypeAlias = "Kind | None"
 
 
 @overload
-def from_numpy(value: object, kind: Literal["sequence"] | type[SequenceProto], *,
+def from_numpy(value: object, kind: None = None, *, declared: str | DeclaredType,
+               name: str = "") -> Message: ...
+@overload
+def from_numpy(value: object, kind: Literal["sequence", "SequenceProto"] | type[SequenceProto], *,
                name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> SequenceProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["optional"] | type[OptionalProto], *,
+def from_numpy(value: object, kind: Literal["optional", "OptionalProto"] | type[OptionalProto], *,
                name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["map"] | type[MapProto], *, name: str = "",
+def from_numpy(value: object, kind: Literal["map", "MapProto"] | type[MapProto], *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> MapProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["tensor"] | type[TensorProto], *, name: str = "",
-               elem_type: ElemType | None = None,
+def from_numpy(value: object, kind: Literal["tensor", "TensorProto"] | type[TensorProto], *,
+               name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> TensorProto: ...
 @overload
-def from_numpy(value: object, kind: Literal["sparse_tensor"] | type[SparseTensorProto], *,
-               name: str = "", elem_type: ElemType | None = None,
+def from_numpy(value: object,
+               kind: Literal["sparse_tensor", "SparseTensorProto"] | type[SparseTensorProto],
+               *, name: str = "", elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> SparseTensorProto: ...
 @overload
 def from_numpy(value: np.ndarray[Any, Any] | np.generic, kind: None = None, *, name: str = "",
@@ -745,13 +760,14 @@ def from_numpy(value: None, kind: None = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
-def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
+def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                elem_type: ElemType | None = None,
                key_type: KeyType | None = None) -> Message: ...
 @no_memory_error("value")
-def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
+def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
                elem_type: ElemType | None = None,
-               key_type: KeyType | None = None) -> Message:
+               key_type: KeyType | None = None,
+               declared: str | DeclaredType | None = None) -> Message:
     """Build a message from a numpy value.
 
     ``value`` is an ndarray or numpy scalar (any dtype ONNX has, ml_dtypes ones
@@ -759,9 +775,10 @@ def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
     or tuple, a dict, None, or an already built message (ours or onnx's, copied
     in: the way to nest a typed empty value inside another).
 
-    ``kind`` ("tensor", "sparse_tensor", "sequence", "map", "optional" or the
-    class) defaults to the value's own: ndarray -> tensor, SparseParts ->
-    sparse_tensor, list -> sequence, dict -> map, None -> optional.
+    ``kind`` ("tensor", "sparse_tensor", "sequence", "map", "optional", the
+    message name such as "SequenceProto", or the class) defaults to the value's
+    own: ndarray -> tensor, SparseParts -> sparse_tensor, list -> sequence,
+    dict -> map, None -> optional.
     ``kind="optional"`` wraps any value in an OptionalProto.
 
     ``elem_type`` ("tensor", ..., or the SequenceProto code) is the element kind
@@ -776,11 +793,24 @@ def from_numpy(value: object, kind: KindArg | str = None, *, name: str = "",
     it, keys that are all numpy integers of one dtype take that type, all
     Python ints take INT64, all bytes/str take STRING.
 
+    ``declared`` is an ONNX type as a model declares it, such as
+    ``"seq(map(string, tensor(float)))"`` (ZipMap's output): plain Python
+    numbers, lists and dicts are then built as that type (``declared.py``).
+    For ``kind="tensor"``, ``elem_type`` may name the data type ("float",
+    TensorProto.FLOAT) to build a tensor from Python numbers.
+
     The bytes of the result follow the contract in the module docstring.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__} ({name!r})")
     _utf8(name, "name", "the name")
+    if declared is not None or (kind is not None and elem_type is not None
+                                and kind_name(kind) == "tensor"):
+        from onnxdata.declared import prepare, tensor_code
+
+        if declared is None:
+            declared = DeclaredType("tensor", tensor_code(elem_type, "elem_type"))
+        value, kind, elem_type, key_type = prepare(value, declared)
     k = _infer_kind(value, "") if kind is None else kind_name(kind)
     message = _CLASSES[k]()
     _FILLERS[k](message, value, "", name, elem_type, key_type)

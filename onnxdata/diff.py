@@ -23,6 +23,7 @@ from rich.text import Text
 
 from onnxdata.compare import Difference, compare
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
+from onnxdata.messages import kind_name
 
 __all__ = ["FileDiff", "add_parser", "diff_paths", "main", "read_value"]
 
@@ -58,7 +59,7 @@ def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
     """A file's numpy value through ``read``, the kind chosen as the explorer does."""
     from onnxdata.fast_read import read
 
-    return read(path, kind)
+    return read(path, None if kind is None else kind_name(kind))
 
 
 def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-__all__ = ["DecodeError", "OnnxDataError", "Problem", "ValidationError"]
+__all__ = ["DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError"]
 
 
 class OnnxDataError(Exception):
@@ -94,3 +94,11 @@ def _describe(value: object) -> str:
         return "<bytes>"
     kind = getattr(getattr(value, "DESCRIPTOR", None), "name", None)
     return f"<{kind or type(value).__name__}>"
+
+
+class UnknownFieldsWarning(UserWarning):
+    """``load`` parsed the bytes as the kind asked only by keeping fields aside as unknown.
+
+    Usually the file holds another message (a tensor read as a sequence gives
+    ``elem_type`` 1 and little else); ``onnxdata explore FILE`` shows what it can be.
+    """

@@ -34,6 +34,7 @@ import contextlib
 import mmap
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +46,17 @@ import numpy.typing as npt
 from onnxdata.budget import densify_budget
 from onnxdata.convert import SparseParts, densify, from_le_bytes, get_densify_limit, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
-from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
+from onnxdata.errors import (
+    DecodeError,
+    Problem,
+    UnknownFieldsWarning,
+    ValidationError,
+    no_memory_error,
+)
 from onnxdata.external import read_external
 from onnxdata.files import load
 from onnxdata.messages import Kind, KindName, kind_name
+from onnxdata.strings import Strings, convert_strings
 from onnxdata.validation import (
     ELEM_FIELDS,
     OPTIONAL_FIELDS,
@@ -732,8 +740,9 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 # --------------------------------------------------------------------------- read
 
 @no_memory_error("path")
-def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
-         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH) -> Any:
+def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
+         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
+         strings: Strings = "bytes") -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
 
     The file is memory-mapped; tensor data comes back as read-only views of
@@ -745,7 +754,8 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     External data is looked up in ``base_dir``, by default the file's folder,
     and must stay inside it. Messages nest at most ``max_depth`` deep (100, as
     protobuf's parser allows). Bad bytes raise ``DecodeError``, bad values
-    ``ValidationError`` with every problem found.
+    ``ValidationError`` with every problem found. ``strings="str"`` gives
+    STRING values as ``str`` (UTF-8) instead of ``bytes``, as ``to_numpy``.
     """
     name = os.fspath(path)
     folder = Path(base_dir) if base_dir is not None else Path(name).parent
@@ -766,7 +776,7 @@ def read(path: str | os.PathLike[str], kind: Kind | str | None = None, *,
     source.check()
     if walker.problems:
         raise _validation_error(name, chosen, folder, end, walker.problems)
-    return value
+    return convert_strings(value, strings, name)
 
 
 _MESSAGE_NAMES: Final = {
@@ -785,7 +795,9 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
         try:
             from onnxdata.validation import problems as validate_problems
 
-            theirs = validate_problems(load(name, kind), base_dir=folder)
+            with warnings.catch_warnings():  # the problems say it; no second word
+                warnings.simplefilter("ignore", UnknownFieldsWarning)
+                theirs = validate_problems(load(name, kind), base_dir=folder)
         except (ImportError, DecodeError):
             theirs = []
         if theirs:
@@ -794,6 +806,6 @@ def _validation_error(name: str, kind: KindName, folder: Path, size: int,
 
 
 def _choose_kind(name: str, source: _Source) -> KindName:
-    from onnxdata.explorer import choose_kind
+    from onnxdata.files import chosen_kind
 
-    return choose_kind(name, source.buf)
+    return chosen_kind(name, source.buf)

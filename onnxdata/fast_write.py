@@ -1,6 +1,6 @@
 """Streaming writing: ``write`` sends the wire format straight from array buffers to the file.
 
-``write(path, value, kind)`` writes the bytes ``save(from_numpy(value, kind),
+``write(value, path, kind)`` writes the bytes ``save(from_numpy(value, kind),
 path)`` writes, without building the message and without the whole file in
 memory, so values over 2 GiB (which protobuf refuses to serialize) write too.
 
@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, from_numpy, le_bytes
+from onnxdata.declared import prepare
 from onnxdata.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
 from onnxdata.errors import no_memory_error
 from onnxdata.files import atomic_writer
@@ -183,17 +184,24 @@ def _write_payload(f: IO[bytes], p: _Payload) -> None:
 
 
 @no_memory_error("path")
-def write(path: str | os.PathLike[str], value: Any, kind: Kind | str | None = None, *,
+def write(value: Any, path: str | os.PathLike[str], kind: Kind | None = None, *,
           name: str = "", elem_type: int | str | None = None,
-          key_type: Any = None) -> None:
+          key_type: Any = None, declared: str | None = None) -> None:
     """Write ``value`` to ``path`` as ``save(from_numpy(value, kind, ...), path)`` would.
+
+    The value comes first and the path second, as in ``save``, ``onnx.save``
+    and ``torch.save``.
 
     The bytes are the same, byte for byte, but large arrays go from their own
     buffers to the file with no message and no whole-file ``bytes`` in
     between, so values over 2 GiB work. ``kind``, ``name``, ``elem_type`` and
     ``key_type`` mean what they mean to ``from_numpy``, and it raises what
-    ``from_numpy`` raises. The file is replaced atomically.
+    ``from_numpy`` raises. The file is replaced atomically. ``declared``
+    (``"seq(map(string, tensor(float)))"``) builds plain Python values as that
+    ONNX type, as in ``from_numpy``; numpy arrays inside still stream.
     """
+    if declared is not None:
+        value, kind, elem_type, key_type = prepare(value, declared)
     skeleton = from_numpy(_skeleton(value), kind, name=name, elem_type=elem_type,
                           key_type=key_type)
     parts = _parts(skeleton, value)

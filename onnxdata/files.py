@@ -8,22 +8,38 @@ import mmap
 import os
 import secrets
 import stat
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, TypeAlias, TypeVar, Union, cast, overload
+from typing import IO, Any, Literal, TypeAlias, TypeVar, Union, cast, overload
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
+from google.protobuf.message import Message as _ProtobufMessage
+from google.protobuf.unknown_fields import UnknownFieldSet
 
-from onnxdata.errors import DecodeError, OnnxDataError, no_memory_error
-from onnxdata.messages import Message, kind_class, kind_name
+from onnxdata.errors import DecodeError, OnnxDataError, UnknownFieldsWarning, no_memory_error
+from onnxdata.messages import (
+    KIND_NAMES,
+    KindName,
+    MapProto,
+    Message,
+    MessageName,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+    kind_class,
+    kind_name,
+)
 from onnxdata.serialization import write_parts
 
-__all__ = ["Buffer", "Source", "atomic_writer", "byte_buffer", "load", "save", "source_bytes"]
+__all__ = ["Buffer", "Source", "UnknownFieldsWarning", "atomic_writer", "byte_buffer",
+           "chosen_kind", "load", "save", "source_bytes"]
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
-M = TypeVar("M", bound=Message)
+P = TypeVar("P", bound=_ProtobufMessage)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
 
@@ -58,29 +74,88 @@ def source_bytes(source: Source) -> tuple[Buffer, str]:
 
 
 @overload
-def load(source: Source, kind: type[M]) -> M: ...
+def load(source: Source, kind: type[P]) -> P: ...
 @overload
-def load(source: Source, kind: str) -> Message: ...
+def load(source: Source, kind: Literal["tensor", "TensorProto"]) -> TensorProto: ...
+@overload
+def load(source: Source,
+         kind: Literal["sparse_tensor", "SparseTensorProto"]) -> SparseTensorProto: ...
+@overload
+def load(source: Source, kind: Literal["sequence", "SequenceProto"]) -> SequenceProto: ...
+@overload
+def load(source: Source, kind: Literal["optional", "OptionalProto"]) -> OptionalProto: ...
+@overload
+def load(source: Source, kind: Literal["map", "MapProto"]) -> MapProto: ...
+@overload
+def load(source: Source, kind: KindName | MessageName | None = None) -> Message: ...
 @no_memory_error("source")
-def load(source: Source, kind: Any) -> Message:
-    """Parse one message of ``kind`` from a path or a bytes-like object.
+def load(source: Source, kind: Any = None) -> Any:
+    """Parse one message from a path or a bytes-like object.
 
-    ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map" or the
-    class. Bytes that protobuf cannot parse raise DecodeError naming the source
-    and the kind. The message is not validated: call ``validate`` for that.
+    ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map", the
+    message name ("SequenceProto", ...) or the class; given onnx's class, the
+    result is onnx's message. Without ``kind`` the rule is ``read``'s: the kind
+    the model declares in the ``test_data_set_N/input_K.pb`` layout, else the
+    only valid reading, else a DecodeError saying to pass ``kind=``.
+
+    Bytes that protobuf cannot parse raise DecodeError naming the source and
+    the kind. Bytes that parse only by setting fields aside as unknown (the
+    usual sign of the wrong kind: a tensor read as a sequence) give an
+    ``UnknownFieldsWarning`` pointing to ``onnxdata explore``. The message is
+    not validated: call ``validate`` for that.
     """
-    cls = kind_class(kind)
     data, name = source_bytes(source)
+    if kind is None:
+        kind = chosen_kind(None if name == "<bytes>" else name, data)
+    cls: type[Any] = kind_class(kind)
+    if isinstance(kind, type):
+        cls = kind  # ours or onnx's: kind_class vouched that it is an ONNX data message
     if not isinstance(data, bytes):
         data = memoryview(data)  # protobuf takes bytes or memoryview, not mmap or bytearray
     message = cls()
+    message_name = cls.DESCRIPTOR.name
     try:
         # The stubs say bytes; protobuf reads any memoryview without a copy.
         message.ParseFromString(cast(bytes, data))
     except (_ProtobufDecodeError, RuntimeError, ValueError, TypeError) as exc:
-        raise DecodeError(str(exc) or type(exc).__name__, source=name,
-                          kind=cls.DESCRIPTOR.name) from exc
+        where = _misfit(data, message_name)
+        reason = where[0] if where else (str(exc) or type(exc).__name__)
+        raise DecodeError(f"{reason}{_explore_hint(name)}", source=name, kind=message_name,
+                          offset=where[1] if where else None) from exc
+    if len(UnknownFieldSet(message)):
+        where = _misfit(data, message_name)
+        if where is not None:
+            warnings.warn(UnknownFieldsWarning(
+                f"{name} parses as {message_name} only by setting fields aside as unknown "
+                f"({where[0]} at byte {where[1]}): it may hold another message"
+                f"{_explore_hint(name)}"), stacklevel=2)
     return message
+
+
+def _explore_hint(name: str) -> str:
+    target = "FILE" if name == "<bytes>" else name
+    return f" (run `onnxdata explore {target}` to see which messages the bytes can be)"
+
+
+def _misfit(data: Buffer, message_name: str) -> tuple[str, int] | None:
+    """Why and where the bytes break ``message_name``'s wire structure (None if they fit)."""
+    from onnxdata.fit import fit
+
+    misfit = fit(data, message_name).misfit
+    return None if misfit is None else (misfit.reason, misfit.offset)
+
+
+def chosen_kind(name: str | None, data: Buffer) -> KindName:
+    """The kind ``load``/``read`` use when none is given, as the explorer chooses it,
+    with a DecodeError that tells the caller to pass ``kind=``."""
+    from onnxdata.explorer import choose_kind
+
+    try:
+        return choose_kind(name, data)
+    except DecodeError as exc:
+        raise DecodeError(f"{exc.reason}; pass kind= (one of {', '.join(KIND_NAMES)})"
+                          f"{_explore_hint(exc.source)}", source=exc.source, kind=exc.kind,
+                          offset=exc.offset) from None
 
 
 @no_memory_error("path")

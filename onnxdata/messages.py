@@ -14,6 +14,7 @@ __all__ = [
     "MESSAGE_CLASSES",
     "Kind",
     "KindName",
+    "MessageName",
     "MapProto",
     "Message",
     "OptionalProto",
@@ -27,8 +28,13 @@ __all__ = [
 
 Message: TypeAlias = TensorProto | SparseTensorProto | SequenceProto | OptionalProto | MapProto
 KindName = Literal["tensor", "sparse_tensor", "sequence", "optional", "map"]
+MessageName = Literal["TensorProto", "SparseTensorProto", "SequenceProto", "OptionalProto",
+                      "MapProto"]
+#: A kind as users give it: "sequence", "SequenceProto" or the class (ours; onnx's
+#: classes are accepted at run time too, by their descriptor's name).
 Kind: TypeAlias = (
     KindName
+    | MessageName
     | type[TensorProto]
     | type[SparseTensorProto]
     | type[SequenceProto]
@@ -47,18 +53,9 @@ KIND_NAMES: tuple[KindName, ...] = ("tensor", "sparse_tensor", "sequence", "opti
 
 
 def kind_class(kind: Kind | str | type[Message]) -> type[Message]:
-    """The class for a kind given by name or class; ValueError names the choices."""
-    if isinstance(kind, str):
-        try:
-            return MESSAGE_CLASSES[kind]
-        except KeyError:
-            raise ValueError(
-                f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)}"
-            ) from None
-    if kind in MESSAGE_CLASSES.values():
-        return kind
-    choices = ", ".join(KIND_NAMES)
-    raise ValueError(f"unknown kind {kind!r}: expected one of {choices} or their classes")
+    """Our class for a kind given by name ("sequence" or "SequenceProto") or class
+    (ours or onnx's); ValueError names the choices."""
+    return MESSAGE_CLASSES[kind_name(kind)]
 
 
 def is_repeated(fd: FieldDescriptor) -> bool:
@@ -83,11 +80,17 @@ _KIND_BY_MESSAGE_NAME: dict[str, KindName] = {
 
 
 def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:
-    """The kind's name, from a name, a class, or a message of ours or onnx's."""
+    """The kind's name, from a kind or message name, a class, or a message of ours or onnx's."""
     if isinstance(kind, str):
-        return _KIND_BY_MESSAGE_NAME[kind_class(kind).DESCRIPTOR.name]
+        if kind in MESSAGE_CLASSES:
+            return kind  # type: ignore[return-value]  # a KindName, checked just above
+        if kind in _KIND_BY_MESSAGE_NAME:
+            return _KIND_BY_MESSAGE_NAME[kind]
+        raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)} "
+                         f"(or {', '.join(_KIND_BY_MESSAGE_NAME)}, or a message class)")
     descriptor = getattr(kind, "DESCRIPTOR", None)
     name = getattr(descriptor, "name", None)
     if name not in _KIND_BY_MESSAGE_NAME:
-        raise ValueError(f"not an ONNX data message: {kind!r}")
+        raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)}, "
+                         "their message names (SequenceProto, ...) or classes")
     return _KIND_BY_MESSAGE_NAME[name]

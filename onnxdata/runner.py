@@ -24,6 +24,7 @@ ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -86,10 +87,9 @@ class OutputResult:
 
 def _ort() -> Any:
     try:
-        import onnxruntime
+        return importlib.import_module("onnxruntime")  # untyped, and an optional extra
     except ImportError as exc:
         raise ImportError(ORT_MISSING) from exc
-    return onnxruntime
 
 
 class _Session:

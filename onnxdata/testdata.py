@@ -9,6 +9,7 @@ declared type (element types and shapes included), and converts it with
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from onnxdata.fit import fit
 from onnxdata.messages import MESSAGE_CLASSES
 from onnxdata.model_file import ModelTypes, read_model_types
 from onnxdata.model_types import IO, type_problems
+from onnxdata.strings import Strings, convert_strings
 
 __all__ = ["load_test_data_set", "test_data_files"]
 
@@ -47,7 +49,7 @@ def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Pa
 test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def _read(path: Path, model: ModelTypes, io: IO, index: int) -> Any:
+def _read(path: Path, model: ModelTypes, io: IO, index: int, strings: Strings) -> Any:
     from onnxdata.convert import to_numpy
 
     declared = model.declared(io, index)
@@ -60,13 +62,14 @@ def _read(path: Path, model: ModelTypes, io: IO, index: int) -> Any:
     mismatch = type_problems(walked.root, declared)
     if mismatch:
         raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
-    return to_numpy(load(data, declared.kind), base_dir=path.parent)
+    return convert_strings(to_numpy(load(data, declared.kind), base_dir=path.parent), strings,
+                           os.fspath(path))
 
 
 @no_memory_error("folder")
 def load_test_data_set(folder: str | os.PathLike[str], *,
-                       model: str | os.PathLike[str] | None = None
-                       ) -> tuple[list[Any], list[Any]]:
+                       model: str | os.PathLike[str] | None = None,
+                       strings: Strings = "bytes") -> tuple[list[Any], list[Any]]:
     """``(inputs, outputs)`` of a test data set as numpy values, each read as its declared type.
 
     ``model`` defaults to ``model.onnx`` in the folder's parent. Tensors give
@@ -78,13 +81,15 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     DecodeError naming it, and a missing one FileNotFoundError. A folder that
     holds no ``input_K.pb``/``output_K.pb`` (a test case folder, one level too
     high) raises DecodeError naming the folder rather than reading the model of
-    the folder above.
+    the folder above. ``strings="str"`` gives STRING values as ``str`` (UTF-8),
+    which ONNX Runtime needs: it reads bytes as ``"b'...'"``.
     """
     folder = Path(folder)
     name = os.fspath(folder)
     if not folder.is_dir():
-        raise DecodeError("no such folder" if not folder.exists() else "not a folder",
-                          source=name)
+        if not folder.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such test data set folder", name)
+        raise NotADirectoryError(errno.ENOTDIR, "not a test data set folder", name)
     inputs, outputs = test_data_files(folder)
     if not inputs and not outputs:
         sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
@@ -98,5 +103,5 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
                                            f"the model declares {len(declared)} {io}s, but "
                                            f"the folder has {len(files)} {io} files")],
                                   source=name)
-    return ([_read(p, m, "input", i) for i, p in enumerate(inputs)],
-            [_read(p, m, "output", i) for i, p in enumerate(outputs)])
+    return ([_read(p, m, "input", i, strings) for i, p in enumerate(inputs)],
+            [_read(p, m, "output", i, strings) for i, p in enumerate(outputs)])

@@ -29,6 +29,7 @@ from onnxdata.convert import SparseParts, from_numpy
 from onnxdata.dtypes import DATA_TYPES, STRING
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.messages import kind_name
 from onnxdata.model_types import IO, DeclaredType, declared_type
 
 __all__ = ["as_model", "save_test_data_set", "write_value"]
@@ -41,7 +42,8 @@ def write_value(path: Path, value: Any, kind: str | None, *, name: str,
     """The one call to ``onnxdata.write`` (streamed, atomic): its argument order lives here."""
     from onnxdata.fast_write import write
 
-    write(path, value, kind, name=name, elem_type=elem_type, key_type=key_type)
+    write(value, path, None if kind is None else kind_name(kind), name=name,
+          elem_type=elem_type, key_type=key_type)
 
 
 def as_model(model: ModelArg) -> ModelProto:

@@ -92,7 +92,7 @@ def test_show_and_read_say_which_kind_to_pass(ambiguous: Path,
 @pytest.fixture
 def many_fields(tmp_path: Path) -> Path:
     p = tmp_path / "many.pb"
-    onnxdata.write(p, [np.arange(3, dtype=np.int64)] * 150)  # 4 rows per tensor
+    onnxdata.write([np.arange(3, dtype=np.int64)] * 150, p)  # 4 rows per tensor
     return p
 
 
@@ -125,7 +125,7 @@ def test_rows_in_json(many_fields: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_rows_keep_the_misfit_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "cut.pb"
-    onnxdata.write(p, [np.arange(3, dtype=np.int64)] * 20)
+    onnxdata.write([np.arange(3, dtype=np.int64)] * 20, p)
     p.write_bytes(p.read_bytes()[:-3])
     assert main(["explore", "--json", "--rows", "3", "--reading", "sequence", str(p)]) == 0
     rows = json.loads(capsys.readouterr().out)["table"]["rows"]
@@ -194,7 +194,7 @@ def test_no_bar_under_the_threshold(ambiguous: Path) -> None:
 
 def test_progress_bar_while_show_chooses_the_kind(tmp_path: Path) -> None:
     p = tmp_path / "t.pb"
-    onnxdata.write(p, np.arange(6, dtype=np.float32).reshape(2, 3))
+    onnxdata.write(np.arange(6, dtype=np.float32).reshape(2, 3), p)
     code, shown = _on_a_terminal(["show", str(p)])
     assert code == 0 and BAR in shown and "ndarray float32 shape (2, 3)" in shown
     assert " 33%" in shown  # the kind is chosen: a third of the way

@@ -29,7 +29,7 @@ F32 = np.arange(4, dtype=np.float32)
 
 def _write(path: Path, value: Any, **kw: Any) -> None:
     """onnxdata.write in one place, so its argument order is fixed here alone."""
-    onnxdata.write(path, value, **kw)
+    onnxdata.write(value, path, **kw)
 
 
 # --------------------------------------------------------------------------- P4, P14 dims

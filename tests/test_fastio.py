@@ -112,7 +112,7 @@ def stream_min(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 def assert_write_equals_save(tmp_path: Path, value: Any, kind: str | None = None,
                              **kw: Any) -> Path:
     ours, theirs = tmp_path / "ours.pb", tmp_path / "theirs.pb"
-    write(ours, value, kind, **kw)
+    write(value, ours, kind, **kw)
     save(from_numpy(value, kind, **kw), theirs)  # type: ignore[call-overload]
     assert ours.read_bytes() == theirs.read_bytes()
     return ours
@@ -284,7 +284,7 @@ def test_write_raises_what_from_numpy_raises_and_leaves_the_old_file(tmp_path: P
         with pytest.raises(OnnxDataError) as theirs:
             from_numpy(bad)
         with pytest.raises(type(theirs.value)):
-            write(target, bad)
+            write(bad, target)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["v.pb"]
 
@@ -499,7 +499,7 @@ def test_deep_nesting_is_refused_like_protobuf(tmp_path: Path) -> None:
 
 def test_arrays_are_read_only_views_that_keep_the_mapping(tmp_path: Path) -> None:
     path = tmp_path / "seq.pb"
-    write(path, [np.arange(100_000, dtype=np.float32), np.arange(5, dtype=np.float32)])
+    write([np.arange(100_000, dtype=np.float32), np.arange(5, dtype=np.float32)], path)
     values = read(path, "sequence")
     first = values[0]
     del values
@@ -515,7 +515,7 @@ def test_arrays_are_read_only_views_that_keep_the_mapping(tmp_path: Path) -> Non
 def test_a_file_truncated_after_mapping_is_an_error(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "seq.pb"
-    write(path, [np.arange(100_000, dtype=np.float32)] * 3)
+    write([np.arange(100_000, dtype=np.float32)] * 3, path)
     real = fast_read._map_file
 
     def map_then_truncate(name: str) -> Any:
@@ -651,7 +651,7 @@ def test_read_a_sequence_over_2_gib_from_a_sparse_file(tmp_path: Path) -> None:
 def test_write_and_read_back_over_2_gib(tmp_path: Path) -> None:
     big = np.broadcast_to(np.uint8(3), (2**31 + 11,))
     path = tmp_path / "big.pb"
-    write(path, [big, np.arange(4, dtype=np.uint8)])
+    write([big, np.arange(4, dtype=np.uint8)], path)
     back = read(path, "sequence")
     assert back[0].shape == big.shape and int(back[0][-1]) == 3
     assert back[1].tolist() == [0, 1, 2, 3]

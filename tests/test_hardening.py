@@ -397,7 +397,7 @@ def test_failed_write_keeps_the_old_file(how: str, error: str, named_temp: bool,
         if how == "save":
             onnxdata.save(onnxdata.from_numpy(NEW), target)
         else:
-            onnxdata.write(target, NEW)
+            onnxdata.write(NEW, target)
     monkeypatch.undo()
     _assert_untouched(target, old)
 
@@ -415,7 +415,7 @@ def test_failing_fsync_keeps_the_old_file(how: str, tmp_path: Path,
         if how == "save":
             onnxdata.save(onnxdata.from_numpy(NEW), target)
         else:
-            onnxdata.write(target, [NEW, NEW])
+            onnxdata.write([NEW, NEW], target)
     monkeypatch.undo()
     _assert_untouched(target, old)
 
@@ -436,7 +436,7 @@ def test_failure_while_streaming_a_later_element_keeps_the_old_file(
 
     monkeypatch.setattr(fast_write, "_write_payload", second_fails)
     with pytest.raises(onnxdata.OnnxDataError, match="out of memory") as info:  # issue 10
-        onnxdata.write(target, [NEW, NEW, NEW])
+        onnxdata.write([NEW, NEW, NEW], target)
     assert isinstance(info.value.__cause__, MemoryError)
     monkeypatch.undo()
     _assert_untouched(target, old)
@@ -470,7 +470,7 @@ _KILLED_CHILD = textwrap.dedent("""
     if how == "save-before-rename":
         onnxdata.save(onnxdata.from_numpy(value), target)
     else:
-        onnxdata.write(target, [value, value])
+        onnxdata.write([value, value], target)
 """)
 
 

@@ -1,16 +1,21 @@
-"""The wheel: only our top-level name, the generated modules and stubs inside, and it imports."""
+"""The wheel: only our top-level name, the generated modules and stubs inside, and it imports;
+installed alone in a clean venv, it types user code and runs the CLI."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+CLEAN_VENV = os.environ.get("ONNXDATA_INSTALL_TESTS") == "1"
+CLEAN_VENV_SKIP = ("builds a clean venv from the wheel (about a minute): "
+                   "make test runs it (ONNXDATA_INSTALL_TESTS=1)")
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +55,7 @@ def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> 
     requires = [line.split(":", 1)[1].strip() for line in text.splitlines()
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in requires) == sorted(
-        ["protobuf", "numpy", "ml_dtypes", "rich"]
+        ["protobuf", "numpy", "ml_dtypes", "rich", "types-protobuf"]
     )
     entry = next(n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt"))
     assert "onnxdata = onnxdata.cli:main" in zf.read(entry).decode()
@@ -74,3 +79,81 @@ def test_python_dash_m_runs_the_cli() -> None:
     out = subprocess.run([sys.executable, "-m", "onnxdata", "--help"], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0 and "usage: onnxdata" in out.stdout
+
+
+def _pin(name: str) -> str:
+    """The version tools/requirements-dev.txt pins for ``name`` (the same mypy as lint)."""
+    for line in (ROOT / "tools" / "requirements-dev.txt").read_text().splitlines():
+        if line.startswith(f"{name}=="):
+            return line.strip()
+    raise AssertionError(f"{name} is not pinned in tools/requirements-dev.txt")
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding the wheel, what it depends on, and mypy: nothing else."""
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    venv = tmp_path_factory.mktemp("clean") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                             str(wheel), _pin("mypy")],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return venv
+
+
+def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path) -> None:
+    from test_typing import REVEAL_EXPECTED, reveal
+
+    python = clean_venv / "bin" / "python"
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"],
+                            capture_output=True, text=True, check=True).stdout.lower()
+    assert "onnx==" not in listed  # nothing from the development venv leaks in
+    # Run from an empty folder, so the checkout's onnxdata/ is not what mypy reads.
+    assert reveal(python, tmp_path, tmp_path / "mypy.ini") == REVEAL_EXPECTED.read_text()
+
+
+def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
+    exe = clean_venv / "bin" / "onnxdata"
+    sample = ROOT / "tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb"
+    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("onnxdata ")
+    out = subprocess.run([str(exe), "validate", str(sample)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith(f"{sample}: valid TensorProto"), out
+    assert len(out.stdout.splitlines()) == 1  # piped: one record per line
+
+
+def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
+    """core.symlinks=false (Windows' default) checks symlinks out as files; nothing we
+    build from may be one (generated/ is mapped by package-dir)."""
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone)],
+                   check=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                             str(tmp_path / "out"), str(clone)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (built,) = (tmp_path / "out").glob("onnxdata-*.whl")
+    assert "onnxdata/generated/onnx_data_pb2.pyi" in zipfile.ZipFile(built).namelist()
+
+
+def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None:
+    if not CLEAN_VENV:
+        pytest.skip(CLEAN_VENV_SKIP)
+    pytest.importorskip("build", reason="the build package is a development tool")
+    # From tmp_path: in ROOT, the build/ folder would shadow the build package.
+    result = subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"),
+                             str(ROOT)], capture_output=True, text=True, timeout=900,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (sdist,) = (tmp_path / "dist").glob("onnxdata-*.tar.gz")  # and the wheel built from it
+    assert len(list((tmp_path / "dist").glob("onnxdata-*.whl"))) == 1
+    with tarfile.open(sdist) as tf:
+        names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
+    assert "LICENSE" in names and "generated/onnx_data_pb2.pyi" in names
+    assert not [n for n in names if n.startswith("tests/")]

@@ -25,7 +25,7 @@ EXPECTED = {
     # running test data sets
     "OutputResult", "run_test_data_set",
     # errors
-    "DecodeError", "OnnxDataError", "Problem", "ValidationError",
+    "DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError",
 }
 
 

@@ -26,7 +26,7 @@ NEW = onnxdata.serialize(MESSAGE)
 
 def _write(path: Path, value: Any) -> None:
     """onnxdata.write in one place, so its argument order is fixed here alone."""
-    onnxdata.write(path, value, "sequence", name="x")
+    onnxdata.write(value, path, "sequence", name="x")
 
 
 def _saves(path: Path) -> list[Any]:

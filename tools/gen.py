@@ -66,7 +66,7 @@ def generate(out: Path, plugin: str) -> None:
         for name in PROTOS:
             text = (PROTO_DIR / name).read_text(encoding="utf-8")
             (src / PYTHON_PACKAGE_PATH / name).write_text(rewrite(text), encoding="utf-8")
-        subprocess.run(
+        protoc = subprocess.run(
             [
                 sys.executable, "-m", "grpc_tools.protoc",
                 f"--proto_path={src}",
@@ -75,8 +75,10 @@ def generate(out: Path, plugin: str) -> None:
                 f"--mypy_out={dst}",
                 *(f"{PYTHON_PACKAGE_PATH}/{name}" for name in PROTOS),
             ],
-            check=True,
+            capture_output=True, text=True,
         )
+        if protoc.returncode != 0:  # else quiet: the plugin's "Writing mypy to ..." is noise
+            sys.exit(f"gen: protoc failed:\n{protoc.stdout}{protoc.stderr}")
         out.mkdir(parents=True, exist_ok=True)
         for f in sorted((dst / PYTHON_PACKAGE_PATH).iterdir()):
             shutil.copyfile(f, out / f.name)

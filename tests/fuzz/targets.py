@@ -24,6 +24,7 @@ import contextlib
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,11 @@ sys.path.insert(0, str(HERE.parent))  # tests/, for wire_model
 import numpy as np  # noqa: E402
 
 import onnxdata  # noqa: E402
-from onnxdata.errors import OnnxDataError  # noqa: E402
+from onnxdata.errors import OnnxDataError, UnknownFieldsWarning  # noqa: E402
 from onnxdata.messages import KIND_NAMES  # noqa: E402
+
+# Fuzzed bytes parse with unknown fields all the time; the hint is for people.
+warnings.filterwarnings("ignore", category=UnknownFieldsWarning)
 
 KINDS: tuple[str, ...] = tuple(KIND_NAMES)
 

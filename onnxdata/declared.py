@@ -1,0 +1,154 @@
+"""Python values with a declared type: ``from_numpy``/``write`` with ``declared=``.
+
+ONNX Runtime gives some outputs as plain Python values: ZipMap returns
+``list[dict[str, float]]``. A value like that has no dtype of its own, but the
+model declares one (``"seq(map(string, tensor(float)))"``), so ``prepare``
+turns it into the numpy value that builds exactly the declared type: Python
+numbers and lists become arrays of the declared element type, map keys numpy
+scalars of the key type, and empty lists, dicts or None typed empty messages.
+Arrays already numpy are left as they are, so a mismatch stays an error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.errors import OnnxDataError
+from onnxdata.messages import KindName
+from onnxdata.model_types import DeclaredType
+
+__all__ = ["parse_type", "prepare", "tensor_code"]
+
+_NAMES = {dt.name.lower(): code for code, dt in DATA_TYPES.items()}
+_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[(),])")
+_KINDS = {"tensor": "tensor", "sparse_tensor": "sparse_tensor", "sequence": "sequence",
+          "seq": "sequence", "map": "map", "optional": "optional"}
+
+
+def tensor_code(elem_type: object, what: str) -> int:
+    """A tensor data type given as "float", "FLOAT", TensorProto.FLOAT or a numpy dtype."""
+    if isinstance(elem_type, str) and elem_type.lower() in _NAMES:
+        return _NAMES[elem_type.lower()]
+    if isinstance(elem_type, (int, np.integer)) and not isinstance(elem_type, bool) \
+            and int(elem_type) in DATA_TYPES:
+        return int(elem_type)
+    try:
+        dtype = np.dtype(elem_type)  # type: ignore[call-overload]
+    except TypeError:
+        dtype = None
+    if dtype is not None:
+        from onnxdata.dtypes import data_type_for_dtype
+
+        dt = data_type_for_dtype(dtype)
+        if dt is not None:
+            return dt.code
+    raise OnnxDataError(f"{what}: {elem_type!r} is not an ONNX tensor data type "
+                        "(float, int64, string, ...)")
+
+
+def parse_type(text: str) -> DeclaredType:
+    """``"map(string, tensor(float))"`` as a DeclaredType (ONNX's own spelling, as
+    onnxruntime's ``NodeArg.type`` and ``onnxdata explore`` print it; ``seq`` too)."""
+    tokens = _TOKEN.findall(text)
+    if "".join(tokens) != re.sub(r"\s", "", text):
+        raise OnnxDataError(f"declared type {text!r}: cannot read it")
+    pos = 0
+
+    def take(expected: str | None = None) -> str:
+        nonlocal pos
+        if pos >= len(tokens) or (expected is not None and tokens[pos] != expected):
+            found = tokens[pos] if pos < len(tokens) else "the end"
+            raise OnnxDataError(f"declared type {text!r}: expected {expected or 'a type'}, "
+                                f"found {found}")
+        pos += 1
+        return str(tokens[pos - 1])
+
+    def node() -> DeclaredType:
+        word = take().lower()
+        if word not in _KINDS:
+            raise OnnxDataError(f"declared type {text!r}: {word!r} is not tensor, "
+                                "sparse_tensor, seq(uence), map or optional")
+        kind = _KINDS[word]
+        take("(")
+        if kind in ("tensor", "sparse_tensor"):
+            out = DeclaredType(kind, tensor_code(take(), f"declared type {text!r}"))  # type: ignore[arg-type]
+        elif kind == "map":
+            key = tensor_code(take(), f"declared type {text!r}")
+            if key not in KEY_TYPES:
+                raise OnnxDataError(f"declared type {text!r}: {DATA_TYPES[key].name.lower()} "
+                                    "is not a map key type")
+            take(",")
+            out = DeclaredType("map", key, element=node())
+        else:
+            out = DeclaredType(kind, element=node())  # type: ignore[arg-type]
+        take(")")
+        return out
+
+    result = node()
+    if pos != len(tokens):
+        raise OnnxDataError(f"declared type {text!r}: unexpected {tokens[pos]!r} at the end")
+    return result
+
+
+def prepare(value: Any, declared: str | DeclaredType) -> tuple[Any, KindName, Any, Any]:
+    """``(value, kind, elem_type, key_type)`` for ``from_numpy`` to build ``declared``.
+
+    Nested optionals and typed empty lists and dicts become messages here (the
+    way ``from_numpy`` nests them); everything else stays numpy, so ``write``
+    still streams the large arrays.
+    """
+    t = parse_type(declared) if isinstance(declared, str) else declared
+    key = t.elem_type if t.kind == "map" else None
+    elem = t.element.kind if t.element is not None else None
+    if t.kind == "optional" and t.element is not None:  # from_numpy makes the optional itself
+        inner = None if value is None else _value(value, t.element, "value")
+        return inner, t.kind, elem, key
+    return _value(value, t, "value"), t.kind, elem, key
+
+
+def _value(value: Any, t: DeclaredType, path: str) -> Any:
+    from onnxdata.convert import from_numpy
+
+    if hasattr(value, "DESCRIPTOR"):
+        return value  # a built message: from_numpy checks its kind
+    if t.kind in ("tensor", "sparse_tensor"):
+        if isinstance(value, (np.ndarray, np.generic)) or t.kind == "sparse_tensor":
+            return value
+        dt = DATA_TYPES[t.elem_type]
+        try:
+            return np.asarray(value, dtype=object if t.elem_type == STRING else dt.dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise OnnxDataError(f"{path}: cannot make a tensor({dt.name.lower()}) of "
+                                f"{type(value).__name__}: {exc}") from None
+    assert t.element is not None
+    if t.kind == "optional":
+        if value is None:
+            return from_numpy(None, "optional", elem_type=t.element.kind)
+        return from_numpy(_value(value, t.element, path), "optional", elem_type=t.element.kind)
+    if t.kind == "sequence":
+        if not isinstance(value, (list, tuple)):
+            raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
+        if not value:
+            return from_numpy([], "sequence", elem_type=t.element.kind)
+        return [_value(v, t.element, f"{path}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
+    if not value:
+        return from_numpy({}, "map", elem_type=t.element.kind, key_type=t.elem_type)
+    return {_key(k, t.elem_type, path): _value(v, t.element, f"{path}[{k!r}]")
+            for k, v in value.items()}
+
+
+def _key(key: Any, code: int, path: str) -> Any:
+    if code == STRING:
+        return key
+    dtype = DATA_TYPES[code].dtype
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        info = np.iinfo(dtype)  # checked here: numpy 1.x wraps np.int8(1000) silently
+        if info.min <= int(key) <= info.max:
+            return dtype.type(key)
+    raise OnnxDataError(f"{path}: key {key!r} is not a {DATA_TYPES[code].name.lower()}")

@@ -96,7 +96,9 @@ __all__ = [
     "MAX_REPORTED",
     "OPTIONAL_FIELDS",
     "TYPED_FIELDS",
+    "MAX_PROBLEMS",
     "PlainTensor",
+    "ProblemSink",
     "element_count",
     "entries_in_range",
     "external_data_problems",
@@ -124,6 +126,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 DEFAULT_MAX_DEPTH: Final = 100
 #: Per-element faults reported for one field before a summary.
 MAX_REPORTED: Final = 20
+#: Problems listed per call before one "…and N more problems".
+MAX_PROBLEMS: Final = 1000
 #: Indices checked per chunk, bounding the temporary arrays of the sparse check.
 _CHUNK: Final = 1 << 16
 #: Element counts above this are "more than 2**64" (dims are not multiplied further).
@@ -186,6 +190,27 @@ def _capped(path: str, field: str, found: list[tuple[int, str]], total: int) -> 
     return out
 
 
+def dims_text(dims: Sequence[int]) -> str:
+    """``[2, 3]``; a long list keeps its first dims (at most 8, about 60 characters):
+    ``[1, 1, 1, 1, 1, 1, 1, 1, … (9000 dims)]``."""
+    shown: list[str] = []
+    width = 0
+    for d in dims[:8]:
+        shown.append(str(int(d)))
+        width += len(shown[-1]) + 2
+        if width > 60:
+            break
+    if len(shown) < len(dims):
+        return "[" + ", ".join(shown) + f", … ({len(dims)} dims)]"
+    return "[" + ", ".join(shown) + "]"
+
+
+def short_repr(value: bytes, limit: int = 40) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with "…"."""
+    text = repr(value[:limit + 1])
+    return text if len(value) <= limit else text[:limit] + "…"
+
+
 def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
     if not dims or min(dims) >= 0:
         return []
@@ -209,6 +234,60 @@ def element_count(dims: Sequence[int]) -> int | None:
         elif 0 < total <= _HUGE:
             total *= d
     return total
+
+
+class ProblemSink:
+    """The problems of one call, at most ``cap`` of them, in document order, then a count.
+
+    ``add`` appends; ``insert`` puts a message's own problems (known only after
+    its children were walked) before its children's. Once one problem is
+    dropped the list is full, so what is kept is always the first ``cap`` of
+    the true order, and ``dropped`` counts the rest exactly.
+    """
+
+    def __init__(self, cap: int = MAX_PROBLEMS) -> None:
+        if cap < 0:
+            raise ValueError(f"max_problems must be >= 0, not {cap}")
+        self.cap = cap
+        self.items: list[Problem] = []
+        self.dropped = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.items) or self.dropped > 0
+
+    def mark(self) -> int:
+        return len(self.items)
+
+    def add(self, found: list[Problem]) -> None:
+        room = self.cap - len(self.items)
+        if len(found) <= room:
+            self.items += found
+        else:
+            self.items += found[:max(room, 0)]
+            self.dropped += len(found) - max(room, 0)
+
+    def insert(self, at: int, found: list[Problem]) -> None:
+        if not found:
+            return
+        self.items[at:at] = found
+        over = len(self.items) - self.cap
+        if over > 0:
+            del self.items[self.cap:]
+            self.dropped += over
+
+    def drop(self, n: int) -> None:
+        """``n`` problems known to lie past the ones kept (only when the list will be full)."""
+        self.dropped += n
+
+    def result(self) -> list[Problem]:
+        if not self.dropped:
+            return list(self.items)
+        return [*self.items, more_problems(self.dropped)]
+
+
+def more_problems(n: int) -> Problem:
+    """The last problem of a capped list."""
+    return Problem("", f"…and {n:,} more problems")
 
 
 # --------------------------------------------------------------------------- wire
@@ -364,7 +443,7 @@ def tensor_storage_problems(
     n = element_count(dims)
     if dt is None or n is None:
         return out
-    what = f"dims {list(dims)} declare {_elements(n)} of {dt.name}"
+    what = f"dims {dims_text(dims)} declare {_elements(n)} of {dt.name}"
     if not used:
         if n > 0:
             where = (f"{_count_text(typed_count(dt, n))} entries of {dt.field}" if dt.is_string
@@ -571,7 +650,7 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
         return out
     if len(values_dims) != 1:
         out.append(Problem(_join(path, "values.dims"),
-                           f"values must be 1-D [NNZ], but dims are {list(values_dims)}"))
+                           f"values must be 1-D [NNZ], but dims are {dims_text(values_dims)}"))
         return out
     nnz = values_dims[0]
     if indices_dims is None:
@@ -585,7 +664,7 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
     rank = len(dims)
     if list(indices_dims) not in ([nnz], [nnz, rank]):
         out.append(Problem(_join(path, "indices.dims"),
-                           f"indices dims {list(indices_dims)} must be [NNZ] = [{nnz}] or "
+                           f"indices dims {dims_text(indices_dims)} must be [NNZ] = [{nnz}] or "
                            f"[NNZ, rank] = [{nnz}, {rank}]"))
     return out
 
@@ -622,7 +701,7 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
             if len(found) < MAX_REPORTED:
                 row = chunk[i]
                 shown = str(tuple(int(x) for x in row)) if rank2 else str(int(row[0]))
-                limit = f"dims {list(dims)}" if rank2 else f"[0, {total})"
+                limit = f"dims {dims_text(dims)}" if rank2 else f"[0, {total})"
                 found.append((r0 + int(i), f"index {shown} lies outside {limit}"))
         if prev is None:
             ordered, skip, base = chunk, outside, r0
@@ -745,7 +824,7 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
         for at, skey in enumerate(string_keys):
             was = first.setdefault(skey, at)
             if was != at:
-                dup.append((at, f"{skey!r} appears again (first at string_keys[{was}])"))
+                dup.append((at, f"{short_repr(skey)} appears again (first at string_keys[{was}])"))
         out += _capped(path, "string_keys", dup, len(dup))
     elif valid_key:
         assert key_type is not None
@@ -1021,12 +1100,14 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
 
 
 def problems(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH) -> list[Problem]:
+             max_depth: int = DEFAULT_MAX_DEPTH,
+             max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
 
     ``base_dir`` is the folder external data locations are relative to; without
     it locations are checked only as text. ``max_depth`` bounds the nesting
     below the root; deeper messages are one problem, not a RecursionError.
+    At most ``max_problems`` are listed, then one "…and N more problems".
     Raises TypeError for something that is not one of the five data messages.
     """
     desc = getattr(message, "DESCRIPTOR", None)
@@ -1035,9 +1116,13 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
         raise TypeError(f"not an ONNX data message: {type(message).__name__} (expected "
                         "TensorProto, SparseTensorProto, SequenceProto, OptionalProto or "
                         "MapProto, ours or onnx's)")
+    sink = ProblemSink(max_problems)
     out: list[Problem] = []
     stack: list[_Node] = [(message, 0, "", "", -1)]
     while stack:
+        if out:
+            sink.add(out)
+            out = []
         msg, depth, parent, field, index = stack.pop()
         if depth > max_depth:
             out.append(too_deep(_node_path(parent, field, index), max_depth))
@@ -1053,7 +1138,8 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
         else:
             out += _CHECKS[kind](path, msg, base_dir)
         stack.extend(reversed(_children(kind, path, msg, depth + 1)))
-    return out
+    sink.add(out)
+    return sink.result()
 
 
 def node_problems(path: str, message: Any, base_dir: PathLike | None = None, *,
@@ -1082,12 +1168,13 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 
 
 def validate(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+             max_depth: int = DEFAULT_MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.
 
     Accepts our messages and onnx's (``onnx.SequenceProto``, ...) without
     copying. See the module docstring for the rules and the choices made.
     """
-    found = problems(message, base_dir=base_dir, max_depth=max_depth)
+    found = problems(message, base_dir=base_dir, max_depth=max_depth,
+                     max_problems=max_problems)
     if found:
         raise ValidationError(found)

@@ -80,10 +80,8 @@ class Source:
                 if got != size:
                     raise DecodeError(f"the file changed while reading: {got} of {size} bytes "
                                       "could be read", source=path)
-                os.close(fd)
-                src = cls(path, size, data=memoryview(buf).toreadonly(), stamp=stamp)
-                src._fd = None
-                return src
+                # the descriptor stays open until close, for finish's fstat
+                return cls(path, size, data=memoryview(buf).toreadonly(), fd=fd, stamp=stamp)
             mapping = None
             if mode == "mmap" and size:
                 try:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py")
+SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_engine.py")
 
 
 def main() -> int:

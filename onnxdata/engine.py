@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ import numpy.typing as npt
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
-from onnxdata.payloads import fixed, varint_count, varints
+from onnxdata.payloads import WireInts, fixed, varint_count, varints
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -69,13 +69,15 @@ from onnxdata.walk import (
     SPARSE,
     TENSOR,
     Fields,
+    Piece,
+    Schema,
     Where,
     _varint,
     occurrences,
     scan,
     whole,
 )
-from onnxdata.wire import WireError, signed64
+from onnxdata.wire import LEN, WireError
 
 __all__ = ["PROTOBUF_DEPTH", "Engine", "Outcome"]
 
@@ -92,6 +94,8 @@ _MESSAGE: Final = {"tensor": "TensorProto", "sparse_tensor": "SparseTensorProto"
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
+#: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
+_LONG_INTS: Final = 1 << 16
 
 
 def _int32(value: int) -> int:
@@ -126,7 +130,7 @@ class _Tensor:
         self.path = path
         self.where = where
         self.fields = fields
-        self.dims: list[int] = []
+        self.dims: Sequence[int] = []
         self.code = 0
         self.location = 0
         self.counts: dict[str, int] = {}
@@ -215,7 +219,7 @@ class Engine:
         raw_data length), so a million tensors of one shape cost one call.
         """
         src = self.src
-        buf, base = src.window(start, min(end, start + 64))
+        buf, base = src.window(start, end if end < start + 64 else start + 64)
         hi = base + len(buf)
         pos = start
         dims: list[int] = []
@@ -231,7 +235,7 @@ class Engine:
             if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
                 return None
             i += 1
-            lim = min(end, hi) - base
+            lim = (end if end < hi else hi) - base
             if i >= lim:
                 return None
             b = buf[i]
@@ -304,7 +308,7 @@ class Engine:
                 if name == "external_data":
                     t.external.append((self.text(e.last.get("key")),
                                        self.text(e.last.get("value"))))
-        t.dims = [signed64(int(d)) for d in varints(src, f.pieces.get("dims")).tolist()]
+        t.dims = self.ints(f, "dims", where, TENSOR)
         t.code = _int32(f.scalars.get("data_type", 0))
         raw = f.last.get("raw_data")
         t.raw_len = raw[1] - raw[0] if raw is not None else None
@@ -325,6 +329,22 @@ class Engine:
         t.problems = problems
         return t
 
+    def ints(self, f: Fields, name: str, where: Where, schema: Schema) -> Sequence[int]:
+        """A repeated int64 field (dims): a list, or when long a WireInts decoded chunk by
+        chunk each time it is walked, so bogus readings with millions of dims stay small."""
+        kept = f.pieces.get(name)
+        if not kept:
+            return []
+        src = self.src
+        if name not in f.over and sum(b - a if wt == LEN else len(a) for wt, a, b in kept) \
+                <= _LONG_INTS:
+            return cast(list[int], varints(src, kept).view(np.int64).tolist())
+
+        def pieces() -> Iterator[Piece]:
+            return f.pieces_of(name, where, schema, src)
+
+        return WireInts(src, pieces, varint_count(src, pieces()))
+
     def text(self, where: tuple[int, int] | None) -> str:
         if where is None:
             return ""
@@ -336,9 +356,9 @@ class Engine:
         f = t.fields
         if name == "string_data":
             return f.counts.get(name, 0)
-        pieces = f.pieces.get(name)
-        if not pieces:
+        if name not in f.pieces:
             return 0
+        pieces = f.pieces_of(name, t.where, TENSOR, self.src)
         mine = dt is not None and dt.field == name
         if name in ("float_data", "double_data"):
             n, values = fixed(self.src, pieces, np.dtype("<f4" if name == "float_data"
@@ -360,7 +380,7 @@ class Engine:
         """The ndarray of a tensor that passed every check."""
         dt = DATA_TYPES[t.code]
         count = element_count(t.dims) or 0
-        dims = t.dims
+        dims = list(t.dims)
         if t.location == _EXTERNAL:
             from onnxdata.fast_read import external_value
 
@@ -404,6 +424,7 @@ class Engine:
         out: list[Any] = []
         codes: dict[str, list[int]] = {"tensor": [], "sparse_tensor": []}
         deep_ok = depth + 1 <= self.max_depth
+        last: str | None = None
         for code, kind in _ELEM_KINDS.items():
             w = f.where(kind, where, SEQUENCE)
             if w is None:
@@ -419,8 +440,12 @@ class Engine:
                     codes[kind].append(got.code)
                 if self.values:
                     out.append(got.value)
-                if mine:
+                if mine and got.summary == last:
                     assert facts is not None
+                    facts.count += 1
+                elif mine:
+                    assert facts is not None
+                    last = got.summary
                     if code in (1, 2):
                         detail = got.summary.split(" ", 2 if code == 2 else 1)[-1]
                         facts.add(detail, got.code if code == 1 else None, None)
@@ -466,9 +491,9 @@ class Engine:
         int_keys = key_type in KEY_TYPES and key_type != STRING
         keys: Any
         if int_keys or self.values:
-            keys = varints(src, f.pieces.get("keys")).view(np.int64)
+            keys = varints(src, f.pieces_of("keys", where, MAP, src)).view(np.int64)
         else:
-            keys = range(varint_count(src, f.pieces.get("keys")))
+            keys = range(varint_count(src, f.pieces_of("keys", where, MAP, src)))
         string_keys: Any
         sw = f.where("string_keys", where, MAP)
         if sw is not None and (key_type == STRING or self.values):
@@ -504,7 +529,7 @@ class Engine:
     def sparse(self, where: Where, path: str, depth: int) -> Outcome:
         src = self.src
         f = scan(src, where, SPARSE, self.problems.cap)
-        dims = [signed64(int(d)) for d in varints(src, f.pieces.get("dims")).tolist()]
+        dims = self.ints(f, "dims", where, SPARSE)
         sub: list[_Tensor | None] = []
         for name in ("values", "indices"):
             w = f.where(name, where, SPARSE)
@@ -549,7 +574,8 @@ class Engine:
             a, b = raw
             return self.src.array("<i8", a, (b - a) // 8)
         if "int64_data" not in t.decoded:
-            decoded = varints(self.src, t.fields.pieces.get("int64_data")).view(np.int64)
+            decoded = varints(self.src, t.fields.pieces_of("int64_data", t.where, TENSOR,
+                                                           self.src)).view(np.int64)
             t.decoded["int64_data"] = decoded
         return t.decoded["int64_data"]
 

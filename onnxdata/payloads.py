@@ -9,21 +9,27 @@ can replace the bodies without touching the walk.
 
 from __future__ import annotations
 
-from typing import Any, Final
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.source import PIECE, Source
+from onnxdata.source import Source
 from onnxdata.walk import Piece
 from onnxdata.wire import LEN, VARINT, WireError
 
-__all__ = ["VARINT_CHUNK", "count_varints", "decode_varints", "fixed", "varint_count",
-           "varints"]
+__all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
+           "iter_varints", "varint_count", "varints"]
 
 #: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
 VARINT_CHUNK: Final = 1 << 20
 _U64: Final = np.dtype(np.uint64)
+#: Bytes of a packed run examined per numpy pass: the index arrays made from a piece are
+#: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
+PIECE: Final = 1 << 20
+_HUGE: Final = 1 << 64
 
 
 def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[np.uint64]:
@@ -91,30 +97,173 @@ def count_varints(src: Source, a: int, b: int) -> int:
     return total
 
 
-def varints(src: Source, pieces: list[Piece] | None) -> npt.NDArray[np.uint64]:
+def varints(src: Source, pieces: Iterable[Piece] | None) -> npt.NDArray[np.uint64]:
     """A repeated varint field's values, in order, from its packed and single pieces."""
-    if not pieces:
-        return np.zeros(0, _U64)
     parts: list[npt.NDArray[np.uint64]] = []
-    for wt, a, b in pieces:
+    for wt, a, b in pieces or ():
         if wt == VARINT:
             parts.append(np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64))
         else:
             parts.append(decode_varints(src.u8(a, b), a))
+    if not parts:
+        return np.zeros(0, _U64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def varint_count(src: Source, pieces: list[Piece] | None) -> int:
+def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
+    """A repeated varint field's values in order, a bounded chunk at a time."""
+    for wt, a, b in pieces:
+        if wt == VARINT:
+            yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+            continue
+        at = a
+        while at < b:
+            part = src.u8(at, min(b, at + PIECE))
+            stop = int(part.size)
+            if at + stop < b:  # cut after the last whole varint of the piece
+                ends = np.flatnonzero(part < 0x80)
+                if not ends.size:
+                    raise WireError("varint longer than 10 bytes in packed field", at)
+                stop = int(ends[-1]) + 1
+            yield decode_varints(part[:stop], at)
+            at += stop
+
+
+def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     """The number of values of a repeated varint field, without decoding packed runs."""
-    if not pieces:
-        return 0
-    return sum(len(a) if wt == VARINT else count_varints(src, a, b) for wt, a, b in pieces)
+    total = 0
+    for wt, a, b in pieces or ():
+        if wt == VARINT:
+            total += len(a)
+        elif b - a <= 64:
+            run = src.read(a, b)
+            if run and (run[-1] & 0x80 or _LONG.search(run)):
+                total += count_varints(src, a, b)  # refused there, with its offset
+            else:
+                total += len(run) - len(run.translate(None, _LOW))
+        else:
+            total += count_varints(src, a, b)
+    return total
 
 
-def fixed(src: Source, pieces: list[Piece] | None, dtype: np.dtype[Any],
+_LOW: Final = bytes(range(0x80))
+_LONG: Final = re.compile(rb"[\x80-\xff]{10}")
+
+
+class WireInts(Sequence[int]):
+    """A long repeated int64 field (dims read from a bogus reading can be millions long)
+    as a sequence decoded chunk by chunk whenever it is walked: bounded memory."""
+
+    def __init__(self, src: Source, pieces: Callable[[], Iterable[Piece]], count: int) -> None:
+        self._src = src
+        self._pieces = pieces
+        self._count = count
+        self._stats: tuple[int, bool, int] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _chunks(self) -> Iterator[npt.NDArray[np.int64]]:
+        for chunk in iter_varints(self._src, self._pieces()):
+            yield chunk.view(np.int64)
+
+    def _facts(self) -> tuple[int, bool, int]:
+        """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
+        to past 2**64), read from the bytes: only a prefix is decoded for the product, and
+        all of it only when a value may be negative or a zero is written in several bytes."""
+        if self._stats is None:
+            negative = zero = odd = False
+            for part in self._raw():
+                if part.dtype == _U64:  # single values, decoded already
+                    negative = negative or bool((part >= np.uint64(1 << 63)).any())
+                    zero = zero or not part.all()
+                    continue
+                ends = np.flatnonzero(part < 0x80)
+                starts = np.empty_like(ends)
+                starts[:1] = 0
+                starts[1:] = ends[:-1] + 1
+                long = ends - starts == 9  # 10-byte varints: bit 63 is the last byte's bit 0
+                negative = negative or bool((part[ends[long]] & 1).any())
+                zero_ends = part[ends] == 0
+                zero = zero or bool((zero_ends & (ends == starts)).any())
+                odd = odd or bool((zero_ends & (ends != starts)).any())
+            total = 1
+            for c in self._chunks():
+                for d in c[c > 1].tolist():
+                    total *= d
+                    if total > _HUGE:
+                        break
+                if total > _HUGE:
+                    break
+            smallest = 0
+            if negative or odd:
+                zero = False
+                for c in self._chunks():
+                    if c.size:
+                        smallest = min(smallest, int(c.min()))
+                        zero = zero or not c.all()
+            self._stats = (smallest, zero, total)
+        return self._stats
+
+    def _raw(self) -> Iterator[npt.NDArray[Any]]:
+        """The field's bytes, cut after whole varints, and its single values (as uint64)."""
+        for wt, a, b in self._pieces():
+            if wt == VARINT:
+                yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+                continue
+            at = a
+            while at < b:
+                part = self._src.u8(at, min(b, at + PIECE))
+                stop = int(part.size)
+                if at + stop < b:
+                    stop = int(np.flatnonzero(part < 0x80)[-1]) + 1
+                yield part[:stop]
+                at += stop
+
+    def smallest(self) -> int:
+        """The smallest dim when one is negative, else 0 (all that ``>= 0`` tests need)."""
+        return self._facts()[0]
+
+    def element_count(self) -> int | None:
+        """``validation.element_count``'s rule: None when a dim is negative, 0 when one is
+        0, else the product (not multiplied past 2**64)."""
+        smallest, zero, total = self._facts()
+        if smallest < 0:
+            return None
+        return 0 if zero else total
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in iter_varints(self._src, self._pieces()):
+            yield from chunk.view(np.int64).tolist()
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._count)
+            out: list[int] = []
+            for k, v in enumerate(self):
+                if k >= stop:
+                    break
+                out.append(v)
+            return out[start::step]
+        if i < 0:
+            i += self._count
+        for k, v in enumerate(self):
+            if k == i:
+                return v
+        raise IndexError(i)
+
+
+def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
           decode: bool = True) -> tuple[int, npt.NDArray[Any] | None]:
     """A repeated fixed-width field: its count and (with ``decode``) its values, a view
     of the source when it is one packed run."""
+    pieces = list(found or ())
     if not pieces:
         return 0, np.zeros(0, dtype) if decode else None
     size = dtype.itemsize

@@ -59,7 +59,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeAlias, Union
+from typing import Any, Final, TypeAlias, Union, cast
 
 import numpy as np
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -212,10 +212,15 @@ def short_repr(value: bytes, limit: int = 40) -> str:
 
 
 def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
-    if not dims or min(dims) >= 0:
+    if not dims or _smallest(dims) >= 0:
         return []
     bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
     return _capped(path, "dims", bad, len(bad))
+
+
+def _smallest(dims: Sequence[int]) -> int:
+    own = getattr(dims, "smallest", None)
+    return cast(int, own()) if own is not None else min(dims)
 
 
 def element_count(dims: Sequence[int]) -> int | None:
@@ -224,7 +229,12 @@ def element_count(dims: Sequence[int]) -> int | None:
     Computed with Python ints and never more than needed: once the product
     passes 2**64 it is not multiplied further (the result is then > 2**64, far
     more than any message can hold), so a bomb of many huge dims costs nothing.
+    A sequence that knows its own count (the engine's long dims, ``count``)
+    computes it in chunks, by the same rule.
     """
+    own = getattr(dims, "element_count", None)
+    if own is not None:
+        return cast(int | None, own())
     total = 1
     for d in dims:
         if d < 0:

@@ -29,6 +29,8 @@ __all__ = ["KEEP", "Fields", "Where", "fields", "occurrences", "scan"]
 
 #: Occurrences of one repeated or message field kept by ``scan``; more are re-walked.
 KEEP: Final = 64
+#: Pieces (packed runs, single values) of one number field kept; more are re-walked.
+KEEP_PIECES: Final = 1024
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
 _HEAD: Final = 32
 _MAX_FIELD: Final = 0x1FFFFFFF
@@ -101,6 +103,25 @@ class Fields:
     pieces: dict[str, list[Piece]] = field(default_factory=dict)
     unknown: list[tuple[int, int]] = field(default_factory=list)
     unknown_more: int = 0
+    over: set[str] = field(default_factory=set)
+
+    def pieces_of(self, name: str, parent: Where, schema: Schema,
+                  src: Source) -> Iterator[Piece]:
+        """The pieces of number field ``name``: those kept, or (past KEEP_PIECES) the
+        message walked again for them."""
+        if name not in self.over:
+            yield from self.pieces.get(name, ())
+            return
+        number = NUMBERS[id(schema)][name]
+        want = _WIRE_OF[schema[number][1]]
+        for start, end in occurrences(src, parent):
+            for n, wt, _at, a, b in fields(src, start, end):
+                if n != number:
+                    continue
+                if wt == VARINT == want:
+                    yield VARINT, array("Q", [a]), 0
+                elif wt in (want, LEN):
+                    yield wt, a, b
 
     def where(self, name: str, parent: Where, schema: Schema) -> Where | None:
         """The occurrences of message field ``name`` (None when absent)."""
@@ -149,7 +170,7 @@ def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, i
         if pos + _HEAD > hi and hi < end:
             buf, base = src.window(pos, min(end, pos + _HEAD))
             hi = base + len(buf)
-        lim = min(end, hi) - base
+        lim = (end if end < hi else hi) - base
         tag_at = pos
         i = pos - base
         key = buf[i]
@@ -171,7 +192,11 @@ def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, i
             pos = i + base
             yield number, VARINT, tag_at, value, pos
         elif wt == LEN:
-            length, i = _varint(buf, i, lim, base)
+            if i < lim and buf[i] < 0x80:
+                length = buf[i]
+                i += 1
+            else:
+                length, i = _varint(buf, i, lim, base)
             a = i + base
             if length > end - a:
                 raise WireError(f"field {number}: length {length} runs past the end "
@@ -244,16 +269,21 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                                 many[name] = None
                         continue
                     run = pieces.setdefault(name, [])
-                    if wt == VARINT:
-                        if run and run[-1][0] == VARINT:
-                            run[-1][1].append(a)
-                        else:
-                            run.append((VARINT, array("Q", [a]), 0))
+                    if wt == VARINT and run and run[-1][0] == VARINT:
+                        run[-1][1].append(a)
+                    elif len(run) >= KEEP_PIECES:
+                        out.over.add(name)
+                    elif wt == VARINT:
+                        run.append((VARINT, array("Q", [a]), 0))
                     else:
                         run.append((wt, a, b))
                     continue
                 if wt == LEN and kind in (VARINTS, FIXED32S, FIXED64S):  # packed
-                    pieces.setdefault(name, []).append((LEN, a, b))
+                    run = pieces.setdefault(name, [])
+                    if len(run) >= KEEP_PIECES:
+                        out.over.add(name)
+                    else:
+                        run.append((LEN, a, b))
                     continue
             if len(out.unknown) < limit:
                 out.unknown.append((number, wt))

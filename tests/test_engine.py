@@ -182,3 +182,30 @@ def test_byte_table_is_capped_with_an_elision_row() -> None:
     assert len(rows) == 201 and rows[-1].value == "… 3,801 more fields"
     assert len(byte_table(data, "sequence", limit=None)) == 4001
     assert len(byte_table(data, "sequence", limit=5)) == 6
+
+
+def test_millions_of_dims_are_walked_in_chunks() -> None:
+    import tracemalloc
+
+    from onnxdata.payloads import WireInts
+    from onnxdata.source import Source
+    from onnxdata.validation import element_count
+    from onnxdata.wire import LEN
+
+    dims = bytes([3, 1, 2] * 700_000) + b"\x05"  # 2.1 million dims, packed
+    data = ld(3, dims) + ld(1, b"\x08\x01\x10\x01\x4a\x04" + bytes(4))
+    tracemalloc.start()
+    try:
+        r = reading(data, "sparse_tensor")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 << 20  # a list of the dims alone would be about 80 MiB
+    assert list(r.problems) == problems(onnxdata.load(data, "sparse_tensor"))
+    src = Source.of_buffer(data)
+    for values in ([3, 1, 2, 0, 7], [2] * 70, [5, -1, 0], [0, 1 << 62, 1 << 62], [1, 1]):
+        raw = b"".join(bytes([v | 0x80 if i < 9 else v for i, v in enumerate(
+            [(x & (2**64 - 1)) >> (7 * k) & 0x7F for k in range(10)])]) for x in values)
+        wi = WireInts(src, lambda raw=raw: [(LEN, 0, len(raw))], len(values))
+        wi._src = Source.of_buffer(raw)
+        assert list(wi) == values and element_count(wi) == element_count(values)

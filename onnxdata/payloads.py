@@ -9,7 +9,6 @@ can replace the bodies without touching the walk.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, overload
 
@@ -26,6 +25,7 @@ __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed
 #: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
 VARINT_CHUNK: Final = 1 << 20
 _U64: Final = np.dtype(np.uint64)
+_U8: Final = np.dtype(np.uint8)
 #: Bytes of a packed run examined per numpy pass: the index arrays made from a piece are
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
@@ -110,12 +110,30 @@ def varints(src: Source, pieces: Iterable[Piece] | None) -> npt.NDArray[np.uint6
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
-    """A repeated varint field's values in order, a bounded chunk at a time."""
+def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
+    """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
+    whole varints as uint8 (small packed runs joined into one, each checked to end on a
+    varint's last byte, so no varint spans two), and single values as uint64."""
+    pending = bytearray()
     for wt, a, b in pieces:
         if wt == VARINT:
+            if pending:
+                yield np.frombuffer(bytes(pending), dtype=_U8)
+                pending = bytearray()
             yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
             continue
+        if b - a <= 4096:
+            run = src.read(a, b)
+            if run and run[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            pending += run
+            if len(pending) >= PIECE:
+                yield np.frombuffer(bytes(pending), dtype=_U8)
+                pending = bytearray()
+            continue
+        if pending:
+            yield np.frombuffer(bytes(pending), dtype=_U8)
+            pending = bytearray()
         at = a
         while at < b:
             part = src.u8(at, min(b, at + PIECE))
@@ -125,29 +143,37 @@ def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[n
                 if not ends.size:
                     raise WireError("varint longer than 10 bytes in packed field", at)
                 stop = int(ends[-1]) + 1
-            yield decode_varints(part[:stop], at)
+            elif part[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            yield part[:stop]
             at += stop
+    if pending:
+        yield np.frombuffer(bytes(pending), dtype=_U8)
+
+
+def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
+    """A repeated varint field's values in order, a bounded chunk at a time."""
+    for part in joined(src, pieces):
+        yield part if part.dtype == _U64 else decode_varints(part)
 
 
 def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     """The number of values of a repeated varint field, without decoding packed runs."""
     total = 0
-    for wt, a, b in pieces or ():
-        if wt == VARINT:
-            total += len(a)
-        elif b - a <= 64:
-            run = src.read(a, b)
-            if run and (run[-1] & 0x80 or _LONG.search(run)):
-                total += count_varints(src, a, b)  # refused there, with its offset
-            else:
-                total += len(run) - len(run.translate(None, _LOW))
-        else:
-            total += count_varints(src, a, b)
+    for part in joined(src, pieces or ()):
+        if part.dtype == _U64:
+            total += int(part.size)
+            continue
+        ends = np.flatnonzero(part < 0x80)
+        if ends.size and int(np.diff(ends, prepend=-1).max()) > 10:
+            raise WireError("varint longer than 10 bytes in packed field", 0)
+        if not ends.size and part.size:
+            raise WireError("varint longer than 10 bytes in packed field", 0)
+        total += int(ends.size)
     return total
 
 
-_LOW: Final = bytes(range(0x80))
-_LONG: Final = re.compile(rb"[\x80-\xff]{10}")
+
 
 
 class WireInts(Sequence[int]):
@@ -207,18 +233,7 @@ class WireInts(Sequence[int]):
 
     def _raw(self) -> Iterator[npt.NDArray[Any]]:
         """The field's bytes, cut after whole varints, and its single values (as uint64)."""
-        for wt, a, b in self._pieces():
-            if wt == VARINT:
-                yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
-                continue
-            at = a
-            while at < b:
-                part = self._src.u8(at, min(b, at + PIECE))
-                stop = int(part.size)
-                if at + stop < b:
-                    stop = int(np.flatnonzero(part < 0x80)[-1]) + 1
-                yield part[:stop]
-                at += stop
+        return joined(self._src, self._pieces())
 
     def smallest(self) -> int:
         """The smallest dim when one is negative, else 0 (all that ``>= 0`` tests need)."""

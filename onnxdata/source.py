@@ -164,6 +164,9 @@ class Source:
         if self._mapping is not None:
             self.check()
             return self._whole()[start:end]
+        if end - start <= WINDOW:
+            buf, at = self.window(start, end)
+            return np.frombuffer(buf, dtype=_U8, count=end - start, offset=start - at)
         return np.frombuffer(self._exact(start, end), dtype=_U8)
 
     def array(self, dtype: npt.DTypeLike, start: int, count: int) -> npt.NDArray[Any]:

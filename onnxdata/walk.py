@@ -29,8 +29,10 @@ __all__ = ["KEEP", "Fields", "Where", "fields", "occurrences", "scan"]
 
 #: Occurrences of one repeated or message field kept by ``scan``; more are re-walked.
 KEEP: Final = 64
-#: Pieces (packed runs, single values) of one number field kept; more are re-walked.
+#: Pieces (packed runs, single values) of one number field kept as tuples; more go into
+#: a compact store (17 bytes each) up to COMPACT_PIECES, and past that are re-walked.
 KEEP_PIECES: Final = 1024
+COMPACT_PIECES: Final = 1 << 22
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
 _HEAD: Final = 32
 _MAX_FIELD: Final = 0x1FFFFFFF
@@ -85,6 +87,33 @@ def whole(start: int, end: int) -> Where:
 Piece = tuple[int, Any, int]
 
 
+class Compact:
+    """Many pieces of one field in three arrays: (wire type, start or value, end)."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.wts = array("b")
+        self.starts = array("Q")
+        self.ends = array("Q")
+        for wt, a, b in pieces:
+            if wt == VARINT:
+                for v in a:
+                    self.append(VARINT, v, 0)
+            else:
+                self.append(wt, a, b)
+
+    def append(self, wt: int, a: int, b: int) -> None:
+        self.wts.append(wt)
+        self.starts.append(a)
+        self.ends.append(b)
+
+    def __len__(self) -> int:
+        return len(self.wts)
+
+    def __iter__(self) -> Iterator[Piece]:
+        for wt, a, b in zip(self.wts, self.starts, self.ends, strict=True):
+            yield (wt, array("Q", [a]), 0) if wt == VARINT else (wt, a, b)
+
+
 @dataclass
 class Fields:
     """One message's fields as scanned: scalars by value, the rest by where they are.
@@ -100,7 +129,7 @@ class Fields:
     last: dict[str, tuple[int, int]] = field(default_factory=dict)
     many: dict[str, list[tuple[int, int]] | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    pieces: dict[str, list[Piece]] = field(default_factory=dict)
+    pieces: dict[str, list[Piece] | Compact] = field(default_factory=dict)
     unknown: list[tuple[int, int]] = field(default_factory=list)
     unknown_more: int = 0
     over: set[str] = field(default_factory=set)
@@ -269,21 +298,30 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                                 many[name] = None
                         continue
                     run = pieces.setdefault(name, [])
-                    if wt == VARINT and run and run[-1][0] == VARINT:
-                        run[-1][1].append(a)
-                    elif len(run) >= KEEP_PIECES:
-                        out.over.add(name)
-                    elif wt == VARINT:
-                        run.append((VARINT, array("Q", [a]), 0))
-                    else:
-                        run.append((wt, a, b))
+                    if isinstance(run, list):
+                        if wt == VARINT and run and run[-1][0] == VARINT:
+                            run[-1][1].append(a)
+                        elif len(run) < KEEP_PIECES:
+                            run.append((VARINT, array("Q", [a]), 0) if wt == VARINT
+                                       else (wt, a, b))
+                        else:
+                            pieces[name] = run = Compact(run)
+                    if isinstance(run, Compact):
+                        if len(run) < COMPACT_PIECES:
+                            run.append(wt, a, b)
+                        else:
+                            out.over.add(name)
                     continue
                 if wt == LEN and kind in (VARINTS, FIXED32S, FIXED64S):  # packed
                     run = pieces.setdefault(name, [])
-                    if len(run) >= KEEP_PIECES:
-                        out.over.add(name)
-                    else:
+                    if isinstance(run, list) and len(run) >= KEEP_PIECES:
+                        pieces[name] = run = Compact(run)
+                    if isinstance(run, list):
                         run.append((LEN, a, b))
+                    elif len(run) < COMPACT_PIECES:
+                        run.append(LEN, a, b)
+                    else:
+                        out.over.add(name)
                     continue
             if len(out.unknown) < limit:
                 out.unknown.append((number, wt))

@@ -8,6 +8,7 @@ signal. Each case runs in a child process, so SIGBUS shows as a death, not a pyt
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -180,10 +181,13 @@ def _open_fds() -> int:
 def test_live_results_hold_at_most_one_descriptor_each(tmp_path: Path) -> None:
     path = tmp_path / "t.pb"
     write_value(np.arange(100, dtype=np.float32), path)
+    gc.collect()  # descriptors of earlier tests' sources, closed now rather than meanwhile
     before = _open_fds()
     copies = [onnxdata.read(path, "tensor", copy=True) for _ in range(300)]
-    assert _open_fds() == before
+    gc.collect()
+    assert _open_fds() <= before
     maps = [onnxdata.read(path, "tensor") for _ in range(300)]
+    gc.collect()
     held = _open_fds() - before
     # Python >= 3.13 maps with trackfd=False: none; older mmap keeps one duplicate each
     assert held == 0 if sys.version_info >= (3, 13) else held <= 300

@@ -96,6 +96,8 @@ _PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
 #: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
 _LONG_INTS: Final = 1 << 16
+#: Sequence elements up to this many bytes have their verdict cached by their bytes.
+_SMALL: Final = 64
 
 
 def _int32(value: int) -> int:
@@ -154,6 +156,9 @@ class Engine:
         self.summaries = summaries
         self.problems = ProblemSink(max_problems)
         self.last_seq: tuple[int | None, dict[str, int]] = (None, {})
+        #: Outcomes of small valid elements by their bytes (a million empty optionals are
+        #: one walk of one optional), for elements whose value is None.
+        self.small: dict[str, dict[bytes, Outcome]] = {}
 
     def run(self, kind: str) -> Outcome:
         return self.message(kind, whole(0, self.src.size), "", 0)
@@ -431,11 +436,21 @@ class Engine:
                 continue
             field_name = ELEM_FIELDS[code]
             mine = facts is not None and code == facts.elem_type
+            small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
             for i, (a, b) in enumerate(occurrences(src, w)):
                 got = self.plain(a, b) if kind == "tensor" and deep_ok else None
+                key = src.read(a, b) if small is not None and b - a <= _SMALL else None
+                if key is not None:
+                    assert small is not None
+                    got = small.get(key)
                 if got is None:
+                    before = (len(self.problems.items), self.problems.dropped)
                     got = self.message(kind, Where([(a, b)]), _join(path, f"{field_name}[{i}]"),
                                        depth + 1)
+                    if key is not None and got.value is None and len(small or ()) < 4096 \
+                            and before == (len(self.problems.items), self.problems.dropped):
+                        assert small is not None
+                        small[key] = got  # valid and nothing built: the same bytes, the same
                 if kind in codes and got.code is not None:
                     codes[kind].append(got.code)
                 if self.values:

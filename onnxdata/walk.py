@@ -10,9 +10,10 @@ engine's validation and ``read``, the byte table, summaries.
 
 ``scan`` gathers one message's fields by a schema (:data:`TENSOR`, ...). A
 message given several times is merged (as protobuf merges it), so a message's
-place is a :class:`Where`: its occurrences. Repeated and message fields keep at
-most :data:`KEEP` occurrences; past that the ``Where`` re-walks the parent when
-asked, so memory stays bounded by depth, not by the number of fields.
+place is a :class:`Where`: its occurrences. Repeated and message fields keep
+their occurrences compactly (16 bytes each, number fields' pieces 17) up to
+:data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked,
+so memory stays bounded (by depth and that constant), not by the file's size.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from onnxdata.wire import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, skip
 
 __all__ = ["KEEP", "Fields", "Where", "fields", "occurrences", "scan"]
 
-#: Occurrences of one repeated or message field kept by ``scan``; more are re-walked.
+#: Occurrences of one repeated or message field kept as a list by ``scan``; more go into
+#: a RangeStore (16 bytes each) up to COMPACT_PIECES, and past that are re-walked.
 KEEP: Final = 64
 #: Pieces (packed runs, single values) of one number field kept as tuples; more go into
 #: a compact store (17 bytes each) up to COMPACT_PIECES, and past that are re-walked.
@@ -64,12 +66,33 @@ NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
                   for s in (TENSOR, SPARSE, SEQUENCE, MAP, ENTRY, SEGMENT)}
 
 
+class RangeStore:
+    """Many byte ranges in two arrays (16 bytes each instead of a tuple's ~120)."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        self.starts = array("Q", [a for a, _ in ranges])
+        self.ends = array("Q", [b for _, b in ranges])
+
+    def append(self, r: tuple[int, int]) -> None:
+        self.starts.append(r[0])
+        self.ends.append(r[1])
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return self.starts[i], self.ends[i]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self.starts, self.ends, strict=True)
+
+
 @dataclass
 class Where:
     """The occurrences of one message: ``ranges``, or (when there were too many to keep)
     the field ``number`` of the message at ``parent``, found again by walking it."""
 
-    ranges: list[tuple[int, int]] | None
+    ranges: list[tuple[int, int]] | RangeStore | None
     parent: Where | None = None
     number: int = 0
 
@@ -127,7 +150,7 @@ class Fields:
     scalars: dict[str, int] = field(default_factory=dict)
     bad_enum: int | None = None
     last: dict[str, tuple[int, int]] = field(default_factory=dict)
-    many: dict[str, list[tuple[int, int]] | None] = field(default_factory=dict)
+    many: dict[str, list[tuple[int, int]] | RangeStore | None] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     pieces: dict[str, list[Piece] | Compact] = field(default_factory=dict)
     unknown: list[tuple[int, int]] = field(default_factory=list)
@@ -293,6 +316,10 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                             many[name] = kept
                         if kept is not None:
                             if n < KEEP:
+                                kept.append((a, b))
+                            elif n < COMPACT_PIECES:
+                                if n == KEEP:
+                                    many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
                                 kept.append((a, b))
                             else:
                                 many[name] = None

@@ -209,3 +209,17 @@ def test_millions_of_dims_are_walked_in_chunks() -> None:
         wi = WireInts(src, lambda raw=raw: [(LEN, 0, len(raw))], len(values))
         wi._src = Source.of_buffer(raw)
         assert list(wi) == values and element_count(wi) == element_count(values)
+
+
+def test_readings_take_any_bytes_like_and_refuse_other_types_clearly() -> None:
+    import numpy as np
+
+    data = ld(3, b"\x08\x02\x10\x07\x4a\x10" + bytes(16)) + b"\x10\x01"
+    assert len(data) % 2 == 0
+    two_d = memoryview(data).cast("B", (2, len(data) // 2))
+    assert [r.kind for r in onnxdata.readings(two_d)] == \
+        [r.kind for r in onnxdata.readings(data)]
+    with pytest.raises(TypeError, match="expected bytes"):
+        onnxdata.readings(np.frombuffer(data, np.uint8))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected bytes"):
+        byte_table(np.frombuffer(data, np.uint8), "sequence")  # type: ignore[arg-type]

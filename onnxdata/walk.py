@@ -19,7 +19,7 @@ so memory stays bounded (by depth and that constant), not by the file's size.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -166,14 +166,13 @@ class Fields:
             return
         number = NUMBERS[id(schema)][name]
         want = _WIRE_OF[schema[number][1]]
-        for start, end in occurrences(src, parent):
-            for n, wt, _at, a, b in fields(src, start, end):
-                if n != number:
-                    continue
-                if wt == VARINT == want:
-                    yield VARINT, array("Q", [a]), 0
-                elif wt in (want, LEN):
-                    yield wt, a, b
+        for n, wt, _at, a, b in fields_in(src, occurrences(src, parent)):
+            if n != number:
+                continue
+            if wt == VARINT == want:
+                yield VARINT, array("Q", [a]), 0
+            elif wt in (want, LEN):
+                yield wt, a, b
 
     def where(self, name: str, parent: Where, schema: Schema) -> Where | None:
         """The occurrences of message field ``name`` (None when absent)."""
@@ -215,63 +214,76 @@ class _Bytes:
 
 def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
     """``(number, wire_type, tag_at, a, b)`` for each field of the message at [start, end)."""
-    buf, base = src.window(start, min(end, start + _HEAD))
-    hi = base + len(buf)
-    pos = start
-    while pos < end:
-        if pos + _HEAD > hi and hi < end:
-            buf, base = src.window(pos, min(end, pos + _HEAD))
+    return fields_in(src, ((start, end),))
+
+
+def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
+              ) -> Iterator[tuple[int, int, int, int, int]]:
+    """The fields of several ranges (one message given several times), in order: one
+    walk, its window kept from one range to the next."""
+    buf: Any = b""
+    base = hi = 0
+    for start, end in ranges:
+        if start < base or (hi < end and start + _HEAD > hi):
+            buf, base = src.window(start, min(end, start + _HEAD))
             hi = base + len(buf)
-        lim = (end if end < hi else hi) - base
-        tag_at = pos
-        i = pos - base
-        key = buf[i]
-        if key < 0x80:
-            i += 1
-        else:
-            key, i = _varint(buf, i, lim, base)
-            if i - (pos - base) > 5:
-                raise WireError("tag longer than 5 bytes", pos)
-        number, wt = key >> 3, key & 7
-        if number == 0 or number > _MAX_FIELD or wt > 5:
-            raise WireError(f"invalid tag {key} (field {number}, wire type {wt})", pos)
-        if wt == VARINT:
-            if i < lim and buf[i] < 0x80:
-                value = buf[i]
+        pos = start
+        while pos < end:
+            if pos + _HEAD > hi and hi < end:
+                buf, base = src.window(pos, min(end, pos + _HEAD))
+                hi = base + len(buf)
+            lim = (end if end < hi else hi) - base
+            tag_at = pos
+            i = pos - base
+            key = buf[i]
+            if key < 0x80:
                 i += 1
             else:
-                value, i = _varint(buf, i, lim, base)
-            pos = i + base
-            yield number, VARINT, tag_at, value, pos
-        elif wt == LEN:
-            if i < lim and buf[i] < 0x80:
-                length = buf[i]
-                i += 1
+                key, i = _varint(buf, i, lim, base)
+                if i - (pos - base) > 5:
+                    raise WireError("tag longer than 5 bytes", pos)
+            number, wt = key >> 3, key & 7
+            if number == 0 or number > _MAX_FIELD or wt > 5:
+                raise WireError(f"invalid tag {key} (field {number}, wire type {wt})", pos)
+            if wt == VARINT:
+                if i < lim and buf[i] < 0x80:
+                    value = buf[i]
+                    i += 1
+                else:
+                    value, i = _varint(buf, i, lim, base)
+                pos = i + base
+                yield number, VARINT, tag_at, value, pos
+            elif wt == LEN:
+                if i < lim and buf[i] < 0x80:
+                    length = buf[i]
+                    i += 1
+                else:
+                    length, i = _varint(buf, i, lim, base)
+                a = i + base
+                if length > end - a:
+                    raise WireError(f"field {number}: length {length} runs past the end "
+                                    f"({end - a} bytes left)", pos)
+                yield number, LEN, pos, a, a + length
+                pos = a + length
+            elif wt in (I32, I64):
+                a = i + base
+                size = 4 if wt == I32 else 8
+                if end - a < size:
+                    raise WireError(f"truncated {size * 8}-bit value", a)
+                yield number, wt, pos, a, a + size
+                pos = a + size
+            elif wt == SGROUP:
+                a = i + base
+                b = skip_field(_Bytes(src), a, end, number, wt)  # type: ignore[arg-type]
+                yield number, wt, pos, a, b
+                pos = b
+                buf, base = src.window(pos, min(end, pos + _HEAD)) if pos < end else (buf, base)
+                hi = base + len(buf)
             else:
-                length, i = _varint(buf, i, lim, base)
-            a = i + base
-            if length > end - a:
-                raise WireError(f"field {number}: length {length} runs past the end "
-                                f"({end - a} bytes left)", pos)
-            yield number, LEN, pos, a, a + length
-            pos = a + length
-        elif wt in (I32, I64):
-            a = i + base
-            size = 4 if wt == I32 else 8
-            if end - a < size:
-                raise WireError(f"truncated {size * 8}-bit value", a)
-            yield number, wt, pos, a, a + size
-            pos = a + size
-        elif wt == SGROUP:
-            a = i + base
-            b = skip_field(_Bytes(src), a, end, number, wt)  # type: ignore[arg-type]
-            yield number, wt, pos, a, b
-            pos = b
-            buf, base = src.window(pos, min(end, pos + _HEAD)) if pos < end else (buf, base)
-            hi = base + len(buf)
-        else:
-            assert wt == EGROUP
-            raise WireError(f"unexpected end-group tag for field {number}", pos)
+                assert wt == EGROUP
+                raise WireError(f"unexpected end-group tag for field {number}", pos)
+
+
 
 
 def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
@@ -281,77 +293,75 @@ def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
         return
     assert where.parent is not None
     number = where.number
-    for start, end in occurrences(src, where.parent):
-        for n, wt, _at, a, b in fields(src, start, end):
-            if n == number and wt == LEN:
-                yield a, b
+    for n, wt, _at, a, b in fields_in(src, occurrences(src, where.parent)):
+        if n == number and wt == LEN:
+            yield a, b
 
 
 def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
     """One message's fields by ``schema``, its occurrences merged in order (as protobuf)."""
     out = Fields()
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last
-    for start, end in occurrences(src, where):
-        for number, wt, _at, a, b in fields(src, start, end):
-            spec = schema.get(number)
-            if spec is not None:
-                name, kind = spec
-                want = _WIRE_OF[kind]
-                if wt == want:
-                    if kind == SCALAR:
-                        if name == "data_location" and (a & 0xFFFFFFFF) not in (0, 1):
-                            out.bad_enum = a  # a closed enum reads the low 32 bits
-                        else:
-                            scalars[name] = a
-                        continue
-                    if kind == LAST:
-                        last[name] = (a, b)
-                        counts[name] = counts.get(name, 0) + 1
-                        continue
-                    if kind == MANY:
-                        n = counts.get(name, 0)
-                        counts[name] = n + 1
-                        kept = many.get(name, [])
-                        if n == 0:
-                            many[name] = kept
-                        if kept is not None:
-                            if n < KEEP:
-                                kept.append((a, b))
-                            elif n < COMPACT_PIECES:
-                                if n == KEEP:
-                                    many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
-                                kept.append((a, b))
-                            else:
-                                many[name] = None
-                        continue
-                    run = pieces.setdefault(name, [])
-                    if isinstance(run, list):
-                        if wt == VARINT and run and run[-1][0] == VARINT:
-                            run[-1][1].append(a)
-                        elif len(run) < KEEP_PIECES:
-                            run.append((VARINT, array("Q", [a]), 0) if wt == VARINT
-                                       else (wt, a, b))
-                        else:
-                            pieces[name] = run = Compact(run)
-                    if isinstance(run, Compact):
-                        if len(run) < COMPACT_PIECES:
-                            run.append(wt, a, b)
-                        else:
-                            out.over.add(name)
+    for number, wt, _at, a, b in fields_in(src, occurrences(src, where)):
+        spec = schema.get(number)
+        if spec is not None:
+            name, kind = spec
+            want = _WIRE_OF[kind]
+            if wt == want:
+                if kind == SCALAR:
+                    if name == "data_location" and (a & 0xFFFFFFFF) not in (0, 1):
+                        out.bad_enum = a  # a closed enum reads the low 32 bits
+                    else:
+                        scalars[name] = a
                     continue
-                if wt == LEN and kind in (VARINTS, FIXED32S, FIXED64S):  # packed
-                    run = pieces.setdefault(name, [])
-                    if isinstance(run, list) and len(run) >= KEEP_PIECES:
+                if kind == LAST:
+                    last[name] = (a, b)
+                    counts[name] = counts.get(name, 0) + 1
+                    continue
+                if kind == MANY:
+                    n = counts.get(name, 0)
+                    counts[name] = n + 1
+                    kept = many.get(name, [])
+                    if n == 0:
+                        many[name] = kept
+                    if kept is not None:
+                        if n < KEEP:
+                            kept.append((a, b))
+                        elif n < COMPACT_PIECES:
+                            if n == KEEP:
+                                many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
+                            kept.append((a, b))
+                        else:
+                            many[name] = None
+                    continue
+                run = pieces.setdefault(name, [])
+                if isinstance(run, list):
+                    if wt == VARINT and run and run[-1][0] == VARINT:
+                        run[-1][1].append(a)
+                    elif len(run) < KEEP_PIECES:
+                        run.append((VARINT, array("Q", [a]), 0) if wt == VARINT
+                                   else (wt, a, b))
+                    else:
                         pieces[name] = run = Compact(run)
-                    if isinstance(run, list):
-                        run.append((LEN, a, b))
-                    elif len(run) < COMPACT_PIECES:
-                        run.append(LEN, a, b)
+                if isinstance(run, Compact):
+                    if len(run) < COMPACT_PIECES:
+                        run.append(wt, a, b)
                     else:
                         out.over.add(name)
-                    continue
-            if len(out.unknown) < limit:
-                out.unknown.append((number, wt))
-            else:
-                out.unknown_more += 1
+                continue
+            if wt == LEN and kind in (VARINTS, FIXED32S, FIXED64S):  # packed
+                run = pieces.setdefault(name, [])
+                if isinstance(run, list) and len(run) >= KEEP_PIECES:
+                    pieces[name] = run = Compact(run)
+                if isinstance(run, list):
+                    run.append((LEN, a, b))
+                elif len(run) < COMPACT_PIECES:
+                    run.append(LEN, a, b)
+                else:
+                    out.over.add(name)
+                continue
+        if len(out.unknown) < limit:
+            out.unknown.append((number, wt))
+        else:
+            out.unknown_more += 1
     return out

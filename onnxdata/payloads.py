@@ -74,27 +74,39 @@ def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[
 
 def count_varints(src: Source, a: int, b: int) -> int:
     """How many varints the packed run ``[a, b)`` holds, checked as ``decode_varints`` checks
-    it (a varint over 10 bytes or a run ending inside one is a WireError), in bounded memory."""
+    it (a varint over 10 bytes or a run ending inside one is a WireError), in bounded memory
+    and a few byte-wide passes per piece (no index arrays)."""
     total = 0
-    run = 0  # continuation bytes carried over from the previous piece
+    carry = 0  # continuation bytes carried over from the previous piece
     for at in range(a, b, PIECE):
         part = src.u8(at, min(b, at + PIECE))
-        ends = np.flatnonzero(part < 0x80)
-        if ends.size:
-            first = int(ends[0]) + run
-            gaps = np.diff(ends)
-            if first >= 10 or (gaps.size and int(gaps.max()) > 10):
-                where = at - run if first >= 10 else at + int(ends[int(np.argmax(gaps > 10))]) + 1
-                raise WireError("varint longer than 10 bytes in packed field", where)
-            run = int(part.size) - 1 - int(ends[-1])
-        else:
-            run += int(part.size)
-            if run >= 10:
+        low = part < 0x80
+        n = int(np.count_nonzero(low))
+        total += n
+        if not n:
+            carry += int(part.size)
+            if carry >= 10:
                 raise WireError("varint longer than 10 bytes in packed field", at)
-        total += int(ends.size)
-    if run:
-        raise WireError("truncated varint in packed field", b - run)
+            continue
+        if int(np.argmax(low)) + carry >= 10:
+            raise WireError("varint longer than 10 bytes in packed field", at - carry)
+        if _has_long_run(~low):
+            raise WireError("varint longer than 10 bytes in packed field", at)
+        carry = int(np.argmax(low[::-1]))
+    if carry:
+        raise WireError("truncated varint in packed field", b - carry)
     return total
+
+
+def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
+    """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
+    r2 = high[:-1] & high[1:]
+    if not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
+    return bool(r10.any())
 
 
 def varints(src: Source, pieces: Iterable[Piece] | None) -> npt.NDArray[np.uint64]:
@@ -164,12 +176,10 @@ def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
         if part.dtype == _U64:
             total += int(part.size)
             continue
-        ends = np.flatnonzero(part < 0x80)
-        if ends.size and int(np.diff(ends, prepend=-1).max()) > 10:
+        low = part < 0x80
+        if _has_long_run(~low):
             raise WireError("varint longer than 10 bytes in packed field", 0)
-        if not ends.size and part.size:
-            raise WireError("varint longer than 10 bytes in packed field", 0)
-        total += int(ends.size)
+        total += int(np.count_nonzero(low))
     return total
 
 

@@ -223,3 +223,29 @@ def test_readings_take_any_bytes_like_and_refuse_other_types_clearly() -> None:
         onnxdata.readings(np.frombuffer(data, np.uint8))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="expected bytes"):
         byte_table(np.frombuffer(data, np.uint8), "sequence")  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60).map(lambda b: bytes(x | 0x80 if x % 3 else x for x in b)),
+       st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
+    import numpy as np
+
+    import onnxdata.payloads as payloads
+    from onnxdata.source import Source
+    from onnxdata.wire import WireError
+
+    def outcome(f: Any) -> Any:
+        try:
+            return f()
+        except WireError:
+            return "refused"
+
+    old = payloads.PIECE
+    payloads.PIECE = piece
+    try:
+        counted = outcome(lambda: payloads.count_varints(Source.of_buffer(data), 0, len(data)))
+    finally:
+        payloads.PIECE = old
+    decoded = outcome(lambda: int(payloads.decode_varints(np.frombuffer(data, np.uint8)).size))
+    assert counted == decoded

@@ -321,18 +321,18 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                 if kind == MANY:
                     n = counts.get(name, 0)
                     counts[name] = n + 1
-                    kept = many.get(name, [])
                     if n == 0:
-                        many[name] = kept
-                    if kept is not None:
-                        if n < KEEP:
-                            kept.append((a, b))
-                        elif n < COMPACT_PIECES:
-                            if n == KEEP:
-                                many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
-                            kept.append((a, b))
-                        else:
-                            many[name] = None
+                        many[name] = [(a, b)]
+                    elif n < KEEP:
+                        many[name].append((a, b))  # type: ignore[union-attr]
+                    elif n < COMPACT_PIECES:
+                        kept = many[name]
+                        if n == KEEP:
+                            many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
+                        kept.starts.append(a)  # type: ignore[union-attr]
+                        kept.ends.append(b)  # type: ignore[union-attr]
+                    else:
+                        many[name] = None
                     continue
                 run = pieces.setdefault(name, [])
                 if isinstance(run, list):
@@ -344,8 +344,10 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                     else:
                         pieces[name] = run = Compact(run)
                 if isinstance(run, Compact):
-                    if len(run) < COMPACT_PIECES:
-                        run.append(wt, a, b)
+                    if len(run.wts) < COMPACT_PIECES:
+                        run.wts.append(wt)
+                        run.starts.append(a)
+                        run.ends.append(b)
                     else:
                         out.over.add(name)
                 continue
@@ -355,8 +357,10 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                     pieces[name] = run = Compact(run)
                 if isinstance(run, list):
                     run.append((LEN, a, b))
-                elif len(run) < COMPACT_PIECES:
-                    run.append(LEN, a, b)
+                elif len(run.wts) < COMPACT_PIECES:
+                    run.wts.append(LEN)
+                    run.starts.append(a)
+                    run.ends.append(b)
                 else:
                     out.over.add(name)
                 continue

@@ -9,12 +9,14 @@ the same order (validate's document order: a message's own problems, then its
 children's, children by field number), capped at ``max_problems`` with one
 "…and N more problems" at the end.
 
-Memory is bounded by nesting depth: a sequence's elements are visited one at
-a time as the walk finds them (``walk.occurrences``), never gathered, and a
-message's own problems that depend on its children (a sequence's shared data
-type) are inserted before the children's problems once known. Bytes that are
-not the kind's wire format raise ``WireError`` (a ``DecodeError``), as
-protobuf's parser refuses them: a message nested deeper than 100 too.
+Memory is bounded by nesting depth, not by the file: a sequence's elements
+are visited one at a time (``walk.occurrences``; their byte ranges are kept in
+16 bytes each, up to a fixed cap, else found again), nothing is built per
+element when validating, and a message's own problems that depend on its
+children (a sequence's shared data type) are inserted before the children's
+problems once known (``validation.ProblemSink``). Bytes that are not the kind's
+wire format raise ``WireError`` (a ``DecodeError``), as protobuf's parser
+refuses them: a message nested deeper than 100 too.
 """
 
 from __future__ import annotations

@@ -298,8 +298,8 @@ class Engine:
         src = self.src
         f = scan(src, where, TENSOR, self.problems.cap)
         t = _Tensor(path, f, where)
-        t.location = f.bad_enum if f.bad_enum is not None else \
-            _int32(f.scalars.get("data_location", 0))
+        t.location = _int32(f.bad_enum if f.bad_enum is not None else
+                            f.scalars.get("data_location", 0))
         problems = self._wire(path, "TensorProto", f)
         seg = f.where("segment", where, TENSOR)
         if seg is not None:

@@ -972,7 +972,8 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
     location: int = fields.get("data_location", 0)
     for f in unknown:  # an out-of-range DataLocation is kept as unknown field 14
         if f.field_number == 14 and f.wire_type == VARINT:
-            location = f.data
+            # as the int32 enum it is (protobuf 4 keeps the low 32 bits, 5+ all 64)
+            location = (f.data & 0xFFFFFFFF) - ((f.data & 0x80000000) << 1)
     segment = fields.get("segment")
     if segment is not None:
         out += _unknown_problems(_join(path, "segment"), segment)

@@ -59,6 +59,8 @@ class Source:
         self._win: bytes = b""
         self._win_at = 0
         self._np: npt.NDArray[np.uint8] | None = None
+        #: The root message's fields, once walked (``walk.root_fields``).
+        self.root_cache: Any = None
 
     # -- opening
 

@@ -298,41 +298,35 @@ def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
             yield a, b
 
 
-def root_fields(src: Source) -> Iterator[tuple[int, int, int, int, int]]:
-    """The fields of the whole buffer, walked once per Source and then replayed from five
-    arrays (21 bytes a field, up to COMPACT_PIECES fields): the explorer reads the same
-    root as five kinds."""
-    cached = src.root_cache
-    if cached is not None:
-        numbers, wts, ats, starts, ends = cached
-        yield from zip(numbers, wts, ats, starts, ends, strict=True)
-        return
-    numbers, wts = array("l"), array("b")
-    ats, starts, ends = array("Q"), array("Q"), array("Q")
-    keep = True
-    for field_ in fields(src, 0, src.size):
-        if keep:
-            if len(wts) < COMPACT_PIECES:
-                numbers.append(field_[0])
-                wts.append(field_[1])
-                ats.append(field_[2])
-                starts.append(field_[3])
-                ends.append(field_[4])
-            else:
-                keep = False
-        yield field_
-    if keep:
-        src.root_cache = (numbers, wts, ats, starts, ends)
-
-
 def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
     """One message's fields by ``schema``, its occurrences merged in order (as protobuf)."""
     out = Fields()
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last
     ranges = where.ranges
-    walked = root_fields(src) if ranges is not None and len(ranges) == 1 and \
-        ranges[0] == (0, src.size) else fields_in(src, occurrences(src, where))
+    record: tuple[array[int], ...] | None = None
+    walked: Iterable[tuple[int, int, int, int, int]]
+    if ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size):
+        # the root: walked once per Source, then replayed from five arrays (21 bytes a
+        # field, up to COMPACT_PIECES): the explorer reads one root as five kinds
+        if src.root_cache:
+            walked = zip(*src.root_cache, strict=True)
+        else:
+            if src.root_cache is None:  # (False: too many fields to keep)
+                record = (array("l"), array("b"), array("Q"), array("Q"), array("Q"))
+            walked = fields(src, 0, src.size)
+    else:
+        walked = fields_in(src, occurrences(src, where))
     for number, wt, _at, a, b in walked:
+        if record is not None:
+            if len(record[1]) < COMPACT_PIECES:
+                record[0].append(number)
+                record[1].append(wt)
+                record[2].append(_at)
+                record[3].append(a)
+                record[4].append(b)
+            else:
+                record = None
+                src.root_cache = False
         spec = schema.get(number)
         if spec is not None:
             name, kind = spec
@@ -398,4 +392,6 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
             out.unknown.append((number, wt))
         else:
             out.unknown_more += 1
+    if record is not None:
+        src.root_cache = record
     return out

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_model.py",
-           "bench_compare.py", "bench_page.py")
+           "bench_compare.py", "bench_page.py", "bench_engine.py")
 
 
 def main() -> int:

@@ -58,6 +58,7 @@ from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_file import declared_for
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
+from onnxdata.table import elided_count
 
 __all__ = ["main"]
 
@@ -282,21 +283,17 @@ def _shown(result: Exploration) -> Reading | None:
 
 def _capped_rows(result: Exploration, shown: Reading | None,
                  limit: int | None) -> tuple[list[ByteRow], int, list[ByteRow]]:
-    """The byte table cut to ``limit`` rows (all when None): ``(head, elided, tail)``, where
-    ``elided`` rows are left out between them and ``tail`` keeps a closing "does not
-    fit" row.
-
-    Until the engine's ``byte_table(..., limit=N)`` lands, the whole table is built and
-    sliced here.
-    """
+    """The byte table cut to ``limit`` rows (all when None) by the walk itself:
+    ``(head, elided, tail)``, where ``elided`` rows are left out between them and ``tail``
+    keeps a closing "does not fit" row."""
     if shown is None:
         return [], 0, []
-    rows = byte_table(result.data, shown)
-    if limit is None or len(rows) <= limit:
-        return rows, 0, []
-    tail = rows[-1:] if rows[-1].value.startswith("does not fit") else []
-    body = rows[:len(rows) - len(tail)]
-    return body[:limit], len(body) - limit, tail
+    rows = byte_table(result.data, shown, limit=limit)
+    for i, row in enumerate(rows):
+        n = elided_count(row)
+        if n:
+            return rows[:i], n, rows[i + 1:]
+    return rows, 0, []
 
 
 def _elided(n: int) -> str:

@@ -34,12 +34,25 @@ class DecodeError(OnnxDataError):
         self.reason = message
 
 
+#: A problem's message is cut to about this many characters (its middle elided with "…").
+MESSAGE_LIMIT = 200
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a value: where it is (``path``) and what (``message``)."""
+    """One thing wrong with a value: where it is (``path``) and what (``message``).
+
+    A message longer than ``MESSAGE_LIMIT`` characters keeps its start and end
+    around "…", so one problem never carries megabytes of dims or values.
+    """
 
     path: str
     message: str
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MESSAGE_LIMIT:
+            cut = self.message[:MESSAGE_LIMIT - 50] + " … " + self.message[-47:]
+            object.__setattr__(self, "message", cut)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message

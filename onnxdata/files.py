@@ -33,6 +33,7 @@ from onnxdata.messages import (
     kind_name,
 )
 from onnxdata.serialization import write_parts
+from onnxdata.source import Source as WalkSource
 
 __all__ = ["Buffer", "Source", "UnknownFieldsWarning", "atomic_writer", "byte_buffer",
            "chosen_kind", "load", "save", "source_bytes"]
@@ -145,7 +146,7 @@ def _misfit(data: Buffer, message_name: str) -> tuple[str, int] | None:
     return None if misfit is None else (misfit.reason, misfit.offset)
 
 
-def chosen_kind(name: str | None, data: Buffer) -> KindName:
+def chosen_kind(name: str | None, data: Buffer | WalkSource) -> KindName:
     """The kind ``load``/``read`` use when none is given, as the explorer chooses it,
     with a DecodeError that tells the caller to pass ``kind=``."""
     from onnxdata.explorer import choose_kind

@@ -1,17 +1,20 @@
-"""Does a buffer's wire structure fit message X? A walk over the bytes, payloads untouched.
+"""Does a buffer's wire structure fit message X exactly? A tree over the engine's walk.
 
-``fit(buf, "TensorProto")`` reads field tags and lengths with ``onnxdata.wire``
-and checks each against the schema of the message it is inside (taken from the
-generated classes' descriptors, so it is ONNX's own schema): the field number
+``fit(buf, "TensorProto")`` reads field tags and lengths with ``walk.fields``
+(the one walk the engine, ``read`` and the byte table use) and checks each
+against the schema of the message it is inside (taken from the generated
+classes' descriptors, so it is ONNX's own schema): the field number
 must be known, its wire type the right one (a repeated number may also come
 packed), and every nested message must fit in turn, down to a depth cap.
 
-It never decodes a payload: ``raw_data`` and packed numbers are skipped by
-length, so the walk costs one step per field, not per byte. The answer is a
-tree of ``FitMessage``/``FitField`` with byte offsets and paths (what the
-explorer's byte table and summaries are made from), and, when the bytes do not
-fit, a ``Misfit`` saying why and at which byte. Nothing here raises for bad
-bytes; the function is pure over ``bytes``, ``memoryview`` or ``mmap``.
+It never decodes a large payload: ``raw_data`` and packed numbers are skipped
+by length. The answer is a tree of ``FitMessage``/``FitField`` with byte
+offsets and paths (one object per field: for what needs the whole tree, such
+as checking a value against a model's declared type), and, when the bytes do
+not fit, a ``Misfit`` saying why and at which byte. It is stricter than
+validation: an unknown field or a known field with another wire type is a
+misfit here, where protobuf (and so the engine) keeps it as unknown and
+validation reports it as a problem. Nothing here raises for bad bytes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from typing import Final
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from onnxdata.messages import MESSAGE_CLASSES, is_repeated
+from onnxdata.payloads import count_varints, decode_varints
+from onnxdata.source import Source
+from onnxdata.walk import fields
 from onnxdata.wire import (
     EGROUP,
     I32,
@@ -33,8 +39,6 @@ from onnxdata.wire import (
     WIRE_TYPE_NAMES,
     WireBuffer,
     WireError,
-    read_tag,
-    read_varint,
     signed64,
 )
 
@@ -293,17 +297,18 @@ class _Stop(Exception):
         self.misfit = misfit
 
 
-def fit(buf: WireBuffer, message: str, start: int = 0, end: int | None = None, *,
+def fit(buf: WireBuffer | Source, message: str, start: int = 0, end: int | None = None, *,
         max_depth: int = DEFAULT_MAX_DEPTH) -> Fit:
     """Walk ``buf[start:end]`` as ``message`` (a message name or kind name); never raises
-    for bad bytes."""
+    for bad bytes. The walk is ``walk.fields``, the engine's; this builds the tree."""
     name = _KIND_TO_MESSAGE.get(message, message)
     if name not in _DESCRIPTORS:
         raise ValueError(f"unknown message {message!r}")
-    end = len(buf) if end is None else end
+    src = buf if isinstance(buf, Source) else Source.of_buffer(buf)
+    end = src.size if end is None else end
     root = FitMessage(name, "", start, end)
     try:
-        _walk(buf, root, start, end, 0, max_depth)
+        _walk(src, root, start, end, 0, max_depth)
     except _Stop as stop:
         return Fit(name, root, stop.misfit)
     return Fit(name, root, None)
@@ -313,17 +318,22 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _walk(buf: WireBuffer, node: FitMessage, pos: int, end: int, depth: int,
+def _walk(src: Source, node: FitMessage, start: int, end: int, depth: int,
           max_depth: int) -> None:
     schema = message_schema(node.type)
     seen: dict[int, int] = {}
     here = node.path
-    while pos < end:
-        offset = pos
+    found = fields(src, start, end)
+    offset = start
+    while True:
         try:
-            number, wire_type, pos = read_tag(buf, pos, end)
+            item = next(found, None)
         except WireError as e:
-            raise _Stop(Misfit(offset, here, e.reason)) from None
+            raise _Stop(Misfit(e.offset if e.offset is not None else offset, here,
+                               e.reason)) from None
+        if item is None:
+            return
+        number, wire_type, offset, a, b = item
         spec = schema.get(number)
         if spec is None:
             raise _Stop(Misfit(offset, here,
@@ -343,40 +353,22 @@ def _walk(buf: WireBuffer, node: FitMessage, pos: int, end: int, depth: int,
             raise _Stop(Misfit(offset, path,
                                f"field {number} ({spec.name}) should be "
                                f"{WIRE_TYPE_NAMES[expected]} but is {got}"))
-        try:
-            if wire_type == VARINT:
-                value, new = read_varint(buf, pos, end)
-                node.fields.append(FitField(spec, wire_type, offset, pos, new, path, value=value))
-                pos = new
-                continue
-            if wire_type in (I64, I32):
-                size = 8 if wire_type == I64 else 4
-                if end - pos < size:
-                    raise WireError(f"truncated {size * 8}-bit value", pos)
-                node.fields.append(FitField(spec, wire_type, offset, pos, pos + size, path))
-                pos += size
-                continue
-            length, p = read_varint(buf, pos, end)
-            if length > end - p:
-                raise WireError(f"length {length} runs past the end ({end - p} bytes left)", pos)
-        except WireError as e:
-            raise _Stop(Misfit(e.offset if e.offset is not None else offset, path,
-                               e.reason)) from None
-        new = p + length
-        f = FitField(spec, wire_type, offset, p, new, path)
+        if wire_type == VARINT:
+            node.fields.append(FitField(spec, wire_type, offset, offset, b, path, value=a))
+            continue
+        f = FitField(spec, wire_type, offset, a, b, path)
         node.fields.append(f)
         if spec.message is not None:
             if depth >= max_depth:
                 raise _Stop(Misfit(offset, path, f"messages nested deeper than {max_depth}"))
-            child = FitMessage(spec.message, path, p, new)
+            child = FitMessage(spec.message, path, a, b)
             f.child = child
-            _walk(buf, child, p, new, depth + 1, max_depth)
-        elif spec.packable:
-            _packed(buf, f)
-        pos = new
+            _walk(src, child, a, b, depth + 1, max_depth)
+        elif spec.packable and wire_type == LEN:
+            _packed(src, f)
 
 
-def _packed(buf: WireBuffer, f: FitField) -> None:
+def _packed(src: Source, f: FitField) -> None:
     """Check a packed run (and decode it when short); raises _Stop when it is broken."""
     length = f.end - f.start
     if f.spec.wire_type == I32 or f.spec.wire_type == I64:
@@ -389,18 +381,13 @@ def _packed(buf: WireBuffer, f: FitField) -> None:
     if length == 0:
         f.values, f.count = (), 0
         return
-    if length > PACKED_DECODE_LIMIT:
-        if buf[f.end - 1] & 0x80:
-            raise _Stop(Misfit(f.end - 1, f.path, f"packed {f.spec.name} ends inside a varint"))
-        return
-    values: list[int] = []
-    pos = f.start
     try:
-        while pos < f.end:
-            v, pos = read_varint(buf, pos, f.end)
-            values.append(v)
+        if length > PACKED_DECODE_LIMIT:
+            f.count = count_varints(src, f.start, f.end)
+            return
+        values = decode_varints(src.u8(f.start, f.end), f.start)
     except WireError as e:
-        raise _Stop(Misfit(e.offset if e.offset is not None else pos, f.path,
+        raise _Stop(Misfit(e.offset if e.offset is not None else f.start, f.path,
                            f"packed {f.spec.name}: {e.reason}")) from None
-    f.values = tuple(values)
-    f.count = len(values)
+    f.values = tuple(values.tolist())
+    f.count = len(f.values)

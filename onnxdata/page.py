@@ -29,7 +29,6 @@ and ``read``.
 from __future__ import annotations
 
 import html
-import inspect
 import itertools
 import json
 import os
@@ -248,7 +247,7 @@ class _Hex:
         shown = b if b - a <= FOLD_MIN else a + FOLD_HEAD
         take = min(shown - a, self.left)
         if take:
-            self.out.append(" ".join(f"{x:02X}" for x in bytes(self.data[a:a + take])) + " ")
+            self.out.append(" ".join(f"{x:02X}" for x in self.data.read(a, a + take)) + " ")
             self.left -= take
         if a + take < shown:
             self.stopped_at = a + take
@@ -275,34 +274,19 @@ class _Hex:
         self.out.append("</span>")
 
 
-def _rows_of(result: Exploration) -> tuple[list[ByteRow], int | None]:
-    """The chosen reading's byte table, and how many rows it had when cut here.
-
-    Where ``byte_table`` takes a ``limit`` (the streaming engine's) it is asked
-    for ROW_LIMIT rows and ends with its own elision row (total None); else the
-    whole table is made and the first ROW_LIMIT rows kept.
-    """
-    shown = _shown(result)
-    assert shown is not None
-    if "limit" in inspect.signature(byte_table).parameters:
-        limit: dict[str, int] = {"limit": ROW_LIMIT}  # typed so mypy passes before the engine
-        return byte_table(result.data, shown, **limit), None
-    rows = byte_table(result.data, shown)
-    return rows[:ROW_LIMIT], len(rows)
-
-
 def _bytes_section(result: Exploration) -> str:
     data = result.data
-    size = len(data)
+    size = data.size
     shown = _shown(result)
     if shown is None:
         hexer = _Hex(data, 256)
         hexer.bytes(0, size, "bytes")
         return ("<h2>Bytes</h2><p>No valid reading; explore with <code>--reading KIND</code> "
                 f"to see one laid out.</p><div id=hex class=hex>{''.join(hexer.out)}</div>")
-    rows, total = _rows_of(result)
-    cut = (total is not None and total > len(rows)) or \
-        any(_row_extent(r) is None for r in rows)  # an elision row names no bytes
+    # The walk stops recording after ROW_LIMIT rows and closes the table with a row
+    # counting the rest; that row names no bytes, and the hex view stops with it.
+    rows = byte_table(data, shown, limit=ROW_LIMIT)
+    cut = any(_row_extent(r) is None for r in rows)
     hexer = _Hex(data, HEX_LIMIT)
     pos = 0
     for s in _nest(rows, size):
@@ -318,8 +302,6 @@ def _bytes_section(result: Exploration) -> str:
     elif cut and pos < size:
         notes.append(f"The hex view stops with the byte table; bytes {pos} to {size} "
                      "are not shown.")
-    if total is not None and total > len(rows):
-        notes.append(f"The byte table shows its first {len(rows)} of {total} rows.")
     table = "".join(
         f'<tr data-r="{i}" class="d{min(r.depth, 6)}{" misfit" if _is_misfit(r) else ""}">'
         f"<td class=off>{r.offset}</td><td class=hx>{_e(r.bytes)}</td>"

@@ -60,7 +60,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeAlias, Union
+from typing import Any, Final, TypeAlias, Union, cast
 
 import numpy as np
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -97,8 +97,10 @@ __all__ = [
     "MAX_REPORTED",
     "OPTIONAL_FIELDS",
     "TYPED_FIELDS",
+    "MAX_PROBLEMS",
     "PlainTensor",
     "NestedType",
+    "ProblemSink",
     "element_count",
     "element_type_problems",
     "entries_in_range",
@@ -108,6 +110,7 @@ __all__ = [
     "nested_type",
     "node_problems",
     "numpy_shape_problems",
+    "sequence_inner_type",
     "optional_problems",
     "problems",
     "quick_tensor",
@@ -129,6 +132,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 DEFAULT_MAX_DEPTH: Final = 100
 #: Per-element faults reported for one field before a summary.
 MAX_REPORTED: Final = 20
+#: Problems listed per call before one "…and N more problems".
+MAX_PROBLEMS: Final = 1000
 #: Indices checked per chunk, bounding the temporary arrays of the sparse check.
 _CHUNK: Final = 1 << 16
 #: Element counts above this are "more than 2**64" (dims are not multiplied further).
@@ -191,8 +196,29 @@ def _capped(path: str, field: str, found: list[tuple[int, str]], total: int) -> 
     return out
 
 
+def dims_text(dims: Sequence[int]) -> str:
+    """``[2, 3]``; a long list keeps its first dims (at most 8, about 60 characters):
+    ``[1, 1, 1, 1, 1, 1, 1, 1, … (9000 dims)]``."""
+    shown: list[str] = []
+    width = 0
+    for d in dims[:8]:
+        shown.append(str(int(d)))
+        width += len(shown[-1]) + 2
+        if width > 60:
+            break
+    if len(shown) < len(dims):
+        return "[" + ", ".join(shown) + f", … ({len(dims)} dims)]"
+    return "[" + ", ".join(shown) + "]"
+
+
+def short_repr(value: bytes, limit: int = 40) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with "…"."""
+    text = repr(value[:limit + 1])
+    return text if len(value) <= limit else text[:limit] + "…"
+
+
 def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
-    if not dims or min(dims) >= 0:
+    if not dims or _smallest(dims) >= 0:
         return []
     bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
     return _capped(path, "dims", bad, len(bad))
@@ -222,13 +248,23 @@ def numpy_shape_problems(path: str, dims: Sequence[int], itemsize: int) -> list[
     return []
 
 
+def _smallest(dims: Sequence[int]) -> int:
+    own = getattr(dims, "smallest", None)
+    return cast(int, own()) if own is not None else min(dims)
+
+
 def element_count(dims: Sequence[int]) -> int | None:
     """The number of elements ``dims`` declare, or None if a dim is negative.
 
     Computed with Python ints and never more than needed: once the product
     passes 2**64 it is not multiplied further (the result is then > 2**64, far
     more than any message can hold), so a bomb of many huge dims costs nothing.
+    A sequence that knows its own count (the engine's long dims, ``count``)
+    computes it in chunks, by the same rule.
     """
+    own = getattr(dims, "element_count", None)
+    if own is not None:
+        return cast(int | None, own())
     total = 1
     for d in dims:
         if d < 0:
@@ -238,6 +274,60 @@ def element_count(dims: Sequence[int]) -> int | None:
         elif 0 < total <= _HUGE:
             total *= d
     return total
+
+
+class ProblemSink:
+    """The problems of one call, at most ``cap`` of them, in document order, then a count.
+
+    ``add`` appends; ``insert`` puts a message's own problems (known only after
+    its children were walked) before its children's. Once one problem is
+    dropped the list is full, so what is kept is always the first ``cap`` of
+    the true order, and ``dropped`` counts the rest exactly.
+    """
+
+    def __init__(self, cap: int = MAX_PROBLEMS) -> None:
+        if cap < 0:
+            raise ValueError(f"max_problems must be >= 0, not {cap}")
+        self.cap = cap
+        self.items: list[Problem] = []
+        self.dropped = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.items) or self.dropped > 0
+
+    def mark(self) -> int:
+        return len(self.items)
+
+    def add(self, found: list[Problem]) -> None:
+        room = self.cap - len(self.items)
+        if len(found) <= room:
+            self.items += found
+        else:
+            self.items += found[:max(room, 0)]
+            self.dropped += len(found) - max(room, 0)
+
+    def insert(self, at: int, found: list[Problem]) -> None:
+        if not found:
+            return
+        self.items[at:at] = found
+        over = len(self.items) - self.cap
+        if over > 0:
+            del self.items[self.cap:]
+            self.dropped += over
+
+    def drop(self, n: int) -> None:
+        """``n`` problems known to lie past the ones kept (only when the list will be full)."""
+        self.dropped += n
+
+    def result(self) -> list[Problem]:
+        if not self.dropped:
+            return list(self.items)
+        return [*self.items, more_problems(self.dropped)]
+
+
+def more_problems(n: int) -> Problem:
+    """The last problem of a capped list."""
+    return Problem("", f"…and {n:,} more problems")
 
 
 # --------------------------------------------------------------------------- wire
@@ -405,7 +495,7 @@ def _storage_problems(path: str, data_type: int, dims: Sequence[int],
     n = element_count(dims)
     if dt is None or n is None:
         return out
-    what = f"dims {list(dims)} declare {_elements(n)} of {dt.name}"
+    what = f"dims {dims_text(dims)} declare {_elements(n)} of {dt.name}"
     if not used:
         if n > 0:
             where = (f"{_count_text(typed_count(dt, n))} entries of {dt.field}" if dt.is_string
@@ -612,7 +702,7 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
         return out
     if len(values_dims) != 1:
         out.append(Problem(_join(path, "values.dims"),
-                           f"values must be 1-D [NNZ], but dims are {list(values_dims)}"))
+                           f"values must be 1-D [NNZ], but dims are {dims_text(values_dims)}"))
         return out
     nnz = values_dims[0]
     if indices_dims is None:
@@ -626,7 +716,7 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
     rank = len(dims)
     if list(indices_dims) not in ([nnz], [nnz, rank]):
         out.append(Problem(_join(path, "indices.dims"),
-                           f"indices dims {list(indices_dims)} must be [NNZ] = [{nnz}] or "
+                           f"indices dims {dims_text(indices_dims)} must be [NNZ] = [{nnz}] or "
                            f"[NNZ, rank] = [{nnz}, {rank}]"))
     return out
 
@@ -663,7 +753,7 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
             if len(found) < MAX_REPORTED:
                 row = chunk[i]
                 shown = str(tuple(int(x) for x in row)) if rank2 else str(int(row[0]))
-                limit = f"dims {list(dims)}" if rank2 else f"[0, {total})"
+                limit = f"dims {dims_text(dims)}" if rank2 else f"[0, {total})"
                 found.append((r0 + int(i), f"index {shown} lies outside {limit}"))
         if prev is None:
             ordered, skip, base = chunk, outside, r0
@@ -762,13 +852,21 @@ def nested_type(message: Any, depth: int = 0) -> NestedType:
     if field is None:
         return ("sequence", None)
     elements = getattr(message, field)
+    return ("sequence", sequence_inner_type(
+        code, (nested_type(e, depth + 1) for e in (elements[:1] if code == 1 else elements))))
+
+
+def sequence_inner_type(code: int, element_types: Iterable[NestedType]) -> NestedType:
+    """A sequence's element type from its elem_type ``code`` and its elements' types (for
+    tensors only the first's): what they say together, up to the first disagreement
+    (which the sequence's own check reports)."""
     inner: NestedType = (_ELEM_KINDS[code],)
-    for element in elements[:1] if code == 1 else elements:
+    for t in element_types:
         try:
-            inner = _merged(inner, nested_type(element, depth + 1))
+            inner = _merged(inner, t)
         except _Mismatch:
-            break  # reported at this sequence by its own check
-    return ("sequence", inner)
+            break
+    return inner
 
 
 def _merged(a: Any, b: Any) -> Any:
@@ -872,7 +970,7 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
         for at, skey in enumerate(string_keys):
             was = first.setdefault(skey, at)
             if was != at:
-                dup.append((at, f"{skey!r} appears again (first at string_keys[{was}])"))
+                dup.append((at, f"{short_repr(skey)} appears again (first at string_keys[{was}])"))
         out += _capped(path, "string_keys", dup, len(dup))
     elif valid_key:
         assert key_type is not None
@@ -1010,7 +1108,8 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
     location: int = fields.get("data_location", 0)
     for f in unknown:  # an out-of-range DataLocation is kept as unknown field 14
         if f.field_number == 14 and f.wire_type == VARINT:
-            location = f.data
+            # as the int32 enum it is (protobuf 4 keeps the low 32 bits, 5+ all 64)
+            location = (f.data & 0xFFFFFFFF) - ((f.data & 0x80000000) << 1)
     segment = fields.get("segment")
     if segment is not None:
         out += _unknown_problems(_join(path, "segment"), segment)
@@ -1154,12 +1253,14 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
 
 @no_memory_error("message")
 def problems(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH) -> list[Problem]:
+             max_depth: int = DEFAULT_MAX_DEPTH,
+             max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
 
     ``base_dir`` is the folder external data locations are relative to; without
     it locations are checked only as text. ``max_depth`` bounds the nesting
     below the root; deeper messages are one problem, not a RecursionError.
+    At most ``max_problems`` are listed, then one "…and N more problems".
     Raises TypeError for something that is not one of the five data messages.
     """
     desc = getattr(message, "DESCRIPTOR", None)
@@ -1168,9 +1269,13 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
         raise TypeError(f"not an ONNX data message: {type(message).__name__} (expected "
                         "TensorProto, SparseTensorProto, SequenceProto, OptionalProto or "
                         "MapProto, ours or onnx's)")
+    sink = ProblemSink(max_problems)
     out: list[Problem] = []
     stack: list[_Node] = [(message, 0, "", "", -1)]
     while stack:
+        if out:
+            sink.add(out)
+            out = []
         msg, depth, parent, field, index = stack.pop()
         if depth > max_depth:
             out.append(too_deep(_node_path(parent, field, index), max_depth))
@@ -1186,7 +1291,8 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
         else:
             out += _CHECKS[kind](path, msg, base_dir)
         stack.extend(reversed(_children(kind, path, msg, depth + 1)))
-    return out
+    sink.add(out)
+    return sink.result()
 
 
 def node_problems(path: str, message: Any, base_dir: PathLike | None = None, *,
@@ -1216,12 +1322,13 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 
 @no_memory_error("message")
 def validate(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+             max_depth: int = DEFAULT_MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.
 
     Accepts our messages and onnx's (``onnx.SequenceProto``, ...) without
     copying. See the module docstring for the rules and the choices made.
     """
-    found = problems(message, base_dir=base_dir, max_depth=max_depth)
+    found = problems(message, base_dir=base_dir, max_depth=max_depth,
+                     max_problems=max_problems)
     if found:
         raise ValidationError(found)

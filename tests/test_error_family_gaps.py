@@ -64,7 +64,8 @@ def test_p14_validate_refuses_the_dims_to_numpy_and_read_refuse(dims: list[int],
 
 
 def test_p14_empty_tensors_numpy_can_make_stay_valid() -> None:
-    for dims in ([0], [0, 5], [2**20, 0, 2**20], [0] * 64):
+    most = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32  # numpy's own limit
+    for dims in ([0], [0, 5], [2**20, 0, 2**20], [0] * most):
         t = TensorProto(data_type=TensorProto.FLOAT, dims=dims)
         assert onnxdata.problems(t) == [], dims
         assert onnxdata.to_numpy(t).shape == tuple(dims)
@@ -122,8 +123,6 @@ def test_p11_mixed_nested_sequences_are_refused_with_paths(case: str) -> None:
     assert [p.path for p in by_kind["SequenceProto"].problems] == [MIXED_PATHS[case]]
 
 
-@pytest.mark.xfail(strict=True, reason="read's wire walker (helper engine's) does not yet "
-                                       "apply validation.element_type_problems (issue 10 P11)")
 @pytest.mark.parametrize("case", sorted(MIXED))
 def test_p11_read_refuses_mixed_nested_sequences(case: str, tmp_path: Path) -> None:
     onnxdata.save(MIXED[case], tmp_path / "s.pb")

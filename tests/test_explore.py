@@ -13,8 +13,9 @@ from conftest import CORPUS, MANIFEST, corpus_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import onnxdata
 from onnxdata.errors import OnnxDataError
-from onnxdata.explorer import STRIP_MIN, byte_table, explore, readings, summarize
+from onnxdata.explorer import byte_table, explore, reading, readings
 from onnxdata.fit import MESSAGE_NAMES, fit
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
 from onnxdata.messages import (
@@ -87,10 +88,12 @@ def test_sequence_summary() -> None:
     rs = readings(s.SerializeToString())
     assert rs[0].kind == "SequenceProto" and rs[0].valid
     assert rs[0].summary == "sequence of 3 tensors, float32 [2, 3]"
-    # three elements cannot be one optional value: protobuf would merge them
+    # three elements as one optional value: protobuf merges them into one tensor whose
+    # dims no longer fit its data; the reading says what validate says of that merge
     opt = _by_kind(s.SerializeToString())["OptionalProto"]
     assert opt.well_formed and not opt.valid
-    assert any("appears 3 times" in p.message for p in opt.problems)
+    merged = onnxdata.load(s.SerializeToString(), "optional")
+    assert list(opt.problems) == onnxdata.problems(merged)
 
 
 def test_map_summary_and_table() -> None:
@@ -133,9 +136,15 @@ def test_tensor_table_names_and_previews() -> None:
 
 
 def test_misfit_row_ends_the_table() -> None:
+    rows = byte_table(TENSOR_FILE.read_bytes()[:-5], "TensorProto")
+    assert rows[-1].value.startswith("does not fit: field 9: length 240 runs past the end")
+    assert rows[-1].offset == 11
+
+
+def test_fields_protobuf_keeps_aside_get_a_row() -> None:
+    # a tensor's dims read as a sequence's name: protobuf keeps it as an unknown field
     rows = byte_table(TENSOR_FILE.read_bytes(), "SequenceProto")
-    assert rows[-1].value.startswith("does not fit: field 1 (name) should be LEN")
-    assert rows[-1].offset == 0
+    assert rows[0].field == "(field 1)" and rows[0].value.startswith("unknown: SequenceProto")
 
 
 # --- every corpus file -----------------------------------------------------------------------
@@ -215,7 +224,9 @@ def test_declared_kind_mismatch_and_shape() -> None:
     s.tensor_values.append(_tensor(np.zeros((3, 4, 5), np.float32)))
     result = explore(s.SerializeToString(), model=model, io="input", index=0)
     assert result.chosen is not None and result.chosen.kind == "TensorProto"
-    assert not result.chosen.well_formed
+    # protobuf reads these bytes as a tensor whose segment holds unknown fields
+    assert result.chosen.well_formed and not result.chosen.valid
+    assert result.chosen.problems[0].path == "segment"
     wrong = explore(_tensor(np.zeros((3, 4), np.float32)).SerializeToString(),
                     model=model, io="input", index=0)
     assert [p.path for p in wrong.type_problems] == ["dims"]
@@ -257,11 +268,14 @@ def test_flipped_wire_types(path: Path) -> None:
 
 def test_flipped_wire_type_is_located() -> None:
     data = bytearray(EMPTY_OPTIONAL.read_bytes())
-    data[16] = 0x12  # elem_type as LEN
+    data[16] = 0x12  # elem_type as LEN: protobuf keeps it as an unknown field
     r = _by_kind(bytes(data))["OptionalProto"]
-    assert not r.well_formed and r.misfit is not None
-    assert r.misfit.offset == 16 and r.misfit.path == "elem_type"
-    assert "should be VARINT but is wire type LEN" in r.misfit.reason
+    assert r.well_formed and not r.valid
+    assert r.problems[0].path == "elem_type"
+    assert "has wire type LEN, but the schema says VARINT" in r.problems[0].message
+    truncated = _by_kind(bytes(data[:17]))["OptionalProto"]
+    assert not truncated.well_formed and truncated.misfit is not None
+    assert truncated.misfit.offset == 17
 
 
 @settings(max_examples=200, deadline=None)
@@ -314,10 +328,10 @@ def test_nesting_deeper_than_the_cap_is_a_misfit() -> None:
 
 
 
-# --- big payloads: validated on a skeleton ---------------------------------------------------
+# --- big payloads -----------------------------------------------------------------------------
 
-def test_big_payload_skeleton_gives_the_same_verdict() -> None:
-    n = STRIP_MIN  # floats: 4 * STRIP_MIN bytes, over the threshold
+def test_big_payloads_give_the_same_verdict() -> None:
+    n = 1 << 16  # floats: 256 KiB payloads
     good = SequenceProto(elem_type=SequenceProto.TENSOR)
     good.tensor_values.append(_tensor(np.ones(n, np.float32)))
     good.tensor_values.append(_tensor(np.ones(n, np.float32)))
@@ -346,7 +360,7 @@ def test_mmap_and_memoryview(tmp_path: Path) -> None:
     with open(p, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
         assert [r.kind for r in readings(m)] == [r.kind for r in readings(FOUR_WAY.read_bytes())]
     assert readings(memoryview(FOUR_WAY.read_bytes()))[0].valid
-    assert summarize(fit(b"", "SequenceProto").root) == "sequence with no elem_type, 0 elements"
+    assert reading(b"", "SequenceProto").summary == "sequence with no elem_type, 0 elements"
 
 
 # --- test data sets --------------------------------------------------------------------------
@@ -439,11 +453,7 @@ def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
         load_test_data_set(folder)
 
 
-def test_parse_limit_gives_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    import onnxdata.explorer
-
-    monkeypatch.setattr(onnxdata.explorer, "PARSE_LIMIT", 100)
-    s = SequenceProto(name="n" * 200, elem_type=SequenceProto.TENSOR)
-    r = _by_kind(s.SerializeToString())["SequenceProto"]
-    assert r.well_formed and not r.valid
-    assert r.problems[0].message.startswith("not validated: 205 bytes")
+def test_long_non_payload_fields_are_validated() -> None:
+    # there is no parse limit any more: a name longer than anything is checked as it is
+    s = SequenceProto(name="n" * 200_000, elem_type=SequenceProto.TENSOR)
+    assert _by_kind(s.SerializeToString())["SequenceProto"].valid

@@ -1,0 +1,397 @@
+"""The one wire walk: the fields of a message, read from a ``Source``, and where they are.
+
+``fields(src, start, end)`` yields every field of one message in wire order as
+``(number, wire_type, tag_at, a, b)``: for VARINT ``a`` is the value and ``b``
+the position after it, else
+``[a, b)`` is the value's bytes (a LEN payload without its length prefix).
+Tags, lengths and varints come through ``Source.window`` (pread, never a
+mapping); payloads are skipped by length. Every consumer walks with it: the
+engine's validation and ``read``, the byte table, summaries.
+
+``scan`` gathers one message's fields by a schema (:data:`TENSOR`, ...). A
+message given several times is merged (as protobuf merges it), so a message's
+place is a :class:`Where`: its occurrences. Repeated and message fields keep
+their occurrences compactly (16 bytes each, number fields' pieces 17) up to
+:data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked,
+so memory stays bounded (by depth and that constant), not by the file's size.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from onnxdata.source import Source
+from onnxdata.wire import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, skip_field
+
+__all__ = ["KEEP", "Fields", "Where", "fields", "occurrences", "scan"]
+
+#: Occurrences of one repeated or message field kept as a list by ``scan``; more go into
+#: a RangeStore (16 bytes each) up to COMPACT_PIECES, and past that are re-walked.
+KEEP: Final = 64
+#: Pieces (packed runs, single values) of one number field kept as tuples; more go into
+#: a compact store (17 bytes each) up to COMPACT_PIECES, and past that are re-walked.
+KEEP_PIECES: Final = 1024
+COMPACT_PIECES: Final = 1 << 22
+#: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
+_HEAD: Final = 32
+_MAX_FIELD: Final = 0x1FFFFFFF
+
+# Field kinds in the schemas below.
+SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
+_WIRE_OF: Final = {SCALAR: VARINT, VARINTS: VARINT, LAST: LEN, MANY: LEN, FIXED32S: I32,
+                   FIXED64S: I64}
+
+Schema = dict[int, tuple[str, int]]
+TENSOR: Final[Schema] = {
+    1: ("dims", VARINTS), 2: ("data_type", SCALAR), 3: ("segment", MANY),
+    4: ("float_data", FIXED32S), 5: ("int32_data", VARINTS), 6: ("string_data", MANY),
+    7: ("int64_data", VARINTS), 8: ("name", LAST), 9: ("raw_data", LAST),
+    10: ("double_data", FIXED64S), 11: ("uint64_data", VARINTS), 12: ("doc_string", LAST),
+    13: ("external_data", MANY), 14: ("data_location", SCALAR), 16: ("metadata_props", MANY),
+}
+SPARSE: Final[Schema] = {1: ("values", MANY), 2: ("indices", MANY), 3: ("dims", VARINTS)}
+_ELEMENTS: Final[Schema] = {3: ("tensor", MANY), 4: ("sparse_tensor", MANY),
+                            5: ("sequence", MANY), 6: ("map", MANY), 7: ("optional", MANY)}
+SEQUENCE: Final[Schema] = {1: ("name", LAST), 2: ("elem_type", SCALAR), **_ELEMENTS}
+OPTIONAL: Final[Schema] = SEQUENCE
+MAP: Final[Schema] = {1: ("name", LAST), 2: ("key_type", SCALAR), 3: ("keys", VARINTS),
+                      4: ("string_keys", MANY), 5: ("values", MANY)}
+ENTRY: Final[Schema] = {1: ("key", LAST), 2: ("value", LAST)}
+SEGMENT: Final[Schema] = {1: ("begin", SCALAR), 2: ("end", SCALAR)}
+#: Field numbers by name, per schema, for re-walks.
+NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
+                  for s in (TENSOR, SPARSE, SEQUENCE, MAP, ENTRY, SEGMENT)}
+
+
+class RangeStore:
+    """Many byte ranges in two arrays (16 bytes each instead of a tuple's ~120)."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        self.starts = array("Q", [a for a, _ in ranges])
+        self.ends = array("Q", [b for _, b in ranges])
+
+    def append(self, r: tuple[int, int]) -> None:
+        self.starts.append(r[0])
+        self.ends.append(r[1])
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return self.starts[i], self.ends[i]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self.starts, self.ends, strict=True)
+
+
+@dataclass
+class Where:
+    """The occurrences of one message: ``ranges``, or (when there were too many to keep)
+    the field ``number`` of the message at ``parent``, found again by walking it."""
+
+    ranges: list[tuple[int, int]] | RangeStore | None
+    parent: Where | None = None
+    number: int = 0
+
+    @property
+    def first(self) -> int:
+        return self.ranges[0][0] if self.ranges else 0
+
+
+def whole(start: int, end: int) -> Where:
+    return Where([(start, end)])
+
+
+#: One piece of a repeated number field: (VARINT, array of single values, 0),
+#: (LEN, start, end) for a packed run, or (I32/I64, start, end) for one fixed value.
+Piece = tuple[int, Any, int]
+
+
+class Compact:
+    """Many pieces of one field in three arrays: (wire type, start or value, end)."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.wts = array("b")
+        self.starts = array("Q")
+        self.ends = array("Q")
+        for wt, a, b in pieces:
+            if wt == VARINT:
+                for v in a:
+                    self.append(VARINT, v, 0)
+            else:
+                self.append(wt, a, b)
+
+    def append(self, wt: int, a: int, b: int) -> None:
+        self.wts.append(wt)
+        self.starts.append(a)
+        self.ends.append(b)
+
+    def __len__(self) -> int:
+        return len(self.wts)
+
+    def __iter__(self) -> Iterator[Piece]:
+        for wt, a, b in zip(self.wts, self.starts, self.ends, strict=True):
+            yield (wt, array("Q", [a]), 0) if wt == VARINT else (wt, a, b)
+
+
+@dataclass
+class Fields:
+    """One message's fields as scanned: scalars by value, the rest by where they are.
+
+    ``unknown`` holds the ``(number, wire_type)`` of fields the schema refuses,
+    at most ``limit`` of them (``unknown_more`` counts the rest). ``bad_enum``
+    is the last out-of-range value of TensorProto.data_location (protobuf keeps
+    it aside as an unknown field and validate reads that one).
+    """
+
+    scalars: dict[str, int] = field(default_factory=dict)
+    bad_enum: int | None = None
+    last: dict[str, tuple[int, int]] = field(default_factory=dict)
+    many: dict[str, list[tuple[int, int]] | RangeStore | None] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    pieces: dict[str, list[Piece] | Compact] = field(default_factory=dict)
+    unknown: list[tuple[int, int]] = field(default_factory=list)
+    unknown_more: int = 0
+    over: set[str] = field(default_factory=set)
+
+    def pieces_of(self, name: str, parent: Where, schema: Schema,
+                  src: Source) -> Iterator[Piece]:
+        """The pieces of number field ``name``: those kept, or (past KEEP_PIECES) the
+        message walked again for them."""
+        if name not in self.over:
+            yield from self.pieces.get(name, ())
+            return
+        number = NUMBERS[id(schema)][name]
+        want = _WIRE_OF[schema[number][1]]
+        for n, wt, _at, a, b in fields_in(src, occurrences(src, parent)):
+            if n != number:
+                continue
+            if wt == VARINT == want:
+                yield VARINT, array("Q", [a]), 0
+            elif wt in (want, LEN):
+                yield wt, a, b
+
+    def where(self, name: str, parent: Where, schema: Schema) -> Where | None:
+        """The occurrences of message field ``name`` (None when absent)."""
+        if name not in self.counts:
+            return None
+        kept = self.many.get(name)
+        if kept is not None:
+            return Where(kept)
+        return Where(None, parent, NUMBERS[id(schema)][name])
+
+
+def _varint(buf: Any, i: int, lim: int, base: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    start = i
+    while True:
+        if i >= lim:
+            raise WireError("truncated varint", start + base)
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result & 0xFFFFFFFFFFFFFFFF, i
+        shift += 7
+        if i - start >= 10:
+            raise WireError("varint longer than 10 bytes", start + base)
+
+
+class _Bytes:
+    """A Source seen as indexable bytes, for the rare walks (groups) that need any byte."""
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+
+    def __getitem__(self, i: int) -> int:
+        buf, at = self.src.window(i, i + 1)
+        return int(buf[i - at])
+
+
+def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """``(number, wire_type, tag_at, a, b)`` for each field of the message at [start, end)."""
+    return fields_in(src, ((start, end),))
+
+
+def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
+              ) -> Iterator[tuple[int, int, int, int, int]]:
+    """The fields of several ranges (one message given several times), in order: one
+    walk, its window kept from one range to the next."""
+    buf: Any = b""
+    base = hi = 0
+    for start, end in ranges:
+        if start < base or (hi < end and start + _HEAD > hi):
+            buf, base = src.window(start, min(end, start + _HEAD))
+            hi = base + len(buf)
+        pos = start
+        while pos < end:
+            if pos + _HEAD > hi and hi < end:
+                buf, base = src.window(pos, min(end, pos + _HEAD))
+                hi = base + len(buf)
+            lim = (end if end < hi else hi) - base
+            tag_at = pos
+            i = pos - base
+            key = buf[i]
+            if key < 0x80:
+                i += 1
+            else:
+                key, i = _varint(buf, i, lim, base)
+                if i - (pos - base) > 5:
+                    raise WireError("tag longer than 5 bytes", pos)
+            number, wt = key >> 3, key & 7
+            if number == 0 or number > _MAX_FIELD or wt > 5:
+                raise WireError(f"invalid tag {key} (field {number}, wire type {wt})", pos)
+            if wt == VARINT:
+                if i < lim and buf[i] < 0x80:
+                    value = buf[i]
+                    i += 1
+                else:
+                    value, i = _varint(buf, i, lim, base)
+                pos = i + base
+                yield number, VARINT, tag_at, value, pos
+            elif wt == LEN:
+                if i < lim and buf[i] < 0x80:
+                    length = buf[i]
+                    i += 1
+                else:
+                    length, i = _varint(buf, i, lim, base)
+                a = i + base
+                if length > end - a:
+                    raise WireError(f"field {number}: length {length} runs past the end "
+                                    f"({end - a} bytes left)", pos)
+                yield number, LEN, pos, a, a + length
+                pos = a + length
+            elif wt in (I32, I64):
+                a = i + base
+                size = 4 if wt == I32 else 8
+                if end - a < size:
+                    raise WireError(f"truncated {size * 8}-bit value", a)
+                yield number, wt, pos, a, a + size
+                pos = a + size
+            elif wt == SGROUP:
+                a = i + base
+                b = skip_field(_Bytes(src), a, end, number, wt)  # type: ignore[arg-type]
+                yield number, wt, pos, a, b
+                pos = b
+                buf, base = src.window(pos, min(end, pos + _HEAD)) if pos < end else (buf, base)
+                hi = base + len(buf)
+            else:
+                assert wt == EGROUP
+                raise WireError(f"unexpected end-group tag for field {number}", pos)
+
+
+
+
+def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
+    """The byte ranges of one (possibly merged) message, in wire order."""
+    if where.ranges is not None:
+        yield from where.ranges
+        return
+    assert where.parent is not None
+    number = where.number
+    for n, wt, _at, a, b in fields_in(src, occurrences(src, where.parent)):
+        if n == number and wt == LEN:
+            yield a, b
+
+
+def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
+    """One message's fields by ``schema``, its occurrences merged in order (as protobuf)."""
+    out = Fields()
+    scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last
+    ranges = where.ranges
+    record: tuple[array[int], ...] | None = None
+    walked: Iterable[tuple[int, int, int, int, int]]
+    if ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size):
+        # the root: walked once per Source, then replayed from five arrays (21 bytes a
+        # field, up to COMPACT_PIECES): the explorer reads one root as five kinds
+        if src.root_cache:
+            walked = zip(*src.root_cache, strict=True)
+        else:
+            if src.root_cache is None:  # (False: too many fields to keep)
+                record = (array("l"), array("b"), array("Q"), array("Q"), array("Q"))
+            walked = fields(src, 0, src.size)
+    else:
+        walked = fields_in(src, occurrences(src, where))
+    for number, wt, _at, a, b in walked:
+        if record is not None:
+            if len(record[1]) < COMPACT_PIECES:
+                record[0].append(number)
+                record[1].append(wt)
+                record[2].append(_at)
+                record[3].append(a)
+                record[4].append(b)
+            else:
+                record = None
+                src.root_cache = False
+        spec = schema.get(number)
+        if spec is not None:
+            name, kind = spec
+            want = _WIRE_OF[kind]
+            if wt == want:
+                if kind == SCALAR:
+                    if name == "data_location" and (a & 0xFFFFFFFF) not in (0, 1):
+                        out.bad_enum = a  # a closed enum reads the low 32 bits
+                    else:
+                        scalars[name] = a
+                    continue
+                if kind == LAST:
+                    last[name] = (a, b)
+                    counts[name] = counts.get(name, 0) + 1
+                    continue
+                if kind == MANY:
+                    n = counts.get(name, 0)
+                    counts[name] = n + 1
+                    if n == 0:
+                        many[name] = [(a, b)]
+                    elif n < KEEP:
+                        many[name].append((a, b))  # type: ignore[union-attr]
+                    elif n < COMPACT_PIECES:
+                        kept = many[name]
+                        if n == KEEP:
+                            many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
+                        kept.starts.append(a)  # type: ignore[union-attr]
+                        kept.ends.append(b)  # type: ignore[union-attr]
+                    else:
+                        many[name] = None
+                    continue
+                run = pieces.setdefault(name, [])
+                if isinstance(run, list):
+                    if wt == VARINT and run and run[-1][0] == VARINT:
+                        run[-1][1].append(a)
+                    elif len(run) < KEEP_PIECES:
+                        run.append((VARINT, array("Q", [a]), 0) if wt == VARINT
+                                   else (wt, a, b))
+                    else:
+                        pieces[name] = run = Compact(run)
+                if isinstance(run, Compact):
+                    if len(run.wts) < COMPACT_PIECES:
+                        run.wts.append(wt)
+                        run.starts.append(a)
+                        run.ends.append(b)
+                    else:
+                        out.over.add(name)
+                continue
+            if wt == LEN and kind in (VARINTS, FIXED32S, FIXED64S):  # packed
+                run = pieces.setdefault(name, [])
+                if isinstance(run, list) and len(run) >= KEEP_PIECES:
+                    pieces[name] = run = Compact(run)
+                if isinstance(run, list):
+                    run.append((LEN, a, b))
+                elif len(run.wts) < COMPACT_PIECES:
+                    run.wts.append(LEN)
+                    run.starts.append(a)
+                    run.ends.append(b)
+                else:
+                    out.over.add(name)
+                continue
+        if len(out.unknown) < limit:
+            out.unknown.append((number, wt))
+        else:
+            out.unknown_more += 1
+    if record is not None:
+        src.root_cache = record
+    return out

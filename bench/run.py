@@ -2,6 +2,7 @@
 
 Extra arguments are passed to every script, e.g. ``make bench ARGS="--dir /big"``.
 Not run in CI: the full sizes write several GiB and take minutes.
+``ONNXDATA_BENCH_SCALE=0.05`` makes bench_storage.py's run quick.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py")
+SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_storage.py")
 
 
 def main() -> int:

@@ -211,7 +211,7 @@ def _tensor_bytes(t: Any) -> int:
         step = max(1, n // _SAMPLES)
         sample = [len(strings[i]) + 2 for i in range(0, n, step)]
         return n * sum(sample) // len(sample)
-    return math.prod(t.dims) * max(dt.bits, 8) // 8
+    return int(math.prod(t.dims)) * max(dt.bits, 8) // 8
 
 
 def _parts(message: Any, emit: Callable[[bytes], object]) -> int:

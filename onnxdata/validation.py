@@ -606,6 +606,8 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
     if rank2 and rank == 0:
         return []
     total = element_count(dims) or 0
+    if not rank2 and _linear_fine(indices, total):
+        return []
     bounds = np.array([min(d, (1 << 63) - 1) for d in dims] if rank2
                       else [min(total, (1 << 63) - 1)], dtype=np.int64)
     found: list[tuple[int, str]] = []
@@ -645,6 +647,18 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
                                   "ascending without duplicates"))
         prev, prev_outside = chunk[-1:], outside[-1:]
     return _capped(path, "indices", sorted(found), nbad)
+
+
+def _linear_fine(indices: Sequence[int] | np.ndarray[Any, Any], total: int) -> bool:
+    """Linear indices all inside [0, total) and strictly ascending, in one numpy pass per
+    chunk; False to let the caller find and word the faults."""
+    for r0 in range(0, len(indices), _CHUNK):
+        chunk = np.asarray(indices[max(0, r0 - 1):r0 + _CHUNK], dtype=np.int64)
+        if chunk.size and (int(chunk[0]) < 0 or int(chunk[-1]) >= total):
+            return False
+        if chunk.size > 1 and not bool((chunk[1:] > chunk[:-1]).all()):
+            return False  # (ascending, so first and last bound them all)
+    return True
 
 
 # --------------------------------------------------------------------------- containers

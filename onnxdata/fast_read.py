@@ -43,6 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
+from onnxdata.decode import VarintError, split_strings, strings_array
+from onnxdata.decode import decode_varints as vectorised_varints
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, ValidationError
 from onnxdata.files import load
@@ -120,6 +122,8 @@ _SEGMENT: Final = {1: ("begin", _SCALAR), 2: ("end", _SCALAR)}
 _PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
 _ELEM_FIELDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 _EXTERNAL: Final = 1  # TensorProto.DataLocation.EXTERNAL
+#: Repeated string fields, whose runs are split in bulk.
+_STRINGS: Final = frozenset({"string_data", "string_keys"})
 
 Ranges = list[tuple[int, int]]
 Pieces = list[tuple[int, int, int]]  # (wire_type, start, end): one value or a packed run
@@ -127,49 +131,18 @@ Pieces = list[tuple[int, int, int]]  # (wire_type, start, end): one value or a p
 
 # --------------------------------------------------------------------------- varints
 
-def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[np.uint64]:
-    """The unsigned values of a run of concatenated varints (a packed field), vectorised.
+def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
+                   dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """The unsigned values of a run of concatenated varints (a packed field), vectorised
+    (``onnxdata.decode``): uint64, or uint32 for the low 32 bits (int32 fields).
 
-    ``offset`` is where ``data`` starts in the file, for error messages. The
-    work is done in chunks of ``VARINT_CHUNK`` varints so the temporaries stay
-    small whatever the field's size. A 10-byte varint keeps its low 64 bits,
-    as protobuf's parser keeps them.
+    ``offset`` is where ``data`` starts in the file, for error messages. A
+    10-byte varint keeps its low 64 bits, as protobuf's parser keeps them.
     """
-    n = int(data.size)
-    if n == 0:
-        return np.zeros(0, _U64)
-    if int(data.max()) < 0x80:
-        return data.astype(_U64)
-    ends = np.flatnonzero(data < 0x80)
-    if ends.size == 0 or int(ends[-1]) != n - 1:
-        raise WireError("truncated varint in packed field", offset + (int(ends[-1]) + 1
-                                                                      if ends.size else 0))
-    out = np.empty(ends.size, _U64)
-    begin = 0
-    for first in range(0, int(ends.size), VARINT_CHUNK):
-        chunk_ends = ends[first:first + VARINT_CHUNK]
-        stop = int(chunk_ends[-1]) + 1
-        starts = np.empty_like(chunk_ends)
-        starts[0] = begin
-        starts[1:] = chunk_ends[:-1] + 1
-        lengths = chunk_ends - starts + 1
-        longest = int(lengths.max())
-        if longest > 10:
-            bad = int(starts[int(np.argmax(lengths > 10))])
-            raise WireError("varint longer than 10 bytes in packed field", offset + bad)
-        part = data[begin:stop]
-        local = starts - begin
-        shift = np.arange(stop - begin, dtype=_U64) - np.repeat(local.astype(_U64), lengths)
-        shift *= np.uint64(7)
-        values = (part & np.uint8(0x7F)).astype(_U64) << shift
-        out[first:first + chunk_ends.size] = np.bitwise_or.reduceat(values, local)
-        begin = stop
-    return out
-
-
-def _int32s(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
-    """int32 fields as protobuf reads them: the low 32 bits of the varint."""
-    return (values & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+    try:
+        return vectorised_varints(data, dtype)
+    except VarintError as exc:
+        raise WireError(exc.reason, offset + exc.at) from exc
 
 
 def _int32(value: int) -> int:
@@ -247,6 +220,22 @@ class _Fields:
     ranges: dict[str, Ranges] = field(default_factory=dict)
     pieces: dict[str, Pieces] = field(default_factory=dict)
     unknown: list[tuple[int, int]] = field(default_factory=list)
+    #: Runs of string values split in bulk (``decode.split_strings``): (starts, ends).
+    runs: dict[str, list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]]] = \
+        field(default_factory=dict)
+
+    def spans(self, name: str) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Where each value of a repeated string field starts and ends, in order."""
+        parts = [*self.runs.get(name, [])]
+        ranges = self.ranges.get(name)
+        if ranges:
+            spans = np.array(ranges, np.intp).reshape(-1, 2)
+            parts.append((spans[:, 0], spans[:, 1]))
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return np.zeros(0, np.intp), np.zeros(0, np.intp)
+        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
 
 
 @dataclass
@@ -321,6 +310,12 @@ class _Walker:
                         else:
                             out.scalars[name] = value
                         continue
+                    if wt == LEN and name in _STRINGS and not out.ranges.get(name):
+                        run = split_strings(self.u8, tag_at, end, key)
+                        if run is not None:  # None: the walk below says what is wrong
+                            out.runs.setdefault(name, []).append(run[:2])
+                            pos = run[2]
+                            continue
                     if wt == LEN and (want == LEN or fkind != _SCALAR):
                         length, p = read_varint(buf, pos, end)
                         if length > end - p:
@@ -345,26 +340,27 @@ class _Walker:
     def text(self, where: tuple[int, int]) -> str:
         return bytes(self.buf[where[0]:where[1]]).decode("utf-8", "surrogateescape")
 
-    def varints(self, pieces: Pieces | None) -> npt.NDArray[np.uint64]:
-        """A repeated varint field's values, in order, from its packed and single pieces."""
+    def varints(self, pieces: Pieces | None, dtype: np.dtype[Any] = _U64) -> npt.NDArray[Any]:
+        """A repeated varint field's values, in order, from its packed and single pieces
+        (``dtype`` uint32: their low 32 bits)."""
         if not pieces:
-            return np.zeros(0, _U64)
+            return np.zeros(0, dtype)
         if len(pieces) == 1 and pieces[0][0] == LEN:
             self.src.check()
-            return decode_varints(self.src.u8(pieces[0][1], pieces[0][2]), pieces[0][1])
-        parts: list[npt.NDArray[np.uint64]] = []
+            return decode_varints(self.src.u8(pieces[0][1], pieces[0][2]), pieces[0][1], dtype)
+        parts: list[npt.NDArray[Any]] = []
         singles: list[int] = []
         for wt, a, b in pieces:
             if wt == VARINT:
                 singles.append(a)
                 continue
             if singles:
-                parts.append(np.array(singles, _U64))
+                parts.append(np.array(singles, _U64).astype(dtype))
                 singles = []
             self.src.check()
-            parts.append(decode_varints(self.src.u8(a, b), a))
+            parts.append(decode_varints(self.src.u8(a, b), a, dtype))
         if singles:
-            parts.append(np.array(singles, _U64))
+            parts.append(np.array(singles, _U64).astype(dtype))
         return np.concatenate(parts)
 
     def fixed(self, pieces: Pieces | None, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
@@ -519,17 +515,18 @@ class _Walker:
         """Entries of a typed field, decoding it (varints) or viewing it (fixed) on the way."""
         f = t.fields
         if name == "string_data":
-            return len(f.ranges.get(name, []))
+            return len(f.ranges.get(name, [])) + sum(len(a) for a, _ in f.runs.get(name, []))
         if name not in f.pieces:
             return 0
         if name in ("float_data", "double_data"):
             values = self.fixed(f.pieces[name], np.dtype("<f4" if name == "float_data"
                                                           else "<f8"))
         else:
-            values = self.varints(f.pieces[name])
-            if name == "int32_data":
-                values = _int32s(values)
-            elif name == "int64_data":
+            if name == "int32_data":  # protobuf reads an int32 as the low 32 bits
+                values = self.varints(f.pieces[name], np.dtype(np.uint32)).view(np.int32)
+            else:
+                values = self.varints(f.pieces[name])
+            if name == "int64_data":
                 values = values.view(np.int64)
         t.decoded[name] = values
         return int(values.size)
@@ -543,9 +540,7 @@ class _Walker:
             return self.external(t, dt, count)
         if dt.is_string:
             self.src.check()
-            out = np.empty(count, dtype=object)
-            out[:] = [bytes(self.buf[a:b]) for a, b in t.fields.ranges.get("string_data", [])]
-            return out.reshape(dims)
+            return strings_array(self.buf, *t.fields.spans("string_data")).reshape(dims)
         raw = t.fields.ranges.get("raw_data")
         if raw is not None:
             return _from_raw(self.src, dt, raw[-1][0], count, dims)
@@ -636,7 +631,7 @@ class _Walker:
         key_type = _int32(f.scalars["key_type"]) if "key_type" in f.scalars else None
         keys = self.varints(f.pieces.get("keys")).view(np.int64)
         self.src.check()
-        string_keys = [bytes(self.buf[a:b]) for a, b in f.ranges.get("string_keys", [])]
+        string_keys: list[bytes] = strings_array(self.buf, *f.spans("string_keys")).tolist()
         values: list[Any] = []
         has_values = "values" in f.ranges
         values_elem_type: int | None = None

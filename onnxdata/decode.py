@@ -80,11 +80,11 @@ def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> 
     at = 0
     while at < n:
         stop = min(n, at + CHUNK)
-        if data[stop - 1] >= 0x80:  # end the chunk on a varint's last byte
-            tail = np.flatnonzero(data[stop:stop + 10] < 0x80)
-            if not tail.size:
+        limit = min(n, stop + 10)
+        while data[stop - 1] >= 0x80:  # end the chunk on a varint's last byte
+            if stop == limit:
                 _raise_at_end(data, stop)
-            stop += int(tail[0]) + 1
+            stop += 1
         got += _chunk(data, at, stop, out[got:])
         at = stop
     return out[:got]
@@ -107,9 +107,9 @@ def _chunk(data: npt.NDArray[np.uint8], at: int, stop: int, out: npt.NDArray[Any
     if count == stop - at:  # every varint one byte
         out[:count] = part
         return count
-    lengths = np.empty_like(ends)
+    lengths = np.empty(count, np.int32)
     lengths[0] = ends[0] + 1
-    np.subtract(ends[1:], ends[:-1], out=lengths[1:])
+    np.subtract(ends[1:], ends[:-1], out=lengths[1:], casting="unsafe")
     longest = int(lengths.max())
     if longest > 10:
         bad = int(np.argmax(lengths > 10))
@@ -128,19 +128,22 @@ _SHIFTS: Final = {w: np.array([0, *((w - n) * 8 for n in range(1, w + 1))], _WOR
 
 
 def _from_words(data: npt.NDArray[np.uint8], at: int, stop: int, ends: npt.NDArray[np.intp],
-                lengths: npt.NDArray[np.intp], width: int, out: npt.NDArray[Any]) -> None:
+                lengths: npt.NDArray[np.int32], width: int, out: npt.NDArray[Any]) -> None:
     """Varints of at most ``width`` bytes, each from one unaligned load ending at its
     last byte (the bytes below its first belong to earlier varints and are shifted out)."""
     word = _WORDS[width]
     if at >= width - 1:
-        base, first = data, at - (width - 1)
+        base, first = data[at - (width - 1):stop], 0
     else:  # the first varints: nothing before them to load, so a zero-padded copy
         base = np.zeros(stop + width - 1, _U8)
         base[width - 1:] = data[:stop]
         first = at
     size = int(base.size) - (width - 1)
-    words = np.ndarray((size,), dtype=word, buffer=base, offset=0, strides=(1,))
-    ends += first
+    # every word of the chunk, copied contiguous: gathering from the strided view
+    # itself is three times slower
+    words = np.ascontiguousarray(np.ndarray((size,), dtype=word, buffer=base, strides=(1,)))
+    if first:
+        ends += first
     x = words[ends]
     x >>= _SHIFTS[width][lengths]
     t = x.dtype.type

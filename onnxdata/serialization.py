@@ -163,9 +163,9 @@ def _worth_splitting(message: Any) -> bool:
 def _estimate(message: Any, depth: int) -> tuple[int, int]:
     """(estimated serialized size, largest estimated payload) of ``message``."""
     name = message.DESCRIPTOR.name
-    if name == "TensorProto":
+    if name == "TensorProto":  # only raw_data is ever written apart
         size = _tensor_bytes(message)
-        return size, size
+        return size, size if message.HasField("raw_data") else 0
     if depth >= _ESTIMATE_DEPTH:
         return 0, 0
     total = biggest = 0

@@ -89,6 +89,7 @@ from onnxdata.messages import (
     TensorProto,
     kind_name,
 )
+from onnxdata.uniform import MIN_TENSORS, uniform_raw_arrays
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
@@ -603,6 +604,10 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
     field = _SEQ_FIELDS[et]
     elems = getattr(s, field)
     if et == TENSOR:
+        if depth + 1 <= DEFAULT_MAX_DEPTH and len(elems) >= MIN_TENSORS:
+            arrays = uniform_raw_arrays(s, elems, quick_tensor(elems[0]), _PLAIN_RAW)
+            if arrays is not None:  # every tensor valid, one layout: views of one buffer
+                return arrays
         return _read_tensors(elems, _at(path, field), base_dir, depth + 1)
     read = _READERS[_KINDS[et]]
     out = [read(e, f"{_at(path, field)}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]

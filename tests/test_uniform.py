@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import onnxdata
 import onnxdata.validation as validation
 from onnxdata import SequenceProto, TensorProto, from_numpy
 from onnxdata.uniform import MIN_TENSORS, uniform_raw_tensors
@@ -131,3 +132,37 @@ def test_string_keys_twice_are_found() -> None:
     found = validation.map_problems("m", TensorProto.STRING, [], keys,
                                     values_elem_type=SequenceProto.TENSOR)
     assert [p.message for p in found] == ["b'k7' appears again (first at string_keys[7])"]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 1, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64, np.uint16])
+def test_to_numpy_of_like_tensors_is_views_of_one_buffer(shape: tuple[int, ...],
+                                                         dtype: Any) -> None:
+    arrays = [np.full(shape, i, dtype) for i in range(N)]
+    seq = from_numpy(arrays, "sequence")
+    got = onnxdata.to_numpy(seq)
+    slow = [onnxdata.to_numpy(t) for t in seq.tensor_values]
+    assert len(got) == N
+    for g, s, a in zip(got, slow, arrays, strict=True):
+        assert g.shape == a.shape and g.dtype == a.dtype and np.array_equal(g, a)
+        assert np.array_equal(g, s) and not g.flags.writeable
+    base = {id(np.asarray(g).base) for g in got}
+    assert len(base) == 1 or shape == ()
+
+
+@pytest.mark.parametrize("change", sorted(MUTATIONS))
+def test_to_numpy_of_one_different_tensor(change: str) -> None:
+    seq = like_tensors()
+    MUTATIONS[change](seq.tensor_values[N // 2])
+    try:
+        want: Any = [onnxdata.to_numpy(t) for t in seq.tensor_values]
+    except onnxdata.OnnxDataError:
+        with pytest.raises(onnxdata.OnnxDataError):
+            onnxdata.to_numpy(seq)
+        return
+    if change == "data_type":  # two data types in one sequence
+        with pytest.raises(onnxdata.ValidationError, match="share one data type"):
+            onnxdata.to_numpy(seq)
+        return
+    got = onnxdata.to_numpy(seq)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))

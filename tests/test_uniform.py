@@ -7,8 +7,8 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
-import onnx
 import pytest
+from conftest import import_onnx
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,7 +42,7 @@ def test_like_tensors_pass_in_one_pass() -> None:
     seq = like_tensors(name="s")
     assert fast(seq)
     assert problems(seq) == one_by_one(seq) == []
-    onnx_seq = onnx.SequenceProto()
+    onnx_seq = import_onnx().SequenceProto()
     onnx_seq.ParseFromString(seq.SerializeToString())
     assert fast(onnx_seq)
 

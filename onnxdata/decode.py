@@ -17,10 +17,11 @@ decoded from one unaligned 32-bit load ending at each last byte: shift out the
 bytes of the varints before, then squeeze out the continuation bits (three
 mask-and-shift steps); up to 8 bytes the same with 64-bit loads; longer ones
 (negative int32/int64: 10 bytes) one byte position at a time. Measured on
-16 Mi float16 values in int32_data (42 MB): the previous reduceat decoder
-took 3.5x onnx's parse + to_array, this about 0.8x (see ``bench/bench_storage.py``
-W5); protobuf's own decoder (parsing the field as a message, then copying the
-repeated field to numpy) takes as long as onnx's whole read, so it is not used.
+16 Mi float16 values in int32_data (42 MB, ``bench/bench_storage.py`` W5):
+``read`` went from 4.4x slower than onnx's parse + to_array (a reduceat
+decoder over uint64 temporaries) to about 1.5x faster. protobuf's own decoder
+(the field's bytes parsed as a message, the repeated field copied to numpy)
+took as long as onnx's whole read, so it is not used.
 
 Strings. Where each value starts depends on every length before it, so no
 numpy pass can find them all at once in general (a byte equal to the tag may
@@ -37,7 +38,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CHUNK", "VarintError", "decode_varints", "split_strings", "strings_array"]
+from onnxdata.wire import WireError
+
+__all__ = ["CHUNK", "decode_varints", "split_strings", "strings_array"]
 
 #: Bytes of varints decoded per numpy pass.
 CHUNK: Final = 1 << 16
@@ -53,23 +56,15 @@ _U64: Final = np.dtype(np.uint64)
 _WORDS: Final[dict[int, np.dtype[Any]]] = {4: np.dtype("<u4"), 8: np.dtype("<u8")}
 
 
-class VarintError(ValueError):
-    """A packed varint field that is not one: ``reason``, at byte ``at`` of the payload."""
-
-    def __init__(self, reason: str, at: int) -> None:
-        super().__init__(f"{reason} at byte {at}")
-        self.reason = reason
-        self.at = at
-
-
 # --------------------------------------------------------------------------- varints
 
 def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
     """The values of the concatenated varints in ``data``, as uint64 or uint32.
 
     uint64 keeps a 10-byte varint's low 64 bits, as protobuf does; uint32 keeps
-    the low 32 bits, as protobuf reads an int32 field. Raises VarintError for a
-    varint longer than 10 bytes or cut off at the end.
+    the low 32 bits, as protobuf reads an int32 field. Raises WireError (its
+    offset counted from the start of ``data``) for a varint longer than 10
+    bytes or cut off at the end.
     """
     want = np.dtype(dtype)
     if want not in (_U32, _U64):
@@ -95,8 +90,8 @@ def _raise_at_end(data: npt.NDArray[np.uint8], stop: int) -> None:
     last = np.flatnonzero(data[:stop] < 0x80)
     start = int(last[-1]) + 1 if last.size else 0
     if int(data.size) - start > 10:
-        raise VarintError("varint longer than 10 bytes in packed field", start)
-    raise VarintError("truncated varint in packed field", start)
+        raise WireError("varint longer than 10 bytes in packed field", start)
+    raise WireError("truncated varint in packed field", start)
 
 
 def _chunk(data: npt.NDArray[np.uint8], at: int, stop: int, out: npt.NDArray[Any]) -> int:
@@ -113,7 +108,7 @@ def _chunk(data: npt.NDArray[np.uint8], at: int, stop: int, out: npt.NDArray[Any
     longest = int(lengths.max())
     if longest > 10:
         bad = int(np.argmax(lengths > 10))
-        raise VarintError("varint longer than 10 bytes in packed field",
+        raise WireError("varint longer than 10 bytes in packed field",
                           at + int(ends[bad]) - int(lengths[bad]) + 1)
     if longest <= 4 or (longest <= 8 and out.dtype == _U64):
         _from_words(data, at, stop, ends, lengths, 4 if longest <= 4 else 8, out[:count])

@@ -43,8 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
-from onnxdata.decode import VarintError, split_strings, strings_array
 from onnxdata.decode import decode_varints as vectorised_varints
+from onnxdata.decode import split_strings, strings_array
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes
 from onnxdata.errors import DecodeError, Problem, ValidationError
 from onnxdata.files import load
@@ -141,8 +141,8 @@ def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
     """
     try:
         return vectorised_varints(data, dtype)
-    except VarintError as exc:
-        raise WireError(exc.reason, offset + exc.at) from exc
+    except WireError as exc:
+        raise WireError(exc.reason, offset + (exc.offset or 0)) from exc
 
 
 def _int32(value: int) -> int:

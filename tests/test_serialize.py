@@ -142,3 +142,12 @@ def test_save_writes_the_parts(tmp_path: Path) -> None:
     s.MergeFromString(UNKNOWN)
     onnxdata.save(s, tmp_path / "v.pb")
     assert (tmp_path / "v.pb").read_bytes() == s.SerializeToString()
+
+
+def test_many_mid_sized_payloads_go_whole_however_large_in_all() -> None:
+    s = from_numpy([np.zeros(256, np.float32)] * 40)  # 40 KiB of 1 KiB payloads
+    with mock.patch.object(module, "_BIG_TOTAL", 1 << 10):
+        assert serialized_parts(s) == [s.SerializeToString()]
+        with mock.patch.object(module, "_MID_BYTES", 1 << 10):
+            parts = serialized_parts(s)
+    assert len(parts) > 1 and b"".join(parts) == s.SerializeToString()

@@ -2,6 +2,7 @@
 
 Extra arguments are passed to every script, e.g. ``make bench ARGS="--dir /big"``.
 Not run in CI: the full sizes write several GiB and take minutes.
+``ONNXDATA_BENCH_SCALE=0.05`` makes bench_storage.py's run quick.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_model.py",
-           "bench_compare.py", "bench_page.py", "bench_engine.py")
+           "bench_compare.py", "bench_page.py", "bench_engine.py", "bench_storage.py")
 
 
 def main() -> int:

@@ -94,6 +94,7 @@ from onnxdata.messages import (
 )
 from onnxdata.model_types import DeclaredType
 from onnxdata.strings import Strings, convert_strings
+from onnxdata.uniform import MIN_TENSORS, uniform_raw_arrays
 from onnxdata.validation import (
     DEFAULT_MAX_DEPTH,
     PlainTensor,
@@ -569,12 +570,19 @@ def densify(parts: SparseParts, path: str) -> Array:
         raise OnnxDataError(f"{path or 'sparse tensor'}: out of memory densifying "
                             f"{list(shape)} of {values.dtype} ({nbytes} bytes)") from exc
     if indices.ndim == 2:
+        if shape and indices.size and (bool((indices < 0).any())
+                                       or bool((indices >= np.array(shape)).any())):
+            raise _fail(_at(path, "indices"), f"an index lies outside dims {list(shape)}")
         linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
                   else np.zeros(len(indices), dtype=np.intp))
     else:
         linear = indices
-    if np.unique(linear).size != linear.size:
-        raise _fail(_at(path, "indices"), "an index appears twice")
+    # The rule is strictly ascending (lexicographic rows are ascending linear indices),
+    # which rules out duplicates too: one comparison pass, not a sort.
+    if linear.size > 1 and not bool((linear[1:] > linear[:-1]).all()):
+        raise _fail(_at(path, "indices"), "indices must be ascending without duplicates")
+    if linear.size and (int(linear[0]) < 0 or int(linear[-1]) >= total):
+        raise _fail(_at(path, "indices"), f"an index lies outside [0, {total})")
     out[linear] = values
     return out.reshape(shape)
 
@@ -601,6 +609,10 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
     field = _SEQ_FIELDS[et]
     elems = getattr(s, field)
     if et == TENSOR:
+        if depth + 1 <= DEFAULT_MAX_DEPTH and len(elems) >= MIN_TENSORS:
+            arrays = uniform_raw_arrays(s, elems, quick_tensor(elems[0]), _PLAIN_RAW)
+            if arrays is not None:  # every tensor valid, one layout: views of one buffer
+                return arrays
         return _read_tensors(elems, _at(path, field), base_dir, depth + 1)
     read = _READERS[_KINDS[et]]
     out = [read(e, f"{_at(path, field)}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]

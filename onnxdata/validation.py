@@ -85,6 +85,7 @@ from onnxdata.messages import (
     TensorProto,
     is_repeated,
 )
+from onnxdata.uniform import MIN_TENSORS, uniform_raw_tensors
 from onnxdata.wire import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES
 
 __all__ = [
@@ -736,6 +737,8 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
     if rank2 and rank == 0:
         return []
     total = element_count(dims) or 0
+    if not rank2 and _linear_fine(indices, total):
+        return []
     bounds = np.array([min(d, (1 << 63) - 1) for d in dims] if rank2
                       else [min(total, (1 << 63) - 1)], dtype=np.int64)
     found: list[tuple[int, str]] = []
@@ -775,6 +778,18 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
                                   "ascending without duplicates"))
         prev, prev_outside = chunk[-1:], outside[-1:]
     return _capped(path, "indices", sorted(found), nbad)
+
+
+def _linear_fine(indices: Sequence[int] | np.ndarray[Any, Any], total: int) -> bool:
+    """Linear indices all inside [0, total) and strictly ascending, in one numpy pass per
+    chunk; False to let the caller find and word the faults."""
+    for r0 in range(0, len(indices), _CHUNK):
+        chunk = np.asarray(indices[max(0, r0 - 1):r0 + _CHUNK], dtype=np.int64)
+        if chunk.size and (int(chunk[0]) < 0 or int(chunk[-1]) >= total):
+            return False
+        if chunk.size > 1 and not bool((chunk[1:] > chunk[:-1]).all()):
+            return False  # (ascending, so first and last bound them all)
+    return True
 
 
 # --------------------------------------------------------------------------- containers
@@ -967,7 +982,8 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
                                                     "STRING keeps its keys in string_keys"))
         dup: list[tuple[int, str]] = []
         first: dict[bytes, int] = {}
-        for at, skey in enumerate(string_keys):
+        unique = len(set(string_keys)) == len(string_keys)
+        for at, skey in enumerate(string_keys if not unique else ()):
             was = first.setdefault(skey, at)
             if was != at:
                 dup.append((at, f"{short_repr(skey)} appears again (first at string_keys[{was}])"))
@@ -982,7 +998,7 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
         lo, hi = key_range(key_type) or (0, -1)
         bad: list[tuple[int, str]] = []
         seen: dict[int, int] = {}
-        for i, k in enumerate(keys):
+        for i, k in enumerate(keys if not _keys_fine(keys, lo, hi) else ()):
             if not lo <= k <= hi:
                 bad.append((i, f"{k} is outside {name}'s range [{lo}, {hi}]"))
             j = seen.setdefault(k, i)
@@ -995,6 +1011,28 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
         out.append(Problem(path, f"{n_keys} key{'s' if n_keys != 1 else ''} but {n_values} "
                                  f"value{'s' if n_values != 1 else ''}"))
     return out
+
+
+def _keys_fine(keys: Sequence[int] | np.ndarray[Any, Any], lo: int, hi: int) -> bool:
+    """Every key in [lo, hi] and none twice, in a few numpy passes (1M keys: ~0.1 s
+    less than the loop that then finds and words each fault)."""
+    if len(keys) < 64:
+        return False  # the loop is as fast
+    if isinstance(keys, np.ndarray):
+        values = keys.astype(np.int64, copy=False)
+    elif isinstance(keys, (list, tuple)):
+        try:
+            values = np.array(keys, dtype=np.int64)
+        except OverflowError:
+            return False
+    else:
+        values = repeated_array(keys, np.dtype(np.int64))
+    if not entries_in_range(values, lo, hi):
+        return False
+    if bool((values[1:] > values[:-1]).all()):
+        return True  # ascending, the common order: no sort needed
+    ordered = np.sort(values)
+    return not bool((ordered[1:] == ordered[:-1]).any())
 
 
 # --------------------------------------------------------------------------- the walk
@@ -1195,6 +1233,10 @@ def _sequence_walk(path: str, s: SequenceProto, depth: int, base_dir: PathLike |
     inner: list[Problem] = []
     codes: list[int] = []
     deep = depth + 1 > max_depth
+    if not deep and len(tensors) >= MIN_TENSORS:
+        first = quick_tensor(tensors[0])
+        if uniform_raw_tensors(s, tensors, first):
+            return own  # every tensor valid, one data type
     for i, t in enumerate(tensors):
         plain = None if deep else quick_tensor(t)
         if plain is not None:

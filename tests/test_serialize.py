@@ -98,10 +98,23 @@ def test_large_raw_data_is_a_part_and_small_elements_go_whole() -> None:
     assert [p for p in parts if len(p) >= big.nbytes] == [big.tobytes(), big.tobytes()]
     assert s.tensor_values[1].SerializeToString() in parts
     assert big.tobytes() in root
-    # under the threshold each element goes whole, through its own SerializeToString
-    default = serialized_parts(s)
-    assert b"".join(default) == s.SerializeToString() and big.tobytes() not in default
-    assert [t.SerializeToString() for t in s.tensor_values] == default[2::2]
+    # under the thresholds the whole message is one SerializeToString
+    assert serialized_parts(s) == [s.SerializeToString()]
+    # over the total threshold the sequence is split, and each small element goes whole
+    with mock.patch.object(module, "_BIG_TOTAL", big.nbytes):
+        split = serialized_parts(s)
+    assert b"".join(split) == s.SerializeToString() and big.tobytes() not in split
+    assert [t.SerializeToString() for t in s.tensor_values] == split[2::2]
+
+
+def test_the_split_is_decided_by_a_sample_of_the_children() -> None:
+    small = [np.zeros(2, np.float32)] * 100
+    s = from_numpy([*small, np.zeros(1 << 10, np.float32)])  # the last: always sampled
+    with mock.patch.object(module, "_BIG_BYTES", 8 << 10):
+        assert len(serialized_parts(s)) == 1  # 4 KiB: no payload is big
+    with mock.patch.object(module, "_BIG_BYTES", 4 << 10):
+        parts = serialized_parts(s)
+    assert len(parts) > 1 and b"".join(parts) == s.SerializeToString()
 
 
 def test_a_tensor_whose_dims_lie_about_its_size_serializes_identically() -> None:
@@ -129,3 +142,12 @@ def test_save_writes_the_parts(tmp_path: Path) -> None:
     s.MergeFromString(UNKNOWN)
     onnxdata.save(s, tmp_path / "v.pb")
     assert (tmp_path / "v.pb").read_bytes() == s.SerializeToString()
+
+
+def test_many_mid_sized_payloads_go_whole_however_large_in_all() -> None:
+    s = from_numpy([np.zeros(256, np.float32)] * 40)  # 40 KiB of 1 KiB payloads
+    with mock.patch.object(module, "_BIG_TOTAL", 1 << 10):
+        assert serialized_parts(s) == [s.SerializeToString()]
+        with mock.patch.object(module, "_MID_BYTES", 1 << 10):
+            parts = serialized_parts(s)
+    assert len(parts) > 1 and b"".join(parts) == s.SerializeToString()

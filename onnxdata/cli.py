@@ -58,7 +58,7 @@ from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_file import declared_for
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
-from onnxdata.table import elided_count
+from onnxdata.table import DEFAULT_ROWS, elided_count
 
 __all__ = ["main"]
 
@@ -128,29 +128,25 @@ def _kind(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-DEFAULT_ROWS = 200
+def _whole(value: str, message: str) -> int:
+    """A count given on the command line: a whole number >= 0, else argparse's error."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(message.format(value=value))
+    return n
 
 
 def _rows(value: str) -> int | None:
     if value == "all":
         return None
-    try:
-        n = int(value)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of rows or 'all', not {value!r}")
-    return n
+    return _whole(value, "expected a number of rows or 'all', not {value!r}")
 
 
 def _limit(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"--limit needs a whole number >= 0, not {value!r}")
-    return n
+    return _whole(value, "--limit needs a whole number >= 0, not {value!r}")
 
 
 def _parser() -> argparse.ArgumentParser:

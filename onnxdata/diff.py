@@ -12,6 +12,7 @@ equal, 1 when anything differs, 2 when anything cannot be read.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from onnxdata.compare import Difference, compare
+from onnxdata.console import console, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
 from onnxdata.messages import kind_name
 
@@ -95,10 +97,14 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                ) -> list[FileDiff]:
     """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected).
 
-    Raises OnnxDataError when one is a folder and the other a file.
+    Raises OnnxDataError when one is a folder and the other a file, and
+    FileNotFoundError when one is a folder and the other does not exist.
     """
     pa, pb = Path(a), Path(b)
     if pa.is_dir() != pb.is_dir():
+        for p in (pa, pb):  # a typo beside a folder: say so, not "is not a folder"
+            if not p.exists():
+                raise FileNotFoundError(errno.ENOENT, "no such file or folder", os.fspath(p))
         raise OnnxDataError(f"compare a folder with a folder or a file with a file: {pa} is "
                             f"{'a folder' if pa.is_dir() else 'not a folder'}, {pb} is "
                             f"{'a folder' if pb.is_dir() else 'not a folder'}")
@@ -136,14 +142,29 @@ def exit_code(statuses: list[str]) -> int:
 
 def add_parser(sub: Any) -> None:
     """Add ``diff`` to the ``onnxdata`` subcommands."""
-    from onnxdata.messages import KIND_NAMES
-
-    p = sub.add_parser("diff", help="compare two value files, or two test_data_set folders")
+    p = sub.add_parser(
+        "diff", help="compare two value files, or two test_data_set folders",
+        description="Compare A (actual) with B (expected): two .pb files, or two folders "
+                    "whose .pb files are matched by name. Each difference is printed with "
+                    "its path, e.g. [3]['k'][0, 2]: 0.3984 vs 0.3979. Exit 0 when equal, 1 "
+                    "when anything differs or is missing on one side, 2 when a file cannot "
+                    "be read.")
     p.add_argument("actual", metavar="A", help="a .pb file or a test_data_set folder (actual)")
     p.add_argument("expected", metavar="B", help="the same for the expected values")
     add_tolerances(p)
-    p.add_argument("--kind", choices=KIND_NAMES, help="read both files as this kind")
+    p.add_argument("--kind", type=kind_argument, metavar="KIND",
+                   help="read both files as this kind (sequence, SequenceProto, …); default: "
+                        "the model's, else the only valid reading")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def kind_argument(text: str) -> str:
+    """``--kind``'s value as a kind name; "sequence" and "SequenceProto" both work, as in
+    ``validate`` and ``show``."""
+    try:
+        return kind_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _tolerance(text: str) -> float:
@@ -168,14 +189,14 @@ def main(args: argparse.Namespace) -> int:
         found = diff_paths(args.actual, args.expected, rtol=args.rtol, atol=args.atol,
                            kind=args.kind)
     except (OnnxDataError, OSError, ValueError) as exc:
-        Console(stderr=True, highlight=False).print(Text(f"onnxdata: {exc}", style="red"))
+        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"))
         return 2
     code = exit_code([f.status for f in found])
     if args.json:
-        print(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
-                          "files": [f.as_json() for f in found]}, indent=2))
+        write_text(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
+                               "files": [f.as_json() for f in found]}, indent=2) + "\n")
         return code
-    out = Console(highlight=False)
+    out = console()
     for f in found:
         print_file(out, f)
     return code

@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
                          "counted in one row")
     ex.add_argument("--json", action="store_true", help="print one JSON object")
+    ex.set_defaults(explore_parser=ex)  # its usage errors show explore's usage, not the top's
     ex.add_argument("--html", metavar="OUT.html",
                     help="write the exploration as one self-contained HTML page "
                          "instead of the table (with --json: the page and the JSON)")
@@ -169,9 +170,9 @@ def _run(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if args.command == "explore":
         if args.model is not None and args.input is None and args.output is None:
-            parser.error("--model needs --input K or --output K")
+            args.explore_parser.error("--model needs --input K or --output K")
         if args.model is None and (args.input is not None or args.output is not None):
-            parser.error("--input/--output need --model")
+            args.explore_parser.error("--input/--output need --model")
         return _explore(args)
     if args.command == "validate":
         return _validate(args.files, args.kind)

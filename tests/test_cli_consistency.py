@@ -118,3 +118,13 @@ def test_top_level_help_has_no_rst_markup(capsys: pytest.CaptureFixture[str]) ->
         main(["--help"])
     out = capsys.readouterr().out
     assert "``" not in out and "--html OUT.html" in out and "[--kind KIND] [--json]" in out
+
+
+@pytest.mark.parametrize("flags", [["--input", "0"], ["--model", "m.onnx"]])
+def test_explore_flag_errors_show_explores_usage(flags: list[str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["explore", "x.pb", *flags])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: onnxdata explore") and "onnxdata explore: error: " in err

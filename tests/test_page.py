@@ -255,6 +255,15 @@ def test_vectors_draw_bars_or_lines_and_maps_draw_tables(tmp_path: Path) -> None
     assert "key</script>" not in page
 
 
+def test_a_single_value_is_listed_not_drawn(tmp_path: Path) -> None:
+    for shape in [(1,), (1, 1), (1, 1, 1)]:
+        path = tmp_path / "one.pb"
+        path.write_bytes(from_numpy(np.full(shape, 2.5, np.float32)).SerializeToString())
+        page = _page(path)
+        assert "<th>min</th><td>2.5</td>" in page, shape
+        assert all(f"data-kind={k}" not in page for k in ("bar", "heatmap", "histogram")), shape
+
+
 def test_big_values_read_would_build_whole_are_not_drawn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import onnxdata.page

@@ -452,3 +452,17 @@ def test_browser_charts_are_parsed_as_drawn(browser: Any, tmp_path: Path) -> Non
                                 "i => i.getBBox().width * i.getBBox().height")
     assert size > 10_000
     assert errors == []
+
+
+@pytest.mark.parametrize("path", [TENSOR_FILE, SEQUENCE_FILE, OPTIONAL_FILE],
+                         ids=["tensor", "sequence", "optional"])
+def test_browser_short_hex_view_has_no_scrollbar(browser: Any, tmp_path: Path,
+                                                 path: Path) -> None:
+    """The nested spans' underlines fit inside the hex box: a few bytes show no scrollbar
+    (they overflowed it by a pixel, and every small file's hex view scrolled)."""
+    tab, errors = _open(browser, _write(path, tmp_path / "page.html"))
+    scroll, client = tab.evaluate(
+        "(() => { const h = document.getElementById('hex');"
+        " return [h.scrollHeight, h.clientHeight]; })()")
+    assert scroll <= client
+    assert errors == []

@@ -153,9 +153,10 @@ def chosen_kind(name: str | None, data: Buffer) -> KindName:
     try:
         return choose_kind(name, data)
     except DecodeError as exc:
-        raise DecodeError(f"{exc.reason}; pass kind= (one of {', '.join(KIND_NAMES)})"
-                          f"{_explore_hint(exc.source)}", source=exc.source, kind=exc.kind,
-                          offset=exc.offset) from None
+        how = ("" if "kind=" in exc.reason  # the ambiguity already names the kinds to pass
+               else f"; pass kind= (one of {', '.join(KIND_NAMES)})")
+        raise DecodeError(f"{exc.reason}{how}{_explore_hint(exc.source)}", source=exc.source,
+                          kind=exc.kind, offset=exc.offset) from None
 
 
 @no_memory_error("path")

@@ -61,7 +61,15 @@ def test_load_without_a_kind_on_ambiguous_bytes_says_pass_kind(tmp_path: Path) -
         with pytest.raises(onnxdata.DecodeError) as info:
             call(lone)
         text = str(info.value)
-        assert str(lone) in text and "kind=" in text and f"onnxdata explore {lone}" in text
+        assert str(lone) in text and f"onnxdata explore {lone}" in text
+        # the kinds to pass, once: 'say which with kind="sequence" or kind="optional"'
+        assert 'kind="sequence" or kind="optional"' in text and "pass kind=" not in text
+
+
+def test_load_of_bytes_no_message_fits_lists_the_kinds() -> None:
+    with pytest.raises(onnxdata.DecodeError) as info:
+        onnxdata.load(b"\xff\xff")
+    assert "pass kind= (one of tensor, sparse_tensor, sequence, optional, map)" in str(info.value)
 
 
 def test_a_wrong_kind_that_parses_warns_to_explore() -> None:

@@ -212,7 +212,17 @@ def _explore(args: argparse.Namespace) -> int:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.rows)
+    if not any(r.well_formed for r in result.readings) and _model_hint(args.file):
+        _console().print(_model_hint(args.file).strip(" ()"), markup=False)
     return 0
+
+
+def _model_hint(name: str) -> str:
+    """For a .onnx file none of the data messages fit: say it is a model, and what to do."""
+    if not name.lower().endswith(".onnx"):
+        return ""
+    return (" (a .onnx file is a model, not a data file: onnxdata reads the "
+            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them)")
 
 
 def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
@@ -364,7 +374,7 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
                 best = result.readings[0]
                 out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
                                         f": no message fits; nearest is {best.kind}: "
-                                        f"{best.misfit}"))
+                                        f"{best.misfit}{_model_hint(name)}"))
                 worst = 2
                 continue
             chosen = formed[0]
@@ -405,7 +415,8 @@ def _show(name: str, kind: str | None, limit: int) -> int:
                     kind = choose_kind(name, open_buffer(name), declared=declared,
                                        how="--kind {}", progress=_part(progress, 0, 1 / 3))
                 except DecodeError as exc:
-                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)")
+                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)"
+                                 f"{_model_hint(name)}")
             # read maps the file and makes views of its bytes: no tensor data is copied or
             # decoded, so a huge value costs little beyond the elements shown.
             value = read(name, kind_name(kind))

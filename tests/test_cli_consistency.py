@@ -128,3 +128,17 @@ def test_explore_flag_errors_show_explores_usage(flags: list[str],
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: onnxdata explore") and "onnxdata explore: error: " in err
+
+
+def test_a_model_given_where_data_is_expected_says_it_is_a_model(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(CORPUS / "test_abs" / "model.onnx")
+    hint = "a .onnx file is a model, not a data file"
+    assert main(["validate", model]) == 2
+    assert hint in capsys.readouterr().out
+    assert main(["show", model]) == 2
+    assert hint in capsys.readouterr().err
+    assert main(["explore", model]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith(hint)
+    assert main(["validate", str(TENSOR_SET / "input_0.pb")]) == 0
+    assert hint not in capsys.readouterr().out

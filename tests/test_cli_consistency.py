@@ -142,3 +142,30 @@ def test_a_model_given_where_data_is_expected_says_it_is_a_model(
     assert capsys.readouterr().out.splitlines()[-1].startswith(hint)
     assert main(["validate", str(TENSOR_SET / "input_0.pb")]) == 0
     assert hint not in capsys.readouterr().out
+
+
+def test_diff_of_two_test_case_folders_compares_their_data_sets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Case folders hold no .pb files of their own: diff printed nothing and exited 0."""
+    ours = tmp_path / "ours"
+    shutil.copytree(CORPUS / "test_abs", ours)
+    assert main(["diff", str(ours), str(CORPUS / "test_abs")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "test_data_set_0/input_0.pb: equal", "test_data_set_0/output_0.pb: equal"]
+    write_value(ours / "test_data_set_0" / "output_0.pb",
+                np.zeros((3, 4, 5), np.float32), "tensor", name="y")
+    shutil.copytree(ours / "test_data_set_0", ours / "test_data_set_1")
+    assert main(["diff", str(ours), str(CORPUS / "test_abs")]) == 1
+    out = capsys.readouterr().out
+    assert "test_data_set_0/output_0.pb: different" in out
+    assert "test_data_set_1/: missing: only in" in out
+
+
+def test_diff_of_folders_with_nothing_to_compare_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    assert main(["diff", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "no .pb files and no test_data_set_N folders" in err and str(a) in err

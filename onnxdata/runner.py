@@ -268,7 +268,8 @@ def add_parser(sub: Any) -> None:
                     "when every output passes, 1 when any differs, 2 when a set cannot be "
                     "read or ONNX Runtime cannot load or run the model.")
     p.add_argument("model", metavar="MODEL_DIR_OR_MODEL",
-                   help="a folder with model.onnx and test_data_set_N, or the model file")
+                   help="a folder with model.onnx and test_data_set_N, the model file, or "
+                        "one test_data_set_N folder beside a model.onnx (that set only)")
     p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
     add_tolerances(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -285,6 +286,15 @@ def main(args: argparse.Namespace) -> int:
     err = console(stderr=True)
     target = Path(args.model)
     model_path = target / "model.onnx" if target.is_dir() else target
+    one_set = _SET.match(target.name) if target.is_dir() else None
+    if one_set is not None and not model_path.exists() and args.set is None:
+        model_path = target.parent / "model.onnx"  # a data set folder: run that set only
+        args.set = int(one_set.group(1))
+    if target.is_file() and target.suffix == ".pb":
+        err.print(Text(f"onnxdata: {target} is a value file, not a model: pass the test case "
+                       "folder (model.onnx and test_data_set_N) or its model.onnx",
+                       style="red"), soft_wrap=True)
+        return 2
     if not model_path.is_file():
         err.print(Text(f"onnxdata: no model at {model_path}", style="red"), soft_wrap=True)
         return 2

@@ -169,3 +169,20 @@ def test_diff_of_folders_with_nothing_to_compare_is_an_error(
     assert main(["diff", str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert "no .pb files and no test_data_set_N folders" in err and str(a) in err
+
+
+def test_run_on_one_data_set_folder_runs_that_set(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("onnxruntime")
+    case = tmp_path / "case"
+    shutil.copytree(CORPUS / "test_abs", case)
+    shutil.copytree(case / "test_data_set_0", case / "test_data_set_1")
+    assert main(["run", str(case / "test_data_set_1")]) == 0
+    assert capsys.readouterr().out.splitlines() == ["test_data_set_1 output 0 'y': pass"]
+
+
+def test_run_on_a_value_file_says_it_is_not_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    value = TENSOR_SET / "input_0.pb"
+    assert main(["run", str(value)]) == 2
+    err = capsys.readouterr().err
+    assert f"{value} is a value file, not a model" in err and "test_data_set_N folder" not in err

@@ -102,3 +102,13 @@ def test_save_into_a_missing_folder_names_the_users_path(tmp_path: Path) -> None
         with pytest.raises(FileNotFoundError) as info:
             call()
         assert str(target) in str(info.value) and "onnxdata-tmp" not in str(info.value)
+
+
+def test_write_with_the_old_argument_order_says_value_first(tmp_path: Path) -> None:
+    target = tmp_path / "x.pb"
+    with pytest.raises(TypeError, match=r"not list \(write takes the value first, then the "
+                                        r"path: write\(value, path\)\)"):
+        onnxdata.write(str(target), [np.zeros(3, np.float32)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not int$"):
+        onnxdata.write([np.zeros(3, np.float32)], 3)  # type: ignore[arg-type]
+    assert not target.exists()

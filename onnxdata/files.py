@@ -171,6 +171,11 @@ def save(message: Message, path: str | os.PathLike[str]) -> None:
     the old file's mode is kept, a target that is not a regular file is
     refused, and hard links are split: see ``atomic_writer``.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        hint = (" (save takes the message first, then the path: save(message, path))"
+                if isinstance(message, (str, os.PathLike)) else "")
+        raise TypeError(f"save's path must be a str or os.PathLike, not "
+                        f"{type(path).__name__}{hint}")
     with atomic_writer(path) as f:
         try:
             write_parts(message, f.write)

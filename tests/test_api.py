@@ -112,3 +112,10 @@ def test_write_with_the_old_argument_order_says_value_first(tmp_path: Path) -> N
     with pytest.raises(TypeError, match=r"not int$"):
         onnxdata.write([np.zeros(3, np.float32)], 3)  # type: ignore[arg-type]
     assert not target.exists()
+
+
+def test_save_with_the_arguments_swapped_says_message_first(tmp_path: Path) -> None:
+    target = tmp_path / "x.pb"
+    with pytest.raises(TypeError, match=r"not SequenceProto \(save takes the message first"):
+        onnxdata.save(str(target), SequenceProto())  # type: ignore[arg-type]
+    assert not target.exists()

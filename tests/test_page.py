@@ -255,6 +255,14 @@ def test_vectors_draw_bars_or_lines_and_maps_draw_tables(tmp_path: Path) -> None
     assert "key</script>" not in page
 
 
+def test_bytes_no_message_fits_mark_no_reading(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\xff\xff\xff")
+    page = _page(bad)
+    assert "none is valid, so none is laid out below" in page and "← marks" not in page
+    assert "← marks the one shown below" in _page(TENSOR_FILE)
+
+
 def test_a_single_value_is_listed_not_drawn(tmp_path: Path) -> None:
     for shape in [(1,), (1, 1), (1, 1, 1)]:
         path = tmp_path / "one.pb"

@@ -330,8 +330,8 @@ def _print_exploration(out: Console, result: Exploration,
         out.print(Text.assemble("\nbytes as ", (shown.kind, "bold")))
     rows = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     rows.add_column("Bytes", no_wrap=True)
-    rows.add_column("Field")
-    rows.add_column("Value")
+    rows.add_column("Field", overflow="fold")  # a path folds onto more lines, never cut with …
+    rows.add_column("Value", overflow="fold")
     head, elided, tail = _capped_rows(result, shown, limit)
     for i, row in enumerate(head + tail):
         if elided and i == len(head):

@@ -186,3 +186,21 @@ def test_run_on_a_value_file_says_it_is_not_a_model(capsys: pytest.CaptureFixtur
     assert main(["run", str(value)]) == 2
     err = capsys.readouterr().err
     assert f"{value} is a value file, not a model" in err and "test_data_set_N folder" not in err
+
+
+@pytest.mark.parametrize("width", [70, 100])
+def test_a_narrow_terminal_folds_field_paths_and_values_never_cuts_them(width: int) -> None:
+    """On a terminal rich fits the byte table to the width: it cut the deepest field paths
+    to 'sequence_value.tensor_values[0].data_t…', the one column people search for."""
+    import io
+
+    from rich.console import Console
+
+    from onnxdata.cli import _print_exploration
+    from onnxdata.explorer import explore
+
+    buf = io.StringIO()
+    out = Console(file=buf, width=width, no_color=True, highlight=False)
+    _print_exploration(out, explore(CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"))
+    table = buf.getvalue().split("bytes as OptionalProto")[1]
+    assert "…" not in table, table

@@ -1,15 +1,16 @@
 """The ``onnxdata`` command line: explore, validate and show data message files.
 
   onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND]
-                        [--rows N|all] [--json]
+                        [--rows N|all] [--json] [--html OUT.html]
   onnxdata validate FILE... [--kind KIND]
   onnxdata show FILE [--kind KIND] [--limit N]
-  onnxdata diff A B [--rtol R] [--atol A] [--json]
+  onnxdata diff A B [--rtol R] [--atol A] [--kind KIND] [--json]
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
 
 Output is for people: rich tables with aligned columns, colour on a terminal,
-plain text when piped. ``validate`` exits 0 when every file is valid, 1 when
-any is invalid and 2 when any cannot be read.
+plain text when piped, one record per line. Exit status: 0 when all is well, 1 when
+a file is invalid (``validate``, ``show``) or values differ (``diff``, ``run``), 2 when
+something cannot be read or run; ``onnxdata COMMAND --help`` says more.
 
 Bytes valid as several messages (a one-element sequence is also an optional)
 and no model to say which: ``validate`` says "valid as SequenceProto or
@@ -23,16 +24,13 @@ readable. Files of 256 MiB or more get a progress bar on a terminal.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO as TextFile
-from typing import Any, TextIO, cast
+from typing import Any
 
 import numpy as np
 from rich import box
@@ -41,6 +39,9 @@ from rich.table import Table
 from rich.text import Text
 
 from onnxdata import __version__, diff, runner
+from onnxdata.console import console as _console
+from onnxdata.console import silence as _silence
+from onnxdata.console import write_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import (
     ByteRow,
@@ -63,62 +64,6 @@ from onnxdata.table import DEFAULT_ROWS, elided_count
 __all__ = ["main"]
 
 _KIND_CHOICES = (*KIND_NAMES, *MESSAGE_NAMES)
-
-
-class _Stream(io.TextIOBase):
-    """stdout or stderr for rich: quiet once the reader has gone (``| head -1``), and,
-    when not a terminal, each line without the padding rich adds to fill a table cell.
-
-    A closed pipe points the file descriptor at /dev/null, so the command runs on and
-    exits with its own status, and Python's final flush raises nothing.
-    """
-
-    def __init__(self, stderr: bool) -> None:
-        super().__init__()
-        self.stderr = stderr
-        self.tty = self._target().isatty()
-
-    def _target(self) -> TextIO:
-        return sys.stderr if self.stderr else sys.stdout
-
-    def isatty(self) -> bool:
-        return self.tty
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if not self.tty:
-            text = "\n".join(line.rstrip() for line in text.split("\n"))
-        target = self._target()
-        try:
-            target.write(text)
-            target.flush()
-        except BrokenPipeError:
-            _silence(target)
-        return len(text)
-
-    def flush(self) -> None:
-        with contextlib.suppress(BrokenPipeError):
-            self._target().flush()
-
-
-def _silence(target: TextIO) -> None:
-    """Send the rest of a closed pipe's output to /dev/null."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, target.fileno())
-        os.close(devnull)
-
-
-def _console(stderr: bool = False) -> Console:
-    """Rich output: colour and the terminal's width on a terminal; piped, plain text with
-    one record per line (no wrapping, no padding), so grep and wc -l count records."""
-    stream = _Stream(stderr)
-    if stream.tty:
-        return Console(file=cast("TextFile[str]", stream), highlight=False)
-    return Console(file=cast("TextFile[str]", stream), highlight=False, width=1 << 20,
-                   no_color=True, color_system=None, soft_wrap=True)
 
 
 def _kind(value: str) -> str:
@@ -149,13 +94,25 @@ def _limit(value: str) -> int:
     return _whole(value, "--limit needs a whole number >= 0, not {value!r}")
 
 
+def _plain(text: str | None) -> str:
+    """A docstring for --help: without reStructuredText's double backquotes."""
+    return (text or "").replace("``", "")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="onnxdata", description=__doc__,
+    parser = argparse.ArgumentParser(prog="onnxdata", description=_plain(__doc__),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"onnxdata {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    ex = sub.add_parser("explore", help="which messages a file's bytes can be, byte by byte")
-    ex.add_argument("file")
+    ex = sub.add_parser(
+        "explore", help="which messages a file's bytes can be, byte by byte",
+        description="Read FILE's bytes as each of the five messages: whether they fit, "
+                    "whether the value is valid, a summary, then the byte table of the "
+                    "reading used (the model's declared type, else the only valid one). "
+                    "Exit 0 when FILE was read and reported, whatever it holds (even no "
+                    "reading that fits), 2 when FILE or its model cannot be read or the "
+                    "page cannot be written.")
+    ex.add_argument("file", metavar="FILE", help="a .pb file (TensorProto, SequenceProto, …)")
     ex.add_argument("--model", help="model.onnx declaring the value's type (found "
                                     "automatically in the test_data_set_N/input_K.pb layout)")
     which = ex.add_mutually_exclusive_group()
@@ -168,14 +125,25 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
                          "counted in one row")
     ex.add_argument("--json", action="store_true", help="print one JSON object")
+    ex.set_defaults(explore_parser=ex)  # its usage errors show explore's usage, not the top's
     ex.add_argument("--html", metavar="OUT.html",
-                    help="also write the exploration as one self-contained HTML page")
-    va = sub.add_parser("validate", help="check files against the format's rules")
-    va.add_argument("files", nargs="+", metavar="FILE")
+                    help="write the exploration as one self-contained HTML page "
+                         "instead of the table (with --json: the page and the JSON)")
+    va = sub.add_parser(
+        "validate", help="check files against the format's rules",
+        description="Check each FILE against every rule of the format (and the model's "
+                    "declared type, beside a model.onnx); one line per file, then its "
+                    "problems with their paths. Exit 0 when every file is valid, 1 when any "
+                    "is invalid, 2 when any cannot be read.")
+    va.add_argument("files", nargs="+", metavar="FILE", help=".pb files")
     va.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
-    sh = sub.add_parser("show", help="print the numpy value of a file")
-    sh.add_argument("file")
+    sh = sub.add_parser(
+        "show", help="print the numpy value of a file",
+        description="Print FILE's value as numpy gives it (ndarrays, lists, dicts, None), "
+                    "with shapes, dtypes and a preview. Exit 0 when shown, 1 when the value "
+                    "is invalid, 2 when FILE cannot be read or the kind is ambiguous.")
+    sh.add_argument("file", metavar="FILE", help="a .pb file")
     sh.add_argument("--kind", type=_kind, metavar="KIND",
                     help="read as this kind (default: the model's, else the valid reading)")
     sh.add_argument("--limit", type=_limit, default=20, metavar="N",
@@ -199,9 +167,9 @@ def _run(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if args.command == "explore":
         if args.model is not None and args.input is None and args.output is None:
-            parser.error("--model needs --input K or --output K")
+            args.explore_parser.error("--model needs --input K or --output K")
         if args.model is None and (args.input is not None or args.output is not None):
-            parser.error("--input/--output need --model")
+            args.explore_parser.error("--input/--output need --model")
         return _explore(args)
     if args.command == "validate":
         return _validate(args.files, args.kind)
@@ -235,13 +203,23 @@ def _explore(args: argparse.Namespace) -> int:
         if failed or not args.json:
             return failed
     if facts is not None:
-        _Stream(stderr=False).write(json.dumps(facts, indent=2) + "\n")
+        write_text(json.dumps(facts, indent=2) + "\n")
         return 0
     if result.model_warning is not None:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.rows)
+    if not any(r.well_formed for r in result.readings) and _model_hint(args.file):
+        _console().print(_model_hint(args.file).strip(" ()"), markup=False)
     return 0
+
+
+def _model_hint(name: str) -> str:
+    """For a .onnx file none of the data messages fit: say it is a model, and what to do."""
+    if not name.lower().endswith(".onnx"):
+        return ""
+    return (" (a .onnx file is a model, not a data file: onnxdata reads the "
+            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them)")
 
 
 def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
@@ -345,8 +323,8 @@ def _print_exploration(out: Console, result: Exploration,
         out.print(Text.assemble("\nbytes as ", (shown.kind, "bold")))
     rows = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     rows.add_column("Bytes", no_wrap=True)
-    rows.add_column("Field")
-    rows.add_column("Value")
+    rows.add_column("Field", overflow="fold")  # a path folds onto more lines, never cut with …
+    rows.add_column("Value", overflow="fold")
     head, elided, tail = _capped_rows(result, shown, limit)
     for i, row in enumerate(head + tail):
         if elided and i == len(head):
@@ -389,7 +367,7 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
                 best = result.readings[0]
                 out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
                                         f": no message fits; nearest is {best.kind}: "
-                                        f"{best.misfit}"))
+                                        f"{best.misfit}{_model_hint(name)}"))
                 worst = 2
                 continue
             chosen = formed[0]
@@ -430,7 +408,8 @@ def _show(name: str, kind: str | None, limit: int) -> int:
                     kind = choose_kind(name, open_buffer(name), declared=declared,
                                        how="--kind {}", progress=_part(progress, 0, 1 / 3))
                 except DecodeError as exc:
-                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)")
+                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)"
+                                 f"{_model_hint(name)}")
             # read maps the file and makes views of its bytes: no tensor data is copied or
             # decoded, so a huge value costs little beyond the elements shown.
             value = read(name, kind_name(kind))

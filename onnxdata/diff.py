@@ -12,6 +12,7 @@ equal, 1 when anything differs, 2 when anything cannot be read.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from onnxdata.compare import Difference, compare
+from onnxdata.console import console, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
 from onnxdata.messages import kind_name
 
@@ -93,12 +95,17 @@ def _reason(exc: BaseException) -> str:
 def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                rtol: float = 1e-3, atol: float = 1e-7, kind: str | None = None
                ) -> list[FileDiff]:
-    """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected).
+    """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected);
+    two test case folders are compared data set by data set.
 
-    Raises OnnxDataError when one is a folder and the other a file.
+    Raises OnnxDataError when one is a folder and the other a file, and
+    FileNotFoundError when one is a folder and the other does not exist.
     """
     pa, pb = Path(a), Path(b)
     if pa.is_dir() != pb.is_dir():
+        for p in (pa, pb):  # a typo beside a folder: say so, not "is not a folder"
+            if not p.exists():
+                raise FileNotFoundError(errno.ENOENT, "no such file or folder", os.fspath(p))
         raise OnnxDataError(f"compare a folder with a folder or a file with a file: {pa} is "
                             f"{'a folder' if pa.is_dir() else 'not a folder'}, {pb} is "
                             f"{'a folder' if pb.is_dir() else 'not a folder'}")
@@ -107,6 +114,8 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                       pa, pb, kind, rtol, atol)]
     names_a = {p.name for p in pa.glob("*.pb")}
     names_b = {p.name for p in pb.glob("*.pb")}
+    if not names_a and not names_b:  # two test case folders, or nothing to compare
+        return _diff_sets(pa, pb, rtol, atol, kind)
     out: list[FileDiff] = []
     for name in sorted(names_a | names_b, key=_file_order):
         if name not in names_b:
@@ -117,6 +126,32 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                                 error=f"only in {pb}"))
         else:
             out.append(_pair(name, pa / name, pb / name, kind, rtol, atol))
+    return out
+
+
+def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None
+               ) -> list[FileDiff]:
+    """Two test case folders: their ``test_data_set_N`` folders matched by name, each file
+    named ``test_data_set_N/input_K.pb``. Folders with neither ``.pb`` files nor data sets
+    are an OnnxDataError, never a silent "equal"."""
+    sets_a = {p.name for p in pa.glob("test_data_set_*") if p.is_dir()}
+    sets_b = {p.name for p in pb.glob("test_data_set_*") if p.is_dir()}
+    if not sets_a and not sets_b:
+        raise OnnxDataError(f"no .pb files and no test_data_set_N folders in {pa} or {pb}: "
+                            "pass two .pb files, two test_data_set_N folders or two test "
+                            "case folders")
+    out: list[FileDiff] = []
+    for name in sorted(sets_a | sets_b, key=_file_order):
+        if name not in sets_b:
+            out.append(FileDiff(f"{name}/", os.fspath(pa / name), None, "missing",
+                                error=f"only in {pa}"))
+        elif name not in sets_a:
+            out.append(FileDiff(f"{name}/", None, os.fspath(pb / name), "missing",
+                                error=f"only in {pb}"))
+        else:
+            for f in diff_paths(pa / name, pb / name, rtol=rtol, atol=atol, kind=kind):
+                f.name = f"{name}/{f.name}"
+                out.append(f)
     return out
 
 
@@ -136,14 +171,31 @@ def exit_code(statuses: list[str]) -> int:
 
 def add_parser(sub: Any) -> None:
     """Add ``diff`` to the ``onnxdata`` subcommands."""
-    from onnxdata.messages import KIND_NAMES
-
-    p = sub.add_parser("diff", help="compare two value files, or two test_data_set folders")
-    p.add_argument("actual", metavar="A", help="a .pb file or a test_data_set folder (actual)")
+    p = sub.add_parser(
+        "diff", help="compare two value files, or two test_data_set folders",
+        description="Compare A (actual) with B (expected): two .pb files, two folders "
+                    "whose .pb files are matched by name, or two test case folders whose "
+                    "test_data_set_N are matched by name. Each difference is printed with "
+                    "its path, e.g. [3]['k'][0, 2]: 0.3984 vs 0.3979. Exit 0 when equal, 1 "
+                    "when anything differs or is missing on one side, 2 when a file cannot "
+                    "be read.")
+    p.add_argument("actual", metavar="A",
+                   help="a .pb file, a test_data_set folder or a test case folder (actual)")
     p.add_argument("expected", metavar="B", help="the same for the expected values")
     add_tolerances(p)
-    p.add_argument("--kind", choices=KIND_NAMES, help="read both files as this kind")
+    p.add_argument("--kind", type=kind_argument, metavar="KIND",
+                   help="read both files as this kind (sequence, SequenceProto, …); default: "
+                        "the model's, else the only valid reading")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def kind_argument(text: str) -> str:
+    """``--kind``'s value as a kind name; "sequence" and "SequenceProto" both work, as in
+    ``validate`` and ``show``."""
+    try:
+        return kind_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _tolerance(text: str) -> float:
@@ -168,14 +220,14 @@ def main(args: argparse.Namespace) -> int:
         found = diff_paths(args.actual, args.expected, rtol=args.rtol, atol=args.atol,
                            kind=args.kind)
     except (OnnxDataError, OSError, ValueError) as exc:
-        Console(stderr=True, highlight=False).print(Text(f"onnxdata: {exc}", style="red"))
+        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"))
         return 2
     code = exit_code([f.status for f in found])
     if args.json:
-        print(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
-                          "files": [f.as_json() for f in found]}, indent=2))
+        write_text(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
+                               "files": [f.as_json() for f in found]}, indent=2) + "\n")
         return code
-    out = Console(highlight=False)
+    out = console()
     for f in found:
         print_file(out, f)
     return code

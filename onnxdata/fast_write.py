@@ -200,6 +200,11 @@ def write(value: Any, path: str | os.PathLike[str], kind: Kind | None = None, *,
     (``"seq(map(string, tensor(float)))"``) builds plain Python values as that
     ONNX type, as in ``from_numpy``; numpy arrays inside still stream.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        hint = (" (write takes the value first, then the path: write(value, path))"
+                if isinstance(value, (str, os.PathLike)) else "")
+        raise TypeError(f"write's path must be a str or os.PathLike, not "
+                        f"{type(path).__name__}{hint}")
     if declared is not None:
         value, kind, elem_type, key_type = prepare(value, declared)
     skeleton = from_numpy(_skeleton(value), kind, name=name, elem_type=elem_type,

@@ -154,9 +154,10 @@ def chosen_kind(name: str | None, data: Buffer | WalkSource) -> KindName:
     try:
         return choose_kind(name, data)
     except DecodeError as exc:
-        raise DecodeError(f"{exc.reason}; pass kind= (one of {', '.join(KIND_NAMES)})"
-                          f"{_explore_hint(exc.source)}", source=exc.source, kind=exc.kind,
-                          offset=exc.offset) from None
+        how = ("" if "kind=" in exc.reason  # the ambiguity already names the kinds to pass
+               else f"; pass kind= (one of {', '.join(KIND_NAMES)})")
+        raise DecodeError(f"{exc.reason}{how}{_explore_hint(exc.source)}", source=exc.source,
+                          kind=exc.kind, offset=exc.offset) from None
 
 
 @no_memory_error("path")
@@ -171,6 +172,11 @@ def save(message: Message, path: str | os.PathLike[str]) -> None:
     the old file's mode is kept, a target that is not a regular file is
     refused, and hard links are split: see ``atomic_writer``.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        hint = (" (save takes the message first, then the path: save(message, path))"
+                if isinstance(message, (str, os.PathLike)) else "")
+        raise TypeError(f"save's path must be a str or os.PathLike, not "
+                        f"{type(path).__name__}{hint}")
     with atomic_writer(path) as f:
         try:
             write_parts(message, f.write)

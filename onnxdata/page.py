@@ -152,8 +152,10 @@ def _readings_table(facts: dict[str, Any]) -> str:
         rows.append(f"<tr{' class=chosen' if is_chosen else ''}><th>{_e(name)}{mark}</th>"
                     f"{fits}{valid}<td>{what}</td></tr>")
     legend = "; <span class=tag>declared</span> the model's" if facts["declared"] else ""
-    return ("<h2>Readings</h2><p class=sub>Which messages these bytes can be; ← marks the "
-            f"one shown below{legend}.</p><table id=readings><thead><tr><th>reading</th>"
+    marks = ("← marks the one shown below" if shown is not None else
+             "none is valid, so none is laid out below")
+    return ("<h2>Readings</h2><p class=sub>Which messages these bytes can be; "
+            f"{marks}{legend}.</p><table id=readings><thead><tr><th>reading</th>"
             "<th>fits</th><th>valid</th><th>value, or what is wrong</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
 

@@ -41,7 +41,8 @@ def _e(text: object) -> str:
 
 def tensor_figure(a: Array, title: str, listed: int = 64) -> str:
     """A tensor's figure: statistics, a heatmap (2-D and up) or a line or bars (1-D), and
-    a histogram; a table of the first ``listed`` strings for a string tensor."""
+    a histogram, the pictures only for two values or more; a table of the first
+    ``listed`` strings for a string tensor."""
     if a.dtype == object:
         return _strings_table(a, title, listed)
     try:
@@ -50,9 +51,10 @@ def tensor_figure(a: Array, title: str, listed: int = 64) -> str:
         return (f"<figure class=tensor data-kind=tensor><figcaption>{_e(title)}</figcaption>"
                 f"<p class=bad>not drawn: {_e(exc)}</p></figure>")
     parts = [_stats(a, values)]
-    if a.ndim >= 2 and a.size:
+    # One value is in the statistics already; drawn, it is a single full bar or pixel.
+    if a.ndim >= 2 and a.size > 1:
         parts.append(_heatmap(a))
-    elif a.ndim == 1 and a.size:
+    elif a.ndim == 1 and a.size > 1:
         parts.append(_line(a))
     if values.size > 1:
         parts.append(_histogram(values))

@@ -260,9 +260,16 @@ def add_parser(sub: Any) -> None:
     """Add ``run`` to the ``onnxdata`` subcommands."""
     from onnxdata.diff import add_tolerances
 
-    p = sub.add_parser("run", help="run a model's test data sets on ONNX Runtime and compare")
+    p = sub.add_parser(
+        "run", help="run a model's test data sets on ONNX Runtime and compare",
+        description="Feed each test_data_set_N's inputs, read with the model's declared "
+                    "types, to ONNX Runtime (pip install 'onnxdata[ort]') and compare its "
+                    "outputs with the expected ones, one line per set and output. Exit 0 "
+                    "when every output passes, 1 when any differs, 2 when a set cannot be "
+                    "read or ONNX Runtime cannot load or run the model.")
     p.add_argument("model", metavar="MODEL_DIR_OR_MODEL",
-                   help="a folder with model.onnx and test_data_set_N, or the model file")
+                   help="a folder with model.onnx and test_data_set_N, the model file, or "
+                        "one test_data_set_N folder beside a model.onnx (that set only)")
     p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
     add_tolerances(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -272,12 +279,22 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata run`` with parsed arguments; 0 all pass, 1 any fails, 2 errors."""
-    from rich.console import Console
     from rich.text import Text
 
-    err = Console(stderr=True, highlight=False)
+    from onnxdata.console import console, write_text
+
+    err = console(stderr=True)
     target = Path(args.model)
     model_path = target / "model.onnx" if target.is_dir() else target
+    one_set = _SET.match(target.name) if target.is_dir() else None
+    if one_set is not None and not model_path.exists() and args.set is None:
+        model_path = target.parent / "model.onnx"  # a data set folder: run that set only
+        args.set = int(one_set.group(1))
+    if target.is_file() and target.suffix == ".pb":
+        err.print(Text(f"onnxdata: {target} is a value file, not a model: pass the test case "
+                       "folder (model.onnx and test_data_set_N) or its model.onnx",
+                       style="red"), soft_wrap=True)
+        return 2
     if not model_path.is_file():
         err.print(Text(f"onnxdata: no model at {model_path}", style="red"), soft_wrap=True)
         return 2
@@ -306,11 +323,11 @@ def main(args: argparse.Namespace) -> int:
             written.append(os.fspath(_write_outputs(session, folder, got)))
     code = exit_code(results)
     if args.json:
-        print(json.dumps({"model": os.fspath(model_path), "passed": code == 0,
-                          "rtol": args.rtol, "atol": args.atol, "written": written,
-                          "results": [r.as_json() for r in results]}, indent=2))
+        write_text(json.dumps({"model": os.fspath(model_path), "passed": code == 0,
+                               "rtol": args.rtol, "atol": args.atol, "written": written,
+                               "results": [r.as_json() for r in results]}, indent=2) + "\n")
         return code
-    _print(Console(highlight=False), results, written)
+    _print(console(), results, written)
     return code
 
 

@@ -96,7 +96,12 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
         hint = (f"; it looks like a test case folder: pass one of its data sets "
                 f"({', '.join(sets[:3])}{', …' if len(sets) > 3 else ''})" if sets else "")
         raise DecodeError(f"no input_K.pb or output_K.pb files in it{hint}", source=name)
-    m = read_model_types(model if model is not None else folder.parent / "model.onnx")
+    if model is None:
+        model = folder.parent / "model.onnx"
+        if not model.exists():  # a set saved away from its model: say how to name it
+            raise FileNotFoundError(errno.ENOENT, f"no model.onnx beside the test data set "
+                                    f"{name}; pass model= to name the model", os.fspath(model))
+    m = read_model_types(model)
     for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
         if len(files) > len(declared):
             raise ValidationError([Problem(os.fspath(files[len(declared)]),

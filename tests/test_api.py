@@ -61,7 +61,15 @@ def test_load_without_a_kind_on_ambiguous_bytes_says_pass_kind(tmp_path: Path) -
         with pytest.raises(onnxdata.DecodeError) as info:
             call(lone)
         text = str(info.value)
-        assert str(lone) in text and "kind=" in text and f"onnxdata explore {lone}" in text
+        assert str(lone) in text and f"onnxdata explore {lone}" in text
+        # the kinds to pass, once: 'say which with kind="sequence" or kind="optional"'
+        assert 'kind="sequence" or kind="optional"' in text and "pass kind=" not in text
+
+
+def test_load_of_bytes_no_message_fits_lists_the_kinds() -> None:
+    with pytest.raises(onnxdata.DecodeError) as info:
+        onnxdata.load(b"\xff\xff")
+    assert "pass kind= (one of tensor, sparse_tensor, sequence, optional, map)" in str(info.value)
 
 
 def test_a_wrong_kind_that_parses_warns_to_explore() -> None:
@@ -94,3 +102,20 @@ def test_save_into_a_missing_folder_names_the_users_path(tmp_path: Path) -> None
         with pytest.raises(FileNotFoundError) as info:
             call()
         assert str(target) in str(info.value) and "onnxdata-tmp" not in str(info.value)
+
+
+def test_write_with_the_old_argument_order_says_value_first(tmp_path: Path) -> None:
+    target = tmp_path / "x.pb"
+    with pytest.raises(TypeError, match=r"not list \(write takes the value first, then the "
+                                        r"path: write\(value, path\)\)"):
+        onnxdata.write(str(target), [np.zeros(3, np.float32)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not int$"):
+        onnxdata.write([np.zeros(3, np.float32)], 3)  # type: ignore[arg-type]
+    assert not target.exists()
+
+
+def test_save_with_the_arguments_swapped_says_message_first(tmp_path: Path) -> None:
+    target = tmp_path / "x.pb"
+    with pytest.raises(TypeError, match=r"not SequenceProto \(save takes the message first"):
+        onnxdata.save(str(target), SequenceProto())  # type: ignore[arg-type]
+    assert not target.exists()

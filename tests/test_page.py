@@ -232,6 +232,23 @@ def test_vectors_draw_bars_or_lines_and_maps_draw_tables(tmp_path: Path) -> None
     assert "key</script>" not in page
 
 
+def test_bytes_no_message_fits_mark_no_reading(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\xff\xff\xff")
+    page = _page(bad)
+    assert "none is valid, so none is laid out below" in page and "← marks" not in page
+    assert "← marks the one shown below" in _page(TENSOR_FILE)
+
+
+def test_a_single_value_is_listed_not_drawn(tmp_path: Path) -> None:
+    for shape in [(1,), (1, 1), (1, 1, 1)]:
+        path = tmp_path / "one.pb"
+        path.write_bytes(from_numpy(np.full(shape, 2.5, np.float32)).SerializeToString())
+        page = _page(path)
+        assert "<th>min</th><td>2.5</td>" in page, shape
+        assert all(f"data-kind={k}" not in page for k in ("bar", "heatmap", "histogram")), shape
+
+
 def test_big_values_read_would_build_whole_are_not_drawn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import onnxdata.page
@@ -419,4 +436,18 @@ def test_browser_charts_are_parsed_as_drawn(browser: Any, tmp_path: Path) -> Non
     size = tab.eval_on_selector("svg[data-kind=heatmap] image",
                                 "i => i.getBBox().width * i.getBBox().height")
     assert size > 10_000
+    assert errors == []
+
+
+@pytest.mark.parametrize("path", [TENSOR_FILE, SEQUENCE_FILE, OPTIONAL_FILE],
+                         ids=["tensor", "sequence", "optional"])
+def test_browser_short_hex_view_has_no_scrollbar(browser: Any, tmp_path: Path,
+                                                 path: Path) -> None:
+    """The nested spans' underlines fit inside the hex box: a few bytes show no scrollbar
+    (they overflowed it by a pixel, and every small file's hex view scrolled)."""
+    tab, errors = _open(browser, _write(path, tmp_path / "page.html"))
+    scroll, client = tab.evaluate(
+        "(() => { const h = document.getElementById('hex');"
+        " return [h.scrollHeight, h.clientHeight]; })()")
+    assert scroll <= client
     assert errors == []

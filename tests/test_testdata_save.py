@@ -138,3 +138,19 @@ def test_a_failure_leaves_no_half_written_set(tmp_path: Path) -> None:
     save_test_data_set(target, [np.ones(1)], [], overwrite=True)
     assert onnxdata.read(target / "input_0.pb", "tensor").tolist() == [1.0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["test_data_set_0"]
+
+
+def test_a_set_saved_away_from_its_model_loads_with_model_and_says_so_without(
+        tmp_path: Path) -> None:
+    case = NODE / "test_sequence_insert_at_back"
+    inputs, outputs = load_test_data_set(case / "test_data_set_0")
+    target = tmp_path / "sets" / "test_data_set_0"
+    target.parent.mkdir()
+    save_test_data_set(target, inputs, outputs, model=case / "model.onnx")
+    with pytest.raises(FileNotFoundError) as info:
+        load_test_data_set(target)
+    text = str(info.value)
+    assert str(target) in text and "pass model=" in text
+    assert str(target.parent / "model.onnx") in text
+    loaded, _ = load_test_data_set(target, model=case / "model.onnx")
+    assert not compare(loaded, inputs)

@@ -209,13 +209,13 @@ def _explore(args: argparse.Namespace) -> int:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.rows)
-    if not any(r.well_formed for r in result.readings) and _model_hint(args.file):
+    if not any(r.valid for r in result.readings) and _model_hint(args.file):
         _console().print(_model_hint(args.file).strip(" ()"), markup=False)
     return 0
 
 
 def _model_hint(name: str) -> str:
-    """For a .onnx file none of the data messages fit: say it is a model, and what to do."""
+    """For a .onnx file no data message reads validly: say it is a model, and what to do."""
     if not name.lower().endswith(".onnx"):
         return ""
     return (" (a .onnx file is a model, not a data file: onnxdata reads the "
@@ -363,6 +363,12 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
         chosen = result.chosen
         if chosen is None:
             formed = [r for r in result.readings if r.well_formed]
+            if _model_hint(name) and not result.valid_readings:
+                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+                                        f": no data message reads it validly"
+                                        f"{_model_hint(name)}"))
+                worst = 2
+                continue
             if not formed:
                 best = result.readings[0]
                 out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
@@ -398,6 +404,7 @@ def _show(name: str, kind: str | None, limit: int) -> int:
 
     out = _console()
     try:
+        guessed = kind is None
         with progress_bar(_size(name), f"reading {Path(name).name}") as progress:
             if kind is None:
                 declared = declared_for(name)
@@ -414,6 +421,9 @@ def _show(name: str, kind: str | None, limit: int) -> int:
             # decoded, so a huge value costs little beyond the elements shown.
             value = read(name, kind_name(kind))
     except ValidationError as exc:
+        if guessed and _model_hint(name):
+            return _fail(f"cannot read {name}: no data message reads it validly"
+                         f"{_model_hint(name)}")
         out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
                                 f" as {kind}:" if kind else ":"))
         for p in exc.problems:

@@ -552,12 +552,21 @@ def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
     return SparseParts(values, indices, shape)
 
 
-def densify(parts: SparseParts, path: str) -> Array:
+def densify_cost(parts: SparseParts) -> tuple[int, str]:
+    """The bytes densifying ``parts`` allocates, and what they are for the budget's message."""
+    values, _, shape = parts
+    return math.prod(shape) * values.dtype.itemsize, f"dims {list(shape)} of {values.dtype}"
+
+
+def densify(parts: SparseParts, path: str, *, spent: bool = False) -> Array:
+    """The dense array of ``parts``; ``spent`` when the caller already took its bytes from
+    the call's budget (``read`` does, for every sparse tensor, before densifying any)."""
     values, indices, shape = parts
     total = math.prod(shape)
     itemsize = values.dtype.itemsize
-    nbytes = total * itemsize
-    spend(nbytes, _densify_limit, path, f"dims {list(shape)} of {values.dtype}")
+    nbytes, what = densify_cost(parts)
+    if not spent:
+        spend(nbytes, _densify_limit, path, what)
     if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
         raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
                     f"of {values.dtype}")

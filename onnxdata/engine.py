@@ -30,7 +30,15 @@ from typing import Any, Final, cast
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
+from onnxdata.budget import spend
+from onnxdata.convert import (
+    SparseParts,
+    densify,
+    densify_cost,
+    from_le_bytes,
+    get_densify_limit,
+    unpack_bits,
+)
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.payloads import WireInts, fixed, varint_count, varints
@@ -151,6 +159,29 @@ class _Tensor:
         self.decoded: dict[str, npt.NDArray[Any]] = {}
 
 
+class Deferred:
+    """A sparse tensor's value, its bytes taken from the call's budget, not yet densified."""
+
+    __slots__ = ("parts", "path")
+
+    def __init__(self, parts: SparseParts, path: str) -> None:
+        self.parts = parts
+        self.path = path
+
+
+def densify_deferred(value: Any) -> Any:
+    """``value`` with every ``Deferred`` in it densified (read-only), once the whole walk
+    has budgeted them all."""
+    if isinstance(value, Deferred):
+        with _shape_errors(value.path):
+            return _read_only(densify(value.parts, value.path, spent=True))
+    if isinstance(value, list):
+        return [densify_deferred(v) for v in value]
+    if isinstance(value, dict):
+        return {k: densify_deferred(v) for k, v in value.items()}
+    return value
+
+
 class Engine:
     """One walk of ``src`` as one kind. ``run`` returns the root's Outcome; the problems
     found are in ``problems`` (a capped ProblemSink); bad wire raises WireError."""
@@ -168,6 +199,8 @@ class Engine:
         #: Outcomes of small valid elements by their bytes (a million empty optionals are
         #: one walk of one optional), for elements whose value is None.
         self.small: dict[str, dict[bytes, Outcome]] = {}
+        #: How many sparse values wait in the value as ``Deferred`` (see densify_deferred).
+        self.deferred = 0
 
     def run(self, kind: str) -> Outcome:
         return self.message(kind, whole(0, self.src.size), "", 0)
@@ -605,8 +638,13 @@ class Engine:
                 if index_data is None:
                     index_data = np.zeros(0, np.int64)
                 indices = index_data.reshape(it.dims) if it is not None else index_data
-                result.value = _read_only(densify(SparseParts(values, indices, tuple(dims)),
-                                                  path))
+                # Budgeted now, densified when the walk is done (densify_deferred): the
+                # call's budget refuses a file of many sparse tensors before any is made.
+                parts = SparseParts(values, indices, tuple(dims))
+                nbytes, what = densify_cost(parts)
+                spend(nbytes, get_densify_limit(), path, what)
+                result.value = Deferred(parts, path)
+                self.deferred += 1
         return result
 
     def index_data(self, t: _Tensor) -> npt.NDArray[np.int64]:

@@ -40,7 +40,7 @@ from typing import Any, Final
 from onnxdata.budget import densify_budget
 from onnxdata.convert import from_le_bytes, get_densify_limit
 from onnxdata.dtypes import DataType, raw_nbytes
-from onnxdata.engine import Engine, message_name
+from onnxdata.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.messages import Kind, KindName, kind_name
@@ -111,6 +111,8 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
         src.finish()
         if engine.problems:
             raise ValidationError(engine.problems.result(), source=name)
+        if engine.deferred:
+            value = densify_deferred(value)
         return convert_strings(value, strings, name)
     finally:
         src.close()

@@ -70,21 +70,26 @@ def test_the_128_byte_six_sparse_bomb_is_refused_fast_and_small_under_rlimit_as(
 
 
 def test_the_bomb_through_read_and_the_cli_is_our_error_under_rlimit_as(tmp_path: Path) -> None:
-    """read meets the sparse tensors as it walks: it spends one budget for the call, so the
-    second tensor is refused (the first may still be densified: see the report), and
+    """read budgets every sparse tensor as it walks and densifies them only at the end, so
+    the second tensor is refused in under 1 s and 50 MiB with nothing densified, and
     onnxdata show exits 1 with the problem, never a MemoryError traceback."""
     bomb = tmp_path / "bomb.pb"
     bomb.write_bytes(_six_bombs().SerializeToString())
     child = textwrap.dedent(f"""
-        import resource, sys
+        import resource, sys, time
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
         import onnxdata
         from onnxdata.cli import main
         try:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            start = time.perf_counter()
             onnxdata.read({str(bomb)!r}, "sequence")
         except onnxdata.ValidationError as exc:
             assert "sparse_tensor_values[1]" in str(exc), exc
             assert "took 1073741824" in str(exc), exc
+            # every sparse tensor is budgeted before any is densified: nothing was made
+            grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+            assert time.perf_counter() - start < 1.0 and grown_kib < 50 * 1024, grown_kib
         else:
             raise AssertionError("read accepted 6 GiB of densifying")
         sys.exit(main(["show", {str(bomb)!r}]))

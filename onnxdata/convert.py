@@ -860,8 +860,9 @@ def _infer_kind(value: object, path: str) -> str:
             return _message_kind(value)
         except TypeError:
             pass
-    raise OnnxDataError(f"{path or 'value'}: cannot convert a {type(value).__name__}; expected "
-                        "an ndarray or numpy scalar, SparseParts, list, dict, None or a message"
+    raise OnnxDataError(f"{path or 'value'}: cannot convert a value of type "
+                        f"{type(value).__name__}; expected an ndarray or numpy scalar, "
+                        "SparseParts, list, dict, None or a message"
                         + (" (wrap Python numbers and strings in np.asarray)"
                            if isinstance(value, (int, float, complex, str, bytes)) else ""))
 

@@ -382,10 +382,11 @@ class Engine:
             return n
         if not (mine and (self.values or typed_entry_range(dt) is not None)):  # type: ignore[arg-type]
             return varint_count(self.src, pieces)
-        decoded = varints(self.src, pieces)
-        if name == "int32_data":
-            decoded = (decoded & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
-        elif name == "int64_data":
+        if name == "int32_data":  # the low 32 bits, decoded as such (no uint64 temporaries)
+            decoded = varints(self.src, pieces, np.uint32).view(np.int32)
+        else:
+            decoded = varints(self.src, pieces)
+        if name == "int64_data":
             decoded = decoded.view(np.int64)
         t.decoded[name] = decoded
         return int(decoded.size)

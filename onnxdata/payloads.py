@@ -15,6 +15,7 @@ from typing import Any, Final, overload
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata import decode as _decode
 from onnxdata.source import Source
 from onnxdata.walk import Piece
 from onnxdata.wire import LEN, VARINT, WireError
@@ -32,44 +33,25 @@ PIECE: Final = 1 << 20
 _HUGE: Final = 1 << 64
 
 
-def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[np.uint64]:
+def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
+                   dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
     """The unsigned values of a run of concatenated varints (a packed field), vectorised.
 
-    ``offset`` is where ``data`` starts in the file, for error messages. The
-    work is done in chunks of ``VARINT_CHUNK`` varints so the temporaries stay
-    small whatever the field's size. A 10-byte varint keeps its low 64 bits,
-    as protobuf's parser keeps them.
+    ``offset`` is where ``data`` starts in the file, for error messages.
+    ``dtype`` is uint64 (a 10-byte varint keeps its low 64 bits, as protobuf's
+    parser keeps them) or uint32 (the low 32 bits, as protobuf reads an int32
+    field, with no uint64 temporaries). The work is ``decode.decode_varints``'s
+    word loads, a chunk of bytes at a time, so the temporaries stay small
+    whatever the field's size.
     """
-    n = int(data.size)
-    if n == 0:
-        return np.zeros(0, _U64)
-    if int(data.max()) < 0x80:
-        return data.astype(_U64)
-    ends = np.flatnonzero(data < 0x80)
-    if ends.size == 0 or int(ends[-1]) != n - 1:
-        raise WireError("truncated varint in packed field", offset + (int(ends[-1]) + 1
-                                                                      if ends.size else 0))
-    out = np.empty(ends.size, _U64)
-    begin = 0
-    chunk_size = VARINT_CHUNK
-    for first in range(0, int(ends.size), chunk_size):
-        chunk_ends = ends[first:first + chunk_size]
-        stop = int(chunk_ends[-1]) + 1
-        starts = np.empty_like(chunk_ends)
-        starts[0] = begin
-        starts[1:] = chunk_ends[:-1] + 1
-        lengths = chunk_ends - starts + 1
-        if int(lengths.max()) > 10:
-            bad = int(starts[int(np.argmax(lengths > 10))])
-            raise WireError("varint longer than 10 bytes in packed field", offset + bad)
-        part = data[begin:stop]
-        local = starts - begin
-        shift = np.arange(stop - begin, dtype=_U64) - np.repeat(local.astype(_U64), lengths)
-        shift *= np.uint64(7)
-        values = (part & np.uint8(0x7F)).astype(_U64) << shift
-        out[first:first + chunk_ends.size] = np.bitwise_or.reduceat(values, local)
-        begin = stop
-    return out
+    if int(data.size) == 0:
+        return np.zeros(0, dtype)
+    try:
+        return _decode.decode_varints(data, dtype)
+    except WireError as exc:
+        if not offset:
+            raise
+        raise WireError(exc.reason, exc.offset + offset) from None
 
 
 def count_varints(src: Source, a: int, b: int) -> int:
@@ -109,16 +91,20 @@ def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     return bool(r10.any())
 
 
-def varints(src: Source, pieces: Iterable[Piece] | None) -> npt.NDArray[np.uint64]:
-    """A repeated varint field's values, in order, from its packed and single pieces."""
-    parts: list[npt.NDArray[np.uint64]] = []
+def varints(src: Source, pieces: Iterable[Piece] | None,
+            dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """A repeated varint field's values, in order, from its packed and single pieces, as
+    uint64 or (an int32 field's low 32 bits) uint32."""
+    want = np.dtype(dtype)
+    parts: list[npt.NDArray[Any]] = []
     for wt, a, b in pieces or ():
         if wt == VARINT:
-            parts.append(np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64))
+            single = np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+            parts.append(single if want == _U64 else single.astype(want))
         else:
-            parts.append(decode_varints(src.u8(a, b), a))
+            parts.append(decode_varints(src.u8(a, b), a, want))
     if not parts:
-        return np.zeros(0, _U64)
+        return np.zeros(0, want)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

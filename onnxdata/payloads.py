@@ -51,7 +51,7 @@ def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
     except WireError as exc:
         if not offset:
             raise
-        raise WireError(exc.reason, exc.offset + offset) from None
+        raise WireError(exc.reason, (exc.offset or 0) + offset) from None
 
 
 def count_varints(src: Source, a: int, b: int) -> int:

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from onnxdata.convert import SparseParts, densify, from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
-from onnxdata.payloads import WireInts, fixed, varint_count, varints
+from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -401,11 +401,8 @@ class Engine:
 
             return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims)
         if dt.is_string:
-            out = np.empty(count, dtype=object)
-            w = t.fields.where("string_data", t.where, TENSOR)
-            out[:] = [] if w is None else [self.src.read(a, b) for a, b in
-                                           occurrences(self.src, w)]
-            return out.reshape(dims)
+            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
+                                 ).reshape(dims)
         raw = t.fields.last.get("raw_data")
         if raw is not None:
             return _from_raw(self.src, dt, raw[0], count, dims)
@@ -535,7 +532,7 @@ class Engine:
         string_keys: Any
         sw = f.where("string_keys", where, MAP)
         if sw is not None and (key_type == STRING or self.values):
-            string_keys = [src.read(a, b) for a, b in occurrences(src, sw)]
+            string_keys = string_values(src, sw).tolist()
         else:
             string_keys = range(f.counts.get("string_keys", 0))
         w = f.where("values", where, MAP)

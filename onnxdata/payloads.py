@@ -17,11 +17,11 @@ import numpy.typing as npt
 
 from onnxdata import decode as _decode
 from onnxdata.source import Source
-from onnxdata.walk import Piece
+from onnxdata.walk import Piece, RangeStore, Where, occurrences
 from onnxdata.wire import LEN, VARINT, WireError
 
 __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
-           "iter_varints", "varint_count", "varints"]
+           "iter_varints", "string_values", "varint_count", "varints"]
 
 #: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
 VARINT_CHUNK: Final = 1 << 20
@@ -31,6 +31,10 @@ _U8: Final = np.dtype(np.uint8)
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
 _HUGE: Final = 1 << 64
+#: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
+#: bytes is read value by value instead.
+STRING_BATCH: Final = 1 << 16
+STRING_SPAN: Final = 1 << 26
 
 
 def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
@@ -287,3 +291,29 @@ def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
         return count, None
     arrays = [src.array(dtype, a, (b - a) // size) for _wt, a, b in pieces]
     return count, arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:
+    """The values of a repeated bytes field (``string_data``, ``string_keys``) as an object
+    array of bytes, read with pread (never from a mapping) a batch of values at a time and
+    made in C by ``decode.strings_array``."""
+    if where is None:
+        return np.empty(0, dtype=object)
+    kept = where.ranges
+    if isinstance(kept, RangeStore):
+        starts = np.frombuffer(kept.starts, np.intp)  # offsets < 2**63: the same bytes
+        ends = np.frombuffer(kept.ends, np.intp)
+    else:
+        bounds = np.array(list(occurrences(src, where)), np.intp).reshape(-1, 2)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+    n = int(starts.size)
+    out = np.empty(n, dtype=object)
+    for first in range(0, n, STRING_BATCH):
+        s, e = starts[first:first + STRING_BATCH], ends[first:first + STRING_BATCH]
+        lo, hi = int(s.min()), int(e.max())
+        if hi - lo > STRING_SPAN:
+            out[first:first + s.size] = [src.read(a, b) for a, b in
+                                         zip(s.tolist(), e.tolist(), strict=True)]
+        else:
+            out[first:first + s.size] = _decode.strings_array(src.read(lo, hi), s - lo, e - lo)
+    return out

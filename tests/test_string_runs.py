@@ -27,6 +27,7 @@ from onnxdata import (
     to_numpy,
 )
 from onnxdata.engine import Engine
+from onnxdata.messages import KindName
 from onnxdata.source import Source
 
 
@@ -49,15 +50,15 @@ def _tensor_bytes(first: list[bytes], second: list[bytes]) -> bytes:
             + TensorProto(string_data=second).SerializeToString())
 
 
-def _same(path: Path, kind: str, copy: bool) -> None:
+def _same(path: Path, kind: KindName, copy: bool) -> None:
     """``read`` gives what the slow path gives, or raises the same class of error."""
     try:
-        want: Any = to_numpy(load(path, kind))  # type: ignore[call-overload]
+        want: Any = to_numpy(load(path, kind))
     except OnnxDataError as exc:
         with pytest.raises(type(exc)):
-            read(path, kind, copy=copy)  # type: ignore[call-overload]
+            read(path, kind, copy=copy)
         return
-    got = read(path, kind, copy=copy)  # type: ignore[call-overload]
+    got = read(path, kind, copy=copy)
     if isinstance(want, dict):
         assert list(got) == list(want)
         for key in want:
@@ -117,7 +118,7 @@ def test_the_roots_record_replays_runs_for_every_kind(run_bytes: int) -> None:
     tensor and field by field for the other kinds, with the verdicts of a fresh walk."""
     data = _tensor_bytes(_values(200, 3), _values(200, 4))
     src = Source.of_buffer(data)
-    kinds = ["tensor", "sequence", "map", "optional", "sparse_tensor", "tensor"]
+    kinds: list[KindName] = ["tensor", "sequence", "map", "optional", "sparse_tensor", "tensor"]
     for kind in kinds:
         fresh = Engine(Source.of_buffer(data), values=True)
         again = Engine(src, values=True)

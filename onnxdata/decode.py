@@ -201,10 +201,12 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
     wrong. With ``partial``, the values before such a value are returned
     instead (the run stops at its tag; None only when it is the first), so a
     caller holding a window of a longer message takes what the window holds
-    and walks on from there. Values of one length in a row (``s100000``...``s999999``) are taken
-    a window at a time with strided views: value ``k`` of the row starts
-    ``k * (length + 2)`` bytes on, which holds while the tag and length bytes
-    there say so. Rows shorter than a few values are walked one value at a time.
+    and walks on from there. Values of one length in a row (``s100000``...
+    ``s999999``, a sequence's like tensors) are taken a window at a time with
+    strided views: value ``k`` of the row starts ``k * (head + length)`` bytes
+    on (``head``: the tag and length bytes), which holds while the tag and
+    length bytes there say so. Rows shorter than a few values are walked one
+    value at a time.
     """
     starts: list[npt.NDArray[np.intp]] = []
     lengths: list[npt.NDArray[np.intp]] = []
@@ -224,16 +226,16 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
         step = head + length
         if pos + step > end:
             break
-        if head != 2 or window < _WINDOW:  # one value, as the scalar walk takes it
+        if window < _WINDOW:  # one value, as the scalar walk takes it
             single.append(pos + head)
             single_len.append(length)
             pos += step
             window = min(_WINDOW, window * 2)
             continue
         rows = min(window, (end - pos) // step)
-        tags = data[pos:pos + rows * step:step]
-        lens = data[pos + 1:pos + 1 + rows * step:step]
-        fine = (tags == tag) & (lens == length)
+        fine = data[pos:pos + rows * step:step] == tag
+        for h in range(1, head):  # the length's bytes, the same in every value of the row
+            fine &= data[pos + h:pos + h + rows * step:step] == data[pos + h]
         count = rows if bool(fine.all()) else int(np.argmin(fine))
         if single:
             starts.append(np.array(single, np.intp))

@@ -68,8 +68,10 @@ MAP: Final[Schema] = {1: ("name", LAST), 2: ("key_type", SCALAR), 3: ("keys", VA
                       4: ("string_keys", MANY), 5: ("values", MANY)}
 ENTRY: Final[Schema] = {1: ("key", LAST), 2: ("value", LAST)}
 SEGMENT: Final[Schema] = {1: ("begin", SCALAR), 2: ("end", SCALAR)}
-#: One-byte tags of the string fields ``scan`` takes a run at a time (``_run``).
-_RUNS: Final = {id(TENSOR): frozenset({0x32}), id(MAP): frozenset({0x22})}
+#: One-byte tags of the fields ``scan`` takes a run at a time (``_run``): strings, and a
+#: sequence's (or optional's) tensors.
+_RUNS: Final = {id(TENSOR): frozenset({0x32}), id(MAP): frozenset({0x22}),
+                id(SEQUENCE): frozenset({0x1A})}
 #: Field numbers by name, per schema, for re-walks.
 NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
                   for s in (TENSOR, SPARSE, SEQUENCE, MAP, ENTRY, SEGMENT)}

@@ -1,4 +1,5 @@
-"""Strings taken a run at a time (walk._run, payloads.string_values) against protobuf.
+"""Strings and sequences taken a run at a time (walk._run, payloads.string_values) against
+protobuf.
 
 ``read`` splits runs of ``string_data``/``string_keys`` fields with numpy over
 pread windows of ``walk.RUN_BYTES``; here the window is made small so that
@@ -63,6 +64,11 @@ def _same(path: Path, kind: KindName, copy: bool) -> None:
         assert list(got) == list(want)
         for key in want:
             np.testing.assert_array_equal(got[key], want[key])
+        return
+    if isinstance(want, list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.tolist() == w.tolist()
         return
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tolist() == want.tolist()
@@ -135,3 +141,23 @@ def test_the_roots_record_replays_runs_for_every_kind(run_bytes: int) -> None:
         else:
             assert got == want
     assert [r.kind for r in readings(data)] == [r.kind for r in readings(bytearray(data))]
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["mmap", "copy"])
+def test_sequence_of_tensors_taken_as_runs(tmp_path: Path, run_bytes: int, copy: bool) -> None:
+    """A sequence's tensors are a run too: rows of like tensors (one- and two-byte lengths),
+    tensors of other sizes between, and a field between two runs."""
+    small = [TensorProto(data_type=1, dims=[4], raw_data=np.arange(4, dtype="<f4").tobytes())
+             for _ in range(150)]
+    big = [TensorProto(data_type=1, dims=[40], float_data=[float(i)] * 40) for i in range(90)]
+    odd = [TensorProto(data_type=1, dims=[k], float_data=[1.0] * k) for k in range(1, 60, 7)]
+    first = SequenceProto(elem_type=1, tensor_values=small + odd).SerializeToString()
+    second = SequenceProto(name="s", tensor_values=big + small[:3]).SerializeToString()
+    data = first + second
+    path = tmp_path / "seq.pb"
+    path.write_bytes(data)
+    _same(path, "sequence", copy)
+    assert len(read(path, "sequence", copy=copy)) == len(small) + len(odd) + len(big) + 3
+    for cut in (len(first) + 3, len(data) - 1, len(data) - 30):
+        path.write_bytes(data[:cut])
+        _same(path, "sequence", copy)

@@ -238,17 +238,19 @@ def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
 def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
          ) -> tuple[Any, Any, int, Any, int] | None:
     """The run of LEN fields with the one-byte tag ``key`` at ``pos``, split in one numpy
-    pass (``decode.split_strings``) over a pread window of at most RUN_BYTES:
+    pass (``decode.split_strings``) over at most RUN_BYTES (a pread window, or the
+    buffer in memory):
     ``(starts, ends, stop, window, window's offset)``, or None when the first value is
     long or does not fit the window (the walk then takes it alone, and says what is
     wrong with it)."""
     i = pos - base
     if i + 1 < len(buf) and buf[i + 1] >= 0x80 and (i + 2 >= len(buf) or buf[i + 2] >= 0x20):
         return None  # a value of 4 KiB or more: one field is cheap enough
+    stop = min(end, pos + RUN_BYTES)  # bounds the arrays made per call, in memory too
     if not (base == 0 and len(buf) == src.size):  # not the whole buffer: read a window
-        buf, base = src.window(pos, min(end, pos + RUN_BYTES))
+        buf, base = src.window(pos, stop)
     arr = np.frombuffer(buf, dtype=np.uint8)
-    got = split_strings(arr, pos - base, min(end, base + len(buf)) - base, key, partial=True)
+    got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True)
     if got is None:
         return None
     starts, ends, stop = got

@@ -1,7 +1,9 @@
 """Vectorised decoding of the wire format's bulk payloads, in pure numpy.
 
-Three primitives for the fast reader (``fast_read``), each a few numpy passes
-over a payload instead of one Python step per value:
+Three primitives for the engine (``payloads`` decodes with the first and
+third, ``walk.scan`` splits runs of strings and of a sequence's tensors with
+the second), each a few numpy passes over a payload instead of one Python
+step per value:
 
 - :func:`decode_varints` -- a packed varint field (``int32_data``, ``int64_data``,
   ``uint64_data``, ``dims``, map ``keys``) as uint64 or uint32;

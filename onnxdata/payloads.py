@@ -1,10 +1,10 @@
 """Payload decoding for the engine, behind small functions over ``[a, b)`` of a Source.
 
 Each function here decodes or counts one field's payload: packed varints
-(vectorised with numpy, a whole run at a time), fixed-width runs (views), and
-counting varints without decoding them (chunk by chunk, so a 1 GiB
-``int64_data`` is counted in bounded memory). Faster primitives (``decode.py``)
-can replace the bodies without touching the walk.
+(``decode.decode_varints``: word loads, a chunk of bytes at a time, int32
+fields as uint32), fixed-width runs (views), counting varints without decoding
+them (chunk by chunk, so a 1 GiB ``int64_data`` is counted in bounded memory),
+and repeated bytes fields made into object arrays (``decode.strings_array``).
 """
 
 from __future__ import annotations

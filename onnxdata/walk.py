@@ -14,6 +14,9 @@ place is a :class:`Where`: its occurrences. Repeated and message fields keep
 their occurrences compactly (16 bytes each, number fields' pieces 17) up to
 :data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked,
 so memory stays bounded (by depth and that constant), not by the file's size.
+A run of string values (``string_data``, ``string_keys``) or of a sequence's
+tensors is split by numpy (``decode.split_strings``) over a pread window of
+:data:`RUN_BYTES` and kept as arrays, not one Python step per value.
 """
 
 from __future__ import annotations

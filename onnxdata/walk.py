@@ -366,7 +366,8 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
         # 21 bytes a field, and the runs' arrays; up to COMPACT_PIECES fields): the
         # explorer reads one root as five kinds
         if src.root_cache:
-            walked = _replay(src.root_cache, runs)
+            cache = src.root_cache
+            walked = zip(*cache[0], strict=True) if len(cache) == 1 else _replay(cache, runs)
         else:
             if src.root_cache is None:  # (False: too many fields to keep)
                 record = _arrays()
@@ -375,9 +376,8 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
     else:
         walked = _walk(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
-        if wt == RUN:
-            _many_run(out, schema[number][0], a, b)
-            if record is not None:
+        if record is not None:
+            if wt == RUN:
                 room -= len(record[1]) + int(a.size)
                 if room < 0:
                     record = None
@@ -386,9 +386,7 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                     segments.append((number, _at, a, b))
                     record = _arrays()
                     segments.append(record)
-            continue
-        if record is not None:
-            if len(record[1]) < room:
+            elif len(record[1]) < room:
                 record[0].append(number)
                 record[1].append(wt)
                 record[2].append(_at)
@@ -458,6 +456,9 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                 else:
                     out.over.add(name)
                 continue
+        if wt == RUN:  # (no field's wire type: checked last, off the common path)
+            _many_run(out, schema[number][0], a, b)
+            continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))
         else:

@@ -1,7 +1,9 @@
 """Vectorised decoding of the wire format's bulk payloads, in pure numpy.
 
-Three primitives for the fast reader (``fast_read``), each a few numpy passes
-over a payload instead of one Python step per value:
+Three primitives for the engine (``payloads`` decodes with the first and
+third, ``walk.scan`` splits runs of strings and of a sequence's tensors with
+the second), each a few numpy passes over a payload instead of one Python
+step per value:
 
 - :func:`decode_varints` -- a packed varint field (``int32_data``, ``int64_data``,
   ``uint64_data``, ``dims``, map ``keys``) as uint64 or uint32;
@@ -190,45 +192,52 @@ def _bytewise(part: npt.NDArray[np.uint8], ends: npt.NDArray[np.intp],
 
 # --------------------------------------------------------------------------- strings
 
-def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int,
-                  tag: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
+def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
+                  partial: bool = False
+                  ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
     """Where the values of the run of one-byte-``tag`` length-delimited fields at ``pos``
     start and end, and where the run stops (the next other field, or ``end``).
 
     ``data[pos]`` must be ``tag``. None when a value's length is cut off or
     runs past ``end``: the caller then walks the run itself and says what is
-    wrong. Values of one length in a row (``s100000``...``s999999``) are taken
-    a window at a time with strided views: value ``k`` of the row starts
-    ``k * (length + 2)`` bytes on, which holds while the tag and length bytes
-    there say so. Rows shorter than a few values are walked one value at a time.
+    wrong. With ``partial``, the values before such a value are returned
+    instead (the run stops at its tag; None only when it is the first), so a
+    caller holding a window of a longer message takes what the window holds
+    and walks on from there. Values of one length in a row (``s100000``...
+    ``s999999``, a sequence's like tensors) are taken a window at a time with
+    strided views: value ``k`` of the row starts ``k * (head + length)`` bytes
+    on (``head``: the tag and length bytes), which holds while the tag and
+    length bytes there say so. Rows shorter than a few values are walked one
+    value at a time.
     """
     starts: list[npt.NDArray[np.intp]] = []
     lengths: list[npt.NDArray[np.intp]] = []
     window = _WINDOW
     single: list[int] = []
     single_len: list[int] = []
+    cut = True  # a value cut off or running past ``end`` (set False when the loop ends)
     while pos < end and data[pos] == tag:
         if pos + 1 >= end:
-            return None
+            break
         length = int(data[pos + 1])
         head = 2
         if length >= 0x80:
             length, head = _long_length(data, pos + 1, end)
             if head < 0:
-                return None
+                break
         step = head + length
         if pos + step > end:
-            return None
-        if head != 2 or window < _WINDOW:  # one value, as the scalar walk takes it
+            break
+        if window < _WINDOW:  # one value, as the scalar walk takes it
             single.append(pos + head)
             single_len.append(length)
             pos += step
             window = min(_WINDOW, window * 2)
             continue
         rows = min(window, (end - pos) // step)
-        tags = data[pos:pos + rows * step:step]
-        lens = data[pos + 1:pos + 1 + rows * step:step]
-        fine = (tags == tag) & (lens == length)
+        fine = data[pos:pos + rows * step:step] == tag
+        for h in range(1, head):  # the length's bytes, the same in every value of the row
+            fine &= data[pos + h:pos + h + rows * step:step] == data[pos + h]
         count = rows if bool(fine.all()) else int(np.argmin(fine))
         if single:
             starts.append(np.array(single, np.intp))
@@ -238,6 +247,10 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int,
         lengths.append(np.full(count, length, np.intp))
         pos += count * step
         window = window * 2 if count == rows else (_WINDOW if count >= 8 else 1)
+    else:
+        cut = False  # the run ended at another field or at ``end``
+    if cut and not partial:
+        return None
     if single:
         starts.append(np.array(single, np.intp))
         lengths.append(np.array(single_len, np.intp))

@@ -41,7 +41,7 @@ from onnxdata.convert import (
 )
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
-from onnxdata.payloads import WireInts, fixed, varint_count, varints
+from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -415,10 +415,11 @@ class Engine:
             return n
         if not (mine and (self.values or typed_entry_range(dt) is not None)):  # type: ignore[arg-type]
             return varint_count(self.src, pieces)
-        decoded = varints(self.src, pieces)
-        if name == "int32_data":
-            decoded = (decoded & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
-        elif name == "int64_data":
+        if name == "int32_data":  # the low 32 bits, decoded as such (no uint64 temporaries)
+            decoded = varints(self.src, pieces, np.uint32).view(np.int32)
+        else:
+            decoded = varints(self.src, pieces)
+        if name == "int64_data":
             decoded = decoded.view(np.int64)
         t.decoded[name] = decoded
         return int(decoded.size)
@@ -433,11 +434,8 @@ class Engine:
 
             return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims)
         if dt.is_string:
-            out = np.empty(count, dtype=object)
-            w = t.fields.where("string_data", t.where, TENSOR)
-            out[:] = [] if w is None else [self.src.read(a, b) for a, b in
-                                           occurrences(self.src, w)]
-            return out.reshape(dims)
+            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
+                                 ).reshape(dims)
         raw = t.fields.last.get("raw_data")
         if raw is not None:
             return _from_raw(self.src, dt, raw[0], count, dims)
@@ -567,7 +565,7 @@ class Engine:
         string_keys: Any
         sw = f.where("string_keys", where, MAP)
         if sw is not None and (key_type == STRING or self.values):
-            string_keys = [src.read(a, b) for a, b in occurrences(src, sw)]
+            string_keys = string_values(src, sw).tolist()
         else:
             string_keys = range(f.counts.get("string_keys", 0))
         w = f.where("values", where, MAP)

@@ -1,10 +1,10 @@
 """Payload decoding for the engine, behind small functions over ``[a, b)`` of a Source.
 
 Each function here decodes or counts one field's payload: packed varints
-(vectorised with numpy, a whole run at a time), fixed-width runs (views), and
-counting varints without decoding them (chunk by chunk, so a 1 GiB
-``int64_data`` is counted in bounded memory). Faster primitives (``decode.py``)
-can replace the bodies without touching the walk.
+(``decode.decode_varints``: word loads, a chunk of bytes at a time, int32
+fields as uint32), fixed-width runs (views), counting varints without decoding
+them (chunk by chunk, so a 1 GiB ``int64_data`` is counted in bounded memory),
+and repeated bytes fields made into object arrays (``decode.strings_array``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from typing import Any, Final, overload
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata import decode as _decode
 from onnxdata.source import Source
-from onnxdata.walk import Piece
+from onnxdata.walk import Piece, RangeStore, Where, occurrences
 from onnxdata.wire import LEN, VARINT, WireError
 
 __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
-           "iter_varints", "varint_count", "varints"]
+           "iter_varints", "string_values", "varint_count", "varints"]
 
 #: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
 VARINT_CHUNK: Final = 1 << 20
@@ -30,46 +31,31 @@ _U8: Final = np.dtype(np.uint8)
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
 _HUGE: Final = 1 << 64
+#: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
+#: bytes is read value by value instead.
+STRING_BATCH: Final = 1 << 16
+STRING_SPAN: Final = 1 << 26
 
 
-def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0) -> npt.NDArray[np.uint64]:
+def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
+                   dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
     """The unsigned values of a run of concatenated varints (a packed field), vectorised.
 
-    ``offset`` is where ``data`` starts in the file, for error messages. The
-    work is done in chunks of ``VARINT_CHUNK`` varints so the temporaries stay
-    small whatever the field's size. A 10-byte varint keeps its low 64 bits,
-    as protobuf's parser keeps them.
+    ``offset`` is where ``data`` starts in the file, for error messages.
+    ``dtype`` is uint64 (a 10-byte varint keeps its low 64 bits, as protobuf's
+    parser keeps them) or uint32 (the low 32 bits, as protobuf reads an int32
+    field, with no uint64 temporaries). The work is ``decode.decode_varints``'s
+    word loads, a chunk of bytes at a time, so the temporaries stay small
+    whatever the field's size.
     """
-    n = int(data.size)
-    if n == 0:
-        return np.zeros(0, _U64)
-    if int(data.max()) < 0x80:
-        return data.astype(_U64)
-    ends = np.flatnonzero(data < 0x80)
-    if ends.size == 0 or int(ends[-1]) != n - 1:
-        raise WireError("truncated varint in packed field", offset + (int(ends[-1]) + 1
-                                                                      if ends.size else 0))
-    out = np.empty(ends.size, _U64)
-    begin = 0
-    chunk_size = VARINT_CHUNK
-    for first in range(0, int(ends.size), chunk_size):
-        chunk_ends = ends[first:first + chunk_size]
-        stop = int(chunk_ends[-1]) + 1
-        starts = np.empty_like(chunk_ends)
-        starts[0] = begin
-        starts[1:] = chunk_ends[:-1] + 1
-        lengths = chunk_ends - starts + 1
-        if int(lengths.max()) > 10:
-            bad = int(starts[int(np.argmax(lengths > 10))])
-            raise WireError("varint longer than 10 bytes in packed field", offset + bad)
-        part = data[begin:stop]
-        local = starts - begin
-        shift = np.arange(stop - begin, dtype=_U64) - np.repeat(local.astype(_U64), lengths)
-        shift *= np.uint64(7)
-        values = (part & np.uint8(0x7F)).astype(_U64) << shift
-        out[first:first + chunk_ends.size] = np.bitwise_or.reduceat(values, local)
-        begin = stop
-    return out
+    if int(data.size) == 0:
+        return np.zeros(0, dtype)
+    try:
+        return _decode.decode_varints(data, dtype)
+    except WireError as exc:
+        if not offset:
+            raise
+        raise WireError(exc.reason, (exc.offset or 0) + offset) from None
 
 
 def count_varints(src: Source, a: int, b: int) -> int:
@@ -109,16 +95,20 @@ def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     return bool(r10.any())
 
 
-def varints(src: Source, pieces: Iterable[Piece] | None) -> npt.NDArray[np.uint64]:
-    """A repeated varint field's values, in order, from its packed and single pieces."""
-    parts: list[npt.NDArray[np.uint64]] = []
+def varints(src: Source, pieces: Iterable[Piece] | None,
+            dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """A repeated varint field's values, in order, from its packed and single pieces, as
+    uint64 or (an int32 field's low 32 bits) uint32."""
+    want = np.dtype(dtype)
+    parts: list[npt.NDArray[Any]] = []
     for wt, a, b in pieces or ():
         if wt == VARINT:
-            parts.append(np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64))
+            single = np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+            parts.append(single if want == _U64 else single.astype(want))
         else:
-            parts.append(decode_varints(src.u8(a, b), a))
+            parts.append(decode_varints(src.u8(a, b), a, want))
     if not parts:
-        return np.zeros(0, _U64)
+        return np.zeros(0, want)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
@@ -301,3 +291,29 @@ def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
         return count, None
     arrays = [src.array(dtype, a, (b - a) // size) for _wt, a, b in pieces]
     return count, arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:
+    """The values of a repeated bytes field (``string_data``, ``string_keys``) as an object
+    array of bytes, read with pread (never from a mapping) a batch of values at a time and
+    made in C by ``decode.strings_array``."""
+    if where is None:
+        return np.empty(0, dtype=object)
+    kept = where.ranges
+    if isinstance(kept, RangeStore):
+        starts = np.frombuffer(kept.starts, np.intp)  # offsets < 2**63: the same bytes
+        ends = np.frombuffer(kept.ends, np.intp)
+    else:
+        bounds = np.array(list(occurrences(src, where)), np.intp).reshape(-1, 2)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+    n = int(starts.size)
+    out = np.empty(n, dtype=object)
+    for first in range(0, n, STRING_BATCH):
+        s, e = starts[first:first + STRING_BATCH], ends[first:first + STRING_BATCH]
+        lo, hi = int(s.min()), int(e.max())
+        if hi - lo > STRING_SPAN:
+            out[first:first + s.size] = [src.read(a, b) for a, b in
+                                         zip(s.tolist(), e.tolist(), strict=True)]
+        else:
+            out[first:first + s.size] = _decode.strings_array(src.read(lo, hi), s - lo, e - lo)
+    return out

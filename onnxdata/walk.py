@@ -14,15 +14,21 @@ place is a :class:`Where`: its occurrences. Repeated and message fields keep
 their occurrences compactly (16 bytes each, number fields' pieces 17) up to
 :data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked,
 so memory stays bounded (by depth and that constant), not by the file's size.
+A run of string values (``string_data``, ``string_keys``) or of a sequence's
+tensors is split by numpy (``decode.split_strings``) over a pread window of
+:data:`RUN_BYTES` and kept as arrays, not one Python step per value.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+
+from onnxdata.decode import split_strings
 from onnxdata.source import Source
 from onnxdata.wire import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, skip_field
 
@@ -38,6 +44,10 @@ COMPACT_PIECES: Final = 1 << 22
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
 _HEAD: Final = 32
 _MAX_FIELD: Final = 0x1FFFFFFF
+#: Bytes of a pread window split in one pass by ``_run`` (a run of strings).
+RUN_BYTES: Final = 1 << 20
+#: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
+RUN: Final = 8
 
 # Field kinds in the schemas below.
 SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
@@ -61,6 +71,10 @@ MAP: Final[Schema] = {1: ("name", LAST), 2: ("key_type", SCALAR), 3: ("keys", VA
                       4: ("string_keys", MANY), 5: ("values", MANY)}
 ENTRY: Final[Schema] = {1: ("key", LAST), 2: ("value", LAST)}
 SEGMENT: Final[Schema] = {1: ("begin", SCALAR), 2: ("end", SCALAR)}
+#: One-byte tags of the fields ``scan`` takes a run at a time (``_run``): strings, and a
+#: sequence's (or optional's) tensors.
+_RUNS: Final = {id(TENSOR): frozenset({0x32}), id(MAP): frozenset({0x22}),
+                id(SEQUENCE): frozenset({0x1A})}
 #: Field numbers by name, per schema, for re-walks.
 NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
                   for s in (TENSOR, SPARSE, SEQUENCE, MAP, ENTRY, SEGMENT)}
@@ -221,6 +235,38 @@ def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
               ) -> Iterator[tuple[int, int, int, int, int]]:
     """The fields of several ranges (one message given several times), in order: one
     walk, its window kept from one range to the next."""
+    return _walk(src, ranges, ())
+
+
+def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
+         ) -> tuple[Any, Any, int, Any, int] | None:
+    """The run of LEN fields with the one-byte tag ``key`` at ``pos``, split in one numpy
+    pass (``decode.split_strings``) over at most RUN_BYTES (a pread window, or the
+    buffer in memory):
+    ``(starts, ends, stop, window, window's offset)``, or None when the first value is
+    long or does not fit the window (the walk then takes it alone, and says what is
+    wrong with it)."""
+    i = pos - base
+    if i + 1 < len(buf) and buf[i + 1] >= 0x80 and (i + 2 >= len(buf) or buf[i + 2] >= 0x20):
+        return None  # a value of 4 KiB or more: one field is cheap enough
+    stop = min(end, pos + RUN_BYTES)  # bounds the arrays made per call, in memory too
+    if not (base == 0 and len(buf) == src.size):  # not the whole buffer: read a window
+        buf, base = src.window(pos, stop)
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True)
+    if got is None:
+        return None
+    starts, ends, stop = got
+    if base:
+        starts += base
+        ends += base
+    return starts, ends, stop + base, buf, base
+
+
+def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int]
+          ) -> Iterator[tuple[int, int, int, Any, Any]]:
+    """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
+    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays."""
     buf: Any = b""
     base = hi = 0
     for start, end in ranges:
@@ -236,6 +282,13 @@ def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
             tag_at = pos
             i = pos - base
             key = buf[i]
+            if key in runs:
+                got = _run(src, buf, base, pos, end, key)
+                if got is not None:
+                    starts, ends, pos, buf, base = got
+                    hi = base + len(buf)
+                    yield key >> 3, RUN, tag_at, starts, ends
+                    continue
             if key < 0x80:
                 i += 1
             else:
@@ -304,21 +357,36 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last
     ranges = where.ranges
     record: tuple[array[int], ...] | None = None
-    walked: Iterable[tuple[int, int, int, int, int]]
+    segments: list[Any] = []  # the root's record: field arrays and runs, in wire order
+    room = COMPACT_PIECES  # fields the record may still take
+    walked: Iterable[tuple[int, int, int, Any, Any]]
+    runs = _RUNS.get(id(schema), frozenset())
     if ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size):
-        # the root: walked once per Source, then replayed from five arrays (21 bytes a
-        # field, up to COMPACT_PIECES): the explorer reads one root as five kinds
+        # the root: walked once per Source, then replayed from its record (five arrays,
+        # 21 bytes a field, and the runs' arrays; up to COMPACT_PIECES fields): the
+        # explorer reads one root as five kinds
         if src.root_cache:
-            walked = zip(*src.root_cache, strict=True)
+            cache = src.root_cache
+            walked = zip(*cache[0], strict=True) if len(cache) == 1 else _replay(cache, runs)
         else:
             if src.root_cache is None:  # (False: too many fields to keep)
-                record = (array("l"), array("b"), array("Q"), array("Q"), array("Q"))
-            walked = fields(src, 0, src.size)
+                record = _arrays()
+                segments.append(record)
+            walked = _walk(src, ((0, src.size),), runs)
     else:
-        walked = fields_in(src, occurrences(src, where))
+        walked = _walk(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
         if record is not None:
-            if len(record[1]) < COMPACT_PIECES:
+            if wt == RUN:
+                room -= len(record[1]) + int(a.size)
+                if room < 0:
+                    record = None
+                    src.root_cache = False
+                else:
+                    segments.append((number, _at, a, b))
+                    record = _arrays()
+                    segments.append(record)
+            elif len(record[1]) < room:
                 record[0].append(number)
                 record[1].append(wt)
                 record[2].append(_at)
@@ -388,10 +456,60 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                 else:
                     out.over.add(name)
                 continue
+        if wt == RUN:  # (no field's wire type: checked last, off the common path)
+            _many_run(out, schema[number][0], a, b)
+            continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))
         else:
             out.unknown_more += 1
     if record is not None:
-        src.root_cache = record
+        src.root_cache = segments
     return out
+
+
+def _arrays() -> tuple[array[int], ...]:
+    """A segment of the root's record: (number, wire type, tag_at, a, b) per field."""
+    return array("l"), array("b"), array("Q"), array("Q"), array("Q")
+
+
+def _replay(segments: list[Any], runs: Container[int]
+            ) -> Iterator[tuple[int, int, int, Any, Any]]:
+    """The root's fields again from its record; a run comes as one RUN when this schema
+    takes its tag as a run, else field by field."""
+    for segment in segments:
+        if len(segment) == 5:
+            yield from zip(*segment, strict=True)
+            continue
+        number, tag_at, starts, ends = segment
+        if (number << 3 | LEN) in runs:
+            yield number, RUN, tag_at, starts, ends
+            continue
+        tags = [tag_at, *ends[:-1].tolist()]  # each value's tag follows the value before
+        for at, a, b in zip(tags, starts.tolist(), ends.tolist(), strict=True):
+            yield number, LEN, at, a, b
+
+
+def _many_run(out: Fields, name: str, starts: Any, ends: Any) -> None:
+    """Keep a run of values of MANY field ``name``, as ``scan`` keeps them one by one."""
+    k = int(starts.size)
+    n = out.counts.get(name, 0)
+    out.counts[name] = n + k
+    many = out.many
+    if n + k <= KEEP:
+        kept = many.setdefault(name, [])
+        kept.extend(zip(starts.tolist(), ends.tolist(), strict=True))  # type: ignore[union-attr]
+    elif n + k <= COMPACT_PIECES:
+        kept = many.get(name)
+        if not isinstance(kept, RangeStore):
+            many[name] = kept = RangeStore(kept or [])
+        kept.starts.frombytes(_raw(starts))
+        kept.ends.frombytes(_raw(ends))
+    else:
+        many[name] = None
+
+
+def _raw(values: Any) -> Any:
+    """The bytes of an int64 array, for ``array.frombytes`` without a copy (the offsets
+    are never negative, so an int64's bytes are a "Q" array's)."""
+    return np.ascontiguousarray(values).view(np.uint8)

@@ -42,6 +42,7 @@ from onnxdata.convert import (
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
+from onnxdata.plain_runs import MIN_RUN, plain_run_arrays
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -84,6 +85,7 @@ from onnxdata.walk import (
     TENSOR,
     Fields,
     Piece,
+    RangeStore,
     Schema,
     Where,
     _varint,
@@ -333,6 +335,15 @@ class Engine:
                 return None
         return out
 
+    def plain_run(self, ranges: RangeStore | list[tuple[int, int]]) -> tuple[int, list[Any]] | None:
+        """(data type, arrays) of a sequence's tensors that are all the first plain one
+        with other payload bytes (``plain_runs``); None: take them one by one."""
+        first = self.plain(*ranges[0])
+        if first is None or not isinstance(first.value, np.ndarray) or first.code is None:
+            return None
+        arrays = plain_run_arrays(self.src, ranges, first.value)
+        return None if arrays is None else (first.code, arrays)
+
     def scan_tensor(self, where: Where, path: str) -> _Tensor:
         """Scan and check one TensorProto as ``validate`` checks it."""
         src = self.src
@@ -479,6 +490,15 @@ class Engine:
             field_name = ELEM_FIELDS[code]
             mine = facts is not None and code == facts.elem_type
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
+            if kind == "tensor" and deep_ok and self.values and facts is None and \
+                    w.ranges is not None and len(w.ranges) >= MIN_RUN:
+                bulk = self.plain_run(w.ranges)
+                if bulk is not None:  # every tensor valid, of one data type: see plain_runs
+                    codes[kind].append(bulk[0])
+                    if code == elem_type:
+                        mine_types.append(("tensor", bulk[0]))
+                    out.extend(bulk[1])
+                    continue
             for i, (a, b) in enumerate(occurrences(src, w)):
                 got = self.plain(a, b) if kind == "tensor" and deep_ok else None
                 key = src.read(a, b) if small is not None and b - a <= _SMALL else None

@@ -1,0 +1,129 @@
+"""``read`` of many plain tensors of one layout, in bulk (``onnxdata.plain_runs``): the same
+values as one by one, and the same verdicts wherever one element breaks the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.numpy_helper as nh
+import pytest
+from test_engine import check_same_verdicts
+
+import onnxdata
+import onnxdata.engine as engine
+from onnxdata.plain_runs import MIN_RUN
+
+N = MIN_RUN + 8
+
+
+def _sequence(tensors: list[onnx.TensorProto]) -> bytes:
+    seq = onnx.SequenceProto(elem_type=onnx.SequenceProto.TENSOR)
+    seq.tensor_values.extend(tensors)
+    return seq.SerializeToString()
+
+
+def _read(tmp_path: Path, data: bytes, kind: str = "sequence", copy: bool = False) -> Any:
+    path = tmp_path / "value.pb"
+    path.write_bytes(data)
+    return onnxdata.read(path, kind, copy=copy)
+
+
+@pytest.fixture
+def bulk_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each run was taken in bulk (True) or left to the loop (False)."""
+    calls: list[bool] = []
+    real = engine.plain_run_arrays
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(engine, "plain_run_arrays", spy)
+    return calls
+
+
+@pytest.mark.parametrize("copy", [False, True])
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (1, 0 + 2, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.bool_])
+def test_a_run_of_one_layout_is_read_in_bulk_as_onnx_reads_it(
+        tmp_path: Path, bulk_calls: list[bool], copy: bool, shape: tuple[int, ...],
+        dtype: Any) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 2, shape).astype(dtype) for _ in range(N)]
+    data = _sequence([nh.from_array(a, "t") for a in arrays])
+    got = _read(tmp_path, data, copy=copy)
+    assert bulk_calls == [True]
+    assert len(got) == N
+    for g, a in zip(got, arrays, strict=True):
+        assert g.shape == a.shape and g.dtype == a.dtype and not g.flags.writeable
+        assert np.array_equal(g, a)
+    assert not isinstance(got[0], np.generic)  # scalars are 0-d arrays, as to_numpy gives
+
+
+def test_a_map_of_scalar_tensors_is_read_in_bulk(tmp_path: Path,
+                                                  bulk_calls: list[bool]) -> None:
+    m = onnx.MapProto(key_type=onnx.TensorProto.INT64, keys=list(range(0, 3 * N, 3)))
+    m.values.elem_type = onnx.SequenceProto.TENSOR
+    m.values.tensor_values.extend(nh.from_array(np.array(i, np.float32)) for i in range(N))
+    got = _read(tmp_path, m.SerializeToString(), "map")
+    assert bulk_calls == [True]
+    assert got == {3 * i: i for i in range(N)}
+    assert all(v.shape == () and v.dtype == np.float32 for v in got.values())
+
+
+def _odd_ones() -> list[tuple[str, onnx.TensorProto]]:
+    """Tensors that break a run of float32[4] tensors named "t"."""
+    named = nh.from_array(np.zeros(4, np.float32), "u")
+    wider = nh.from_array(np.zeros(5, np.float32), "t")
+    other_dims = nh.from_array(np.zeros((2, 2), np.float32), "t")
+    other_type = nh.from_array(np.zeros(4, np.int32), "t")
+    bad_size = nh.from_array(np.zeros(4, np.float32), "t")
+    bad_size.dims[0] = 5  # 16 bytes of raw_data for 5 values: a problem
+    doc = nh.from_array(np.zeros(4, np.float32), "t")
+    doc.doc_string = "x"
+    typed = onnx.TensorProto(data_type=onnx.TensorProto.FLOAT, dims=[4], name="t",
+                             float_data=[1, 2, 3, 4])
+    return [("named", named), ("wider", wider), ("other_dims", other_dims),
+            ("other_type", other_type), ("bad_size", bad_size), ("doc", doc),
+            ("typed", typed)]
+
+
+@pytest.mark.parametrize("at", [1, N // 2, N - 1])
+@pytest.mark.parametrize(("what", "odd"), _odd_ones(), ids=[w for w, _ in _odd_ones()])
+def test_one_odd_tensor_leaves_values_and_verdicts_as_one_by_one(
+        tmp_path: Path, bulk_calls: list[bool], at: int, what: str,
+        odd: onnx.TensorProto) -> None:
+    tensors = [nh.from_array(np.full(4, i, np.float32), "t") for i in range(N)]
+    tensors[at] = odd
+    data = _sequence(tensors)
+    check_same_verdicts(data, "sequence")
+    check_same_verdicts(data, "map")
+    bulk_calls.clear()
+    if what in ("bad_size", "other_type"):
+        with pytest.raises(onnxdata.ValidationError) as info:
+            _read(tmp_path, data)
+        assert info.value.problems == onnxdata.validation.problems(
+            onnxdata.load(data, "sequence"))
+    else:
+        got = _read(tmp_path, data)
+        for g, t in zip(got, tensors, strict=True):
+            assert np.array_equal(g, nh.to_array(t)) and g.shape == tuple(t.dims)
+    assert bulk_calls == [False]
+
+
+def test_a_first_tensor_with_a_field_after_its_payload_is_not_taken_in_bulk(
+        tmp_path: Path, bulk_calls: list[bool]) -> None:
+    tensors = [nh.from_array(np.full(4, i, np.float32)) for i in range(N)]
+    data = bytearray(_sequence(tensors))
+    # the first tensor's name after its raw_data: 0x42 len "a", in place of nothing
+    first = tensors[0].SerializeToString() + b"\x42\x01a"
+    rest = b"".join(b"\x1a" + bytes([len(t.SerializeToString())]) + t.SerializeToString()
+                    for t in tensors[1:])
+    data = bytearray(b"\x10\x01\x1a" + bytes([len(first)]) + first + rest)
+    got = _read(tmp_path, bytes(data))
+    assert bulk_calls == [False]
+    assert all(np.array_equal(g, np.full(4, i, np.float32)) for i, g in enumerate(got))

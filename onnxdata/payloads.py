@@ -86,6 +86,8 @@ def count_varints(src: Source, a: int, b: int) -> int:
 
 def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
+    if not _four_in_a_row(high.view(_U8), 1):
+        return False
     r2 = high[:-1] & high[1:]
     if not r2.any():
         return False
@@ -93,6 +95,16 @@ def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     r8 = r4[:-4] & r4[4:]
     r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
     return bool(r10.any())
+
+
+def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
+    """Some 4-aligned word of ``data`` has ``bit`` set in all four bytes: a cheap test that
+    no run of 7 or more such bytes exists when it fails (any 7 bytes in a row hold an
+    aligned word), on a quarter as many elements as the bytes."""
+    n = int(data.size) // 4 * 4
+    mask = np.uint32(bit * 0x01010101)
+    words = np.ascontiguousarray(data[:n]).view("<u4")
+    return bool(((words & mask) == mask).any())
 
 
 def varints(src: Source, pieces: Iterable[Piece] | None,
@@ -141,16 +153,25 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             part = src.u8(at, min(b, at + PIECE))
             stop = int(part.size)
             if at + stop < b:  # cut after the last whole varint of the piece
-                ends = np.flatnonzero(part < 0x80)
-                if not ends.size:
+                stop = _last_end(part)
+                if not stop:
                     raise WireError("varint longer than 10 bytes in packed field", at)
-                stop = int(ends[-1]) + 1
             elif part[-1] & 0x80:
                 raise WireError("truncated varint in packed field", b - 1)
             yield part[:stop]
             at += stop
     if pending:
         yield np.frombuffer(bytes(pending), dtype=_U8)
+
+
+def _last_end(part: npt.NDArray[np.uint8]) -> int:
+    """Where the last whole varint of ``part`` ends (0: none does), looked for in its last
+    bytes first."""
+    tail = np.flatnonzero(part[-10:] < 0x80)
+    if tail.size:
+        return int(part.size) - min(10, int(part.size)) + int(tail[-1]) + 1
+    ends = np.flatnonzero(part < 0x80)
+    return int(ends[-1]) + 1 if ends.size else 0
 
 
 def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
@@ -195,39 +216,25 @@ class WireInts(Sequence[int]):
 
     def _facts(self) -> tuple[int, bool, int]:
         """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
-        to past 2**64), read from the bytes: only a prefix is decoded for the product, and
-        all of it only when a value may be negative or a zero is written in several bytes."""
+        to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
+        arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
+        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
+        decoded for the product, and all of it only to find the smallest negative dim."""
         if self._stats is None:
-            negative = zero = odd = False
+            negative = zero = False
             for part in self._raw():
                 if part.dtype == _U64:  # single values, decoded already
                     negative = negative or bool((part >= np.uint64(1 << 63)).any())
                     zero = zero or not part.all()
                     continue
-                ends = np.flatnonzero(part < 0x80)
-                starts = np.empty_like(ends)
-                starts[:1] = 0
-                starts[1:] = ends[:-1] + 1
-                long = ends - starts == 9  # 10-byte varints: bit 63 is the last byte's bit 0
-                negative = negative or bool((part[ends[long]] & 1).any())
-                zero_ends = part[ends] == 0
-                zero = zero or bool((zero_ends & (ends == starts)).any())
-                odd = odd or bool((zero_ends & (ends != starts)).any())
-            total = 1
-            for c in self._chunks():
-                for d in c[c > 1].tolist():
-                    total *= d
-                    if total > _HUGE:
-                        break
-                if total > _HUGE:
-                    break
+                negative = negative or _has_negative(part)
+                zero = zero or _has_zero(part)
+            total = _product(self._raw())
             smallest = 0
-            if negative or odd:
-                zero = False
+            if negative:
                 for c in self._chunks():
                     if c.size:
                         smallest = min(smallest, int(c.min()))
-                        zero = zero or not c.all()
             self._stats = (smallest, zero, total)
         return self._stats
 
@@ -272,6 +279,66 @@ class WireInts(Sequence[int]):
             if k == i:
                 return v
         raise IndexError(i)
+
+
+def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
+    """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
+    of whole varints: nine continuation bytes then that byte (no varint is longer)."""
+    if not _four_in_a_row(part, 0x80):
+        return False
+    high = part >= 0x80
+    r2 = high[:-1] & high[1:]
+    if int(part.size) < 10 or not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r9 = r8[:-1] & high[8:]
+    if not r9.any():
+        return False
+    last = part[9:]
+    return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
+
+
+def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
+    """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
+    one after continuation bytes that are all 0x80 back to the varint's start."""
+    zeros = part == 0
+    if not zeros.any():
+        return False
+    if zeros[0] or bool((zeros[1:] & (part[:-1] < 0x80)).any()):
+        return True
+    at = np.flatnonzero(zeros[1:] & (part[:-1] == 0x80)) + 1  # 0x00 after 0x80: rare
+    for _ in range(9):
+        if not at.size:
+            return False
+        at = at - 1  # every ``at`` is a 0x80 byte here
+        if bool((at == 0).any()) or bool((part[np.maximum(at - 1, 0)] < 0x80).any()):
+            return True  # the 0x80 starts its varint: all of it is zero
+        at = at[part[at - 1] == 0x80]
+    return False
+
+
+def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
+    """The product of the dims > 1, not multiplied past 2**64: varints decoded a growing
+    prefix at a time, so a product that passes 2**64 early decodes little."""
+    total = 1
+    for part in raw:
+        at, step, size = 0, 64, int(part.size)
+        while at < size:
+            if part.dtype == _U64:
+                values, at = part, size
+            else:
+                stop = min(size, at + step)
+                if stop < size:
+                    ends = np.flatnonzero(part[at:stop] < 0x80)
+                    stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
+                values, at = decode_varints(part[at:stop]), stop
+                step *= 4
+            for d in values.view(np.int64)[values.view(np.int64) > 1].tolist():
+                total *= d
+                if total > _HUGE:
+                    return total
+    return total
 
 
 def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],

@@ -334,8 +334,9 @@ def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
                     stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
                 values, at = decode_varints(part[at:stop]), stop
                 step *= 4
-            for d in values.view(np.int64)[values.view(np.int64) > 1].tolist():
-                total *= d
+            signed = values.view(np.int64)
+            for d in signed[signed > 1].tolist():
+                total *= int(d)
                 if total > _HUGE:
                     return total
     return total

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -387,7 +387,7 @@ class Engine:
                 <= _LONG_INTS:
             return cast(list[int], varints(src, kept).view(np.int64).tolist())
 
-        def pieces() -> Iterator[Piece]:
+        def pieces() -> Iterable[Piece]:
             return f.pieces_of(name, where, schema, src)
 
         return WireInts(src, pieces, varint_count(src, pieces()))

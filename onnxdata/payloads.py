@@ -9,6 +9,7 @@ and repeated bytes fields made into object arrays (``decode.strings_array``).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, overload
 
@@ -17,7 +18,7 @@ import numpy.typing as npt
 
 from onnxdata import decode as _decode
 from onnxdata.source import Source
-from onnxdata.walk import Piece, RangeStore, Where, occurrences
+from onnxdata.walk import Compact, Piece, RangeStore, Where, occurrences
 from onnxdata.wire import LEN, VARINT, WireError
 
 __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
@@ -128,6 +129,9 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
     """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
     whole varints as uint8 (small packed runs joined into one, each checked to end on a
     varint's last byte, so no varint spans two), and single values as uint64."""
+    if isinstance(pieces, Compact):
+        yield from _joined_compact(src, pieces)
+        return
     pending = bytearray()
     for wt, a, b in pieces:
         if wt == VARINT:
@@ -162,6 +166,61 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             at += stop
     if pending:
         yield np.frombuffer(bytes(pending), dtype=_U8)
+
+
+def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
+    """``joined`` of many kept pieces (a bogus reading's dims or keys can be a million
+    packed runs): each stretch of small packed runs joined with numpy, cut where
+    ``joined`` cuts it and checked in the same order, not one pread per run."""
+    wts = np.frombuffer(kept.wts, np.int8)
+    starts = np.frombuffer(kept.starts, np.uint64).astype(np.int64)
+    ends = np.frombuffer(kept.ends, np.uint64).astype(np.int64)
+    big = np.flatnonzero((wts == VARINT) | (ends - starts > 4096)).tolist()
+    first = 0
+    for k in [*big, int(wts.size)]:
+        if k > first:
+            yield from _small_runs(src, starts[first:k], ends[first:k])
+        if k < int(wts.size):
+            one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
+                          else (int(wts[k]), int(starts[k]), int(ends[k])))
+            yield from joined(src, [one])
+        first = k + 1
+
+
+def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+                ) -> Iterator[npt.NDArray[np.uint8]]:
+    """Packed runs of at most 4096 bytes each, joined as ``joined`` joins them: a part
+    given out once it holds PIECE bytes or more, each run checked to end on a varint's
+    last byte before the part holding it is given out."""
+    sizes = np.cumsum(ends - starts)
+    m = int(starts.size)
+    first, before = 0, 0
+    while first < m:
+        last = min(m - 1, int(np.searchsorted(sizes, before + PIECE)))  # part ends there
+        s, e = starts[first:last + 1], ends[first:last + 1]
+        lo, hi = int(s[0]), int(e[-1])
+        if hi - lo <= 4 * PIECE:
+            window = src.u8(lo, hi)
+            filled = e > s
+            tails = window[e[filled] - 1 - lo]
+            bad = np.flatnonzero(tails & 0x80)
+            if bad.size:
+                raise WireError("truncated varint in packed field", int(e[filled][bad[0]]) - 1)
+            inside = np.cumsum(np.bincount(s - lo, minlength=hi - lo + 1)
+                               - np.bincount(e - lo, minlength=hi - lo + 1))[:hi - lo] > 0
+            part = window[inside]
+        else:  # runs far apart: read each
+            pending = bytearray()
+            for a, b in zip(s.tolist(), e.tolist(), strict=True):
+                run = src.read(a, b)
+                if run and run[-1] & 0x80:
+                    raise WireError("truncated varint in packed field", b - 1)
+                pending += run
+            part = np.frombuffer(bytes(pending), dtype=_U8)
+        if part.size:
+            yield part
+        before = int(sizes[last])
+        first = last + 1
 
 
 def _last_end(part: npt.NDArray[np.uint8]) -> int:

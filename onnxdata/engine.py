@@ -390,7 +390,7 @@ class Engine:
         def pieces() -> Iterable[Piece]:
             return f.pieces_of(name, where, schema, src)
 
-        return WireInts(src, pieces, varint_count(src, pieces()))
+        return WireInts.measured(src, pieces)
 
     def text(self, where: tuple[int, int] | None) -> str:
         if where is None:

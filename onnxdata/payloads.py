@@ -265,6 +265,29 @@ class WireInts(Sequence[int]):
         self._pieces = pieces
         self._count = count
         self._stats: tuple[int, bool, int] | None = None
+        self._signs: tuple[bool, bool] | None = None
+
+    @classmethod
+    def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
+        """A WireInts counted (as ``varint_count``, raising what it raises) in the same
+        pass that finds whether a dim is negative or zero: one read of the bytes, not two."""
+        total = 0
+        negative = zero = False
+        for part in joined(src, pieces()):
+            if part.dtype == _U64:
+                total += int(part.size)
+                negative = negative or bool((part >= np.uint64(1 << 63)).any())
+                zero = zero or not part.all()
+                continue
+            low = part < 0x80
+            if _has_long_run(~low):
+                raise WireError("varint longer than 10 bytes in packed field", 0)
+            total += int(np.count_nonzero(low))
+            negative = negative or _has_negative(part)
+            zero = zero or _has_zero(part)
+        out = cls(src, pieces, total)
+        out._signs = (negative, zero)
+        return out
 
     def __len__(self) -> int:
         return self._count
@@ -281,13 +304,15 @@ class WireInts(Sequence[int]):
         decoded for the product, and all of it only to find the smallest negative dim."""
         if self._stats is None:
             negative = zero = False
-            for part in self._raw():
+            for part in self._raw() if self._signs is None else ():
                 if part.dtype == _U64:  # single values, decoded already
                     negative = negative or bool((part >= np.uint64(1 << 63)).any())
                     zero = zero or not part.all()
                     continue
                 negative = negative or _has_negative(part)
                 zero = zero or _has_zero(part)
+            if self._signs is not None:
+                negative, zero = self._signs
             total = _product(self._raw())
             smallest = 0
             if negative:

@@ -48,6 +48,8 @@ _MAX_FIELD: Final = 0x1FFFFFFF
 RUN_BYTES: Final = 1 << 20
 #: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
 RUN: Final = 8
+#: The pseudo wire type of a batch of fields walked in lockstep (``lockstep.fields_many``).
+BULK: Final = 9
 
 # Field kinds in the schemas below.
 SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
@@ -377,6 +379,10 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                 record = _arrays()
                 segments.append(record)
             walked = _walk(src, ((0, src.size),), runs)
+    elif isinstance(ranges, RangeStore):  # many occurrences: walked in lockstep
+        from onnxdata.lockstep import fields_many
+
+        walked = fields_many(src, ranges, runs)
     else:
         walked = _walk(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
@@ -462,6 +468,11 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                 continue
         if wt == RUN:  # (no field's wire type: checked last, off the common path)
             _bulk(out, spec, number, a, b, limit)
+            continue
+        if wt == BULK:
+            from onnxdata.lockstep import keep
+
+            keep(out, schema, a, limit)
             continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))

@@ -254,3 +254,13 @@ def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
         payloads.PIECE = old
     decoded = outcome(lambda: int(payloads.decode_varints(np.frombuffer(data, np.uint8)).size))
     assert counted == decoded
+
+
+@pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
+def test_external_data_strings_that_are_not_utf8_read_alike() -> None:
+    # protobuf gives such a string as bytes (a location of b"\x80" made validate raise a
+    # bare TypeError); both sides now read it as the engine does, '\udc80'
+    for data in (b"p\x01\x10\x01j\x0d\n\x08location\x12\x01\x80",
+                 b"p\x01\x10\x00\x08\x00\t" + bytes(8) + b"j\x03\n\x01\x80"):
+        assert list(reading(data, "tensor").problems) == \
+            problems(onnxdata.load(data, "tensor"))

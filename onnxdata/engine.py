@@ -513,10 +513,11 @@ class Engine:
                     else:
                         facts.add(None, None, got.summary)
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])
-        own += same_type_problems(path, "tensor_values", codes["tensor"])
         for kind, found in types.items():
             if len(found) > 1:
                 own += element_type_problems(path, f"{kind}_values", found)
+        # last, as validate's walk checks the tensors' shared data type as it reads them
+        own += same_type_problems(path, "tensor_values", codes["tensor"])
         self.problems.insert(at, own)
         self.last_seq = (elem_type, counts)
         inner = sequence_inner_type(elem_type, mine_types) if elem_type in ELEM_FIELDS else None

@@ -264,3 +264,11 @@ def test_external_data_strings_that_are_not_utf8_read_alike() -> None:
                  b"p\x01\x10\x00\x08\x00\t" + bytes(8) + b"j\x03\n\x01\x80"):
         assert list(reading(data, "tensor").problems) == \
             problems(onnxdata.load(data, "tensor"))
+
+
+@pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
+def test_a_sequences_element_types_come_before_its_tensors_data_type() -> None:
+    # validate's walk checks the tensors' shared data type last (a case hypothesis found)
+    data = b"*\x06\x1a\x02\x10\x01\x08\x00*\n\x1a\x00\x08\x002\x002\x02\x10\x01"
+    assert list(reading(data, "optional").problems) == \
+        problems(onnxdata.load(data, "optional"))

@@ -45,8 +45,8 @@ from onnxdata.wire import I32, I64, LEN, VARINT
 __all__ = ["BULK", "fields_many", "keep"]
 
 #: Occurrences, and bytes spanned, per batch: the arrays made stay a few MiB.
-_BATCH: Final = 1 << 16
-_SPAN: Final = 1 << 22
+_BATCH: Final = 1 << 14
+_SPAN: Final = 1 << 20
 #: Fields per occurrence walked in lockstep; one with more goes to the ordinary walk.
 _STEPS: Final = 32
 _U64: Final = np.dtype(np.uint64)

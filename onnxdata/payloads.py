@@ -32,6 +32,8 @@ _U8: Final = np.dtype(np.uint8)
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
 _HUGE: Final = 1 << 64
+#: Kept pieces looked at per numpy pass when joining many small packed runs.
+_CHUNK: Final = 1 << 16
 #: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
 #: bytes is read value by value instead.
 STRING_BATCH: Final = 1 << 16
@@ -173,14 +175,18 @@ def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
     packed runs): each stretch of small packed runs joined with numpy, cut where
     ``joined`` cuts it and checked in the same order, not one pread per run."""
     wts = np.frombuffer(kept.wts, np.int8)
-    starts = np.frombuffer(kept.starts, np.uint64).astype(np.int64)
-    ends = np.frombuffer(kept.ends, np.uint64).astype(np.int64)
-    big = np.flatnonzero((wts == VARINT) | (ends - starts > 4096)).tolist()
+    starts = np.frombuffer(kept.starts, np.int64)  # offsets < 2**63: the same bytes
+    ends = np.frombuffer(kept.ends, np.int64)
+    n = int(wts.size)
+    big = []
+    for c in range(0, n, _CHUNK):  # a chunk at a time: no temporaries of the whole size
+        w, s, e = wts[c:c + _CHUNK], starts[c:c + _CHUNK], ends[c:c + _CHUNK]
+        big += (np.flatnonzero((w == VARINT) | (e - s > 4096)) + c).tolist()
     first = 0
-    for k in [*big, int(wts.size)]:
+    for k in [*big, n]:
         if k > first:
             yield from _small_runs(src, starts[first:k], ends[first:k])
-        if k < int(wts.size):
+        if k < n:
             one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
                           else (int(wts[k]), int(starts[k]), int(ends[k])))
             yield from joined(src, [one])
@@ -192,35 +198,51 @@ def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np
     """Packed runs of at most 4096 bytes each, joined as ``joined`` joins them: a part
     given out once it holds PIECE bytes or more, each run checked to end on a varint's
     last byte before the part holding it is given out."""
-    sizes = np.cumsum(ends - starts)
     m = int(starts.size)
-    first, before = 0, 0
-    while first < m:
-        last = min(m - 1, int(np.searchsorted(sizes, before + PIECE)))  # part ends there
-        s, e = starts[first:last + 1], ends[first:last + 1]
-        lo, hi = int(s[0]), int(e[-1])
-        if hi - lo <= 4 * PIECE:
-            window = src.u8(lo, hi)
-            filled = e > s
-            tails = window[e[filled] - 1 - lo]
-            bad = np.flatnonzero(tails & 0x80)
-            if bad.size:
-                raise WireError("truncated varint in packed field", int(e[filled][bad[0]]) - 1)
-            inside = np.cumsum(np.bincount(s - lo, minlength=hi - lo + 1)
-                               - np.bincount(e - lo, minlength=hi - lo + 1))[:hi - lo] > 0
-            part = window[inside]
-        else:  # runs far apart: read each
-            pending = bytearray()
-            for a, b in zip(s.tolist(), e.tolist(), strict=True):
-                run = src.read(a, b)
-                if run and run[-1] & 0x80:
-                    raise WireError("truncated varint in packed field", b - 1)
-                pending += run
-            part = np.frombuffer(bytes(pending), dtype=_U8)
-        if part.size:
-            yield part
-        before = int(sizes[last])
-        first = last + 1
+    first = 0  # the part being filled starts with this run
+    filled = 0  # and holds this many bytes from the chunks before
+    for c in range(0, m, _CHUNK):
+        stop = min(m, c + _CHUNK)
+        at = c
+        while at < stop:
+            sizes = filled + np.cumsum(ends[at:stop] - starts[at:stop])
+            k = int(np.searchsorted(sizes, PIECE))
+            if k == int(sizes.size):
+                filled = int(sizes[-1])
+                break
+            yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1])
+            first = at = at + k + 1
+            filled = 0
+    if first < m:
+        yield from _part(src, starts[first:], ends[first:])
+
+
+def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+          ) -> Iterator[npt.NDArray[np.uint8]]:
+    """The bytes of the runs ``[s, e)`` joined (nothing when they are empty), each run
+    checked to end on a varint's last byte."""
+    lo, hi = int(s[0]), int(e[-1])
+    if hi - lo <= 4 * PIECE:
+        window = src.u8(lo, hi)
+        used = e > s
+        s, e = s[used], e[used]
+        bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
+        if bad.size:
+            raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
+        inside = np.zeros(hi - lo + 1, np.int8)
+        inside[s - lo] += 1
+        inside[e - lo] -= 1
+        part = window[np.cumsum(inside[:-1], dtype=np.int8) > 0]
+    else:  # runs far apart: read each
+        pending = bytearray()
+        for a, b in zip(s.tolist(), e.tolist(), strict=True):
+            run = src.read(a, b)
+            if run and run[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            pending += run
+        part = np.frombuffer(bytes(pending), dtype=_U8)
+    if part.size:
+        yield part
 
 
 def _last_end(part: npt.NDArray[np.uint8]) -> int:

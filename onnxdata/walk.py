@@ -269,10 +269,21 @@ def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
     return starts, ends, stop + base, buf, base
 
 
-def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int]
-          ) -> Iterator[tuple[int, int, int, Any, Any]]:
+def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
+    """The LEN field at ``i`` has a one-byte length and the same tag follows it."""
+    if i + 1 >= lim:
+        return False
+    n = buf[i + 1]
+    j = i + 2 + n
+    return bool(n < 0x80 and j < lim and buf[j] == key)
+
+
+def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
+          repeats: bool = False) -> Iterator[tuple[int, int, int, Any, Any]]:
     """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
-    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays."""
+    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
+    ``repeats`` (the root, read once for all five kinds) so does any run of short LEN
+    fields whose one-byte tag repeats at once."""
     buf: Any = b""
     base = hi = 0
     for start, end in ranges:
@@ -288,7 +299,8 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int]
             tag_at = pos
             i = pos - base
             key = buf[i]
-            if key in runs:
+            if key in runs or (repeats and key & 7 == LEN and key < 0x80
+                               and _repeats(buf, i, lim, key)):
                 got = _run(src, buf, base, pos, end, key)
                 if got is not None:
                     starts, ends, pos, buf, base = got
@@ -378,7 +390,7 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
             if src.root_cache is None:  # (False: too many fields to keep)
                 record = _arrays()
                 segments.append(record)
-            walked = _walk(src, ((0, src.size),), runs)
+            walked = _walk(src, ((0, src.size),), runs, repeats=True)
     elif isinstance(ranges, RangeStore):  # many occurrences: walked in lockstep
         from onnxdata.lockstep import fields_many
 

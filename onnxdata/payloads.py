@@ -9,6 +9,7 @@ and repeated bytes fields made into object arrays (``decode.strings_array``).
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, overload
@@ -263,16 +264,48 @@ def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[n
 
 def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     """The number of values of a repeated varint field, without decoding packed runs."""
+    return measure(src, pieces or ())[0]
+
+
+def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
+    """A repeated varint field's count (checked as ``decode_varints`` checks it), whether
+    a value is negative as an int64, whether one is 0: one pass over the bytes, and for
+    many kept pieces remembered by the Source (the root's field 3 is a map's keys and a
+    sparse tensor's dims alike)."""
+    key = _memo_key(pieces)
+    if key is not None and key in src.measured:
+        return src.measured[key]
     total = 0
-    for part in joined(src, pieces or ()):
+    negative = zero = False
+    for part in joined(src, pieces):
         if part.dtype == _U64:
             total += int(part.size)
+            negative = negative or bool((part >= np.uint64(1 << 63)).any())
+            zero = zero or not part.all()
             continue
         low = part < 0x80
         if _has_long_run(~low):
             raise WireError("varint longer than 10 bytes in packed field", 0)
         total += int(np.count_nonzero(low))
-    return total
+        negative = negative or _has_negative(part)
+        zero = zero or _has_zero(part)
+    if key is not None and len(src.measured) < 64:
+        src.measured[key] = (total, negative, zero)
+    return total, negative, zero
+
+
+def _memo_key(pieces: Iterable[Piece]) -> Any:
+    """A digest of many kept pieces, or of packed runs over 1 MiB; None for the rest
+    (cheap to count again)."""
+    if isinstance(pieces, Compact):
+        digest = hashlib.blake2b(digest_size=16)
+        for arr in (pieces.wts, pieces.starts, pieces.ends):
+            digest.update(memoryview(arr).cast("B"))
+        return ("compact", digest.digest())
+    if isinstance(pieces, list) and pieces and all(wt == LEN for wt, _a, _b in pieces) \
+            and sum(b - a for _wt, a, b in pieces) >= PIECE:
+        return tuple(pieces)
+    return None
 
 
 
@@ -293,20 +326,7 @@ class WireInts(Sequence[int]):
     def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
         """A WireInts counted (as ``varint_count``, raising what it raises) in the same
         pass that finds whether a dim is negative or zero: one read of the bytes, not two."""
-        total = 0
-        negative = zero = False
-        for part in joined(src, pieces()):
-            if part.dtype == _U64:
-                total += int(part.size)
-                negative = negative or bool((part >= np.uint64(1 << 63)).any())
-                zero = zero or not part.all()
-                continue
-            low = part < 0x80
-            if _has_long_run(~low):
-                raise WireError("varint longer than 10 bytes in packed field", 0)
-            total += int(np.count_nonzero(low))
-            negative = negative or _has_negative(part)
-            zero = zero or _has_zero(part)
+        total, negative, zero = measure(src, pieces())
         out = cls(src, pieces, total)
         out._signs = (negative, zero)
         return out

@@ -7,6 +7,8 @@ Files, built in a temporary folder (or --dir) and deleted after:
 - ``seq-2000-float``: a sequence of 2,000 ``[10, 1000]`` float32 tensors (onnxdata.write);
 - ``string-10mb``: one STRING tensor of 10 MB (1.1 million strings);
 - ``optionals-5mb``: a sequence of 1.25 million empty optionals (5 MB);
+- ``seq-64-vectors``: a sequence of 64 float32 vectors of 16 MiB (1 GiB): the bogus
+  readings see the tensors' bytes as packed dims and must not decode them all;
 - ``seq-3gib``: a sequence of 3,072 float32 tensors of 1 MiB, only with --big or
   ONNXDATA_BIG=1 (it writes 3 GiB).
 
@@ -69,6 +71,17 @@ def build_optionals(path: Path) -> None:
         fh.write(element * n)
 
 
+def build_vectors(path: Path) -> None:
+    with open(path, "wb") as fh:  # written a tensor at a time: the builder stays small
+        fh.write(SequenceProto(elem_type=SequenceProto.TENSOR).SerializeToString())
+        vector = np.random.default_rng(0).random(4 * MIB, dtype=np.float32)  # in [0, 1)
+        for _ in range(64):
+            tensor = TensorProto(data_type=TensorProto.FLOAT, raw_data=vector.tobytes())
+            tensor.dims.append(vector.size)
+            body = tensor.SerializeToString()
+            fh.write(b"\x1a" + encode_varint(len(body)) + body)
+
+
 def build_3gib(path: Path) -> None:
     each = MIB
     head = SequenceProto(name="big", elem_type=SequenceProto.TENSOR).SerializeToString()
@@ -120,6 +133,7 @@ CASES: list[tuple[str, Callable[[Path], None], str]] = [
     ("seq-2000-float", build_seq_2000, "sequence"),
     ("string-10mb", build_strings, "tensor"),
     ("optionals-5mb", build_optionals, "sequence"),
+    ("seq-64-vectors", build_vectors, "sequence"),
 ]
 
 

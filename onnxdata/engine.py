@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -398,10 +398,10 @@ class Engine:
                 <= _LONG_INTS:
             return cast(list[int], varints(src, kept).view(np.int64).tolist())
 
-        def pieces() -> Iterator[Piece]:
+        def pieces() -> Iterable[Piece]:
             return f.pieces_of(name, where, schema, src)
 
-        return WireInts(src, pieces, varint_count(src, pieces()))
+        return WireInts.measured(src, pieces)
 
     def text(self, where: tuple[int, int] | None) -> str:
         if where is None:
@@ -533,10 +533,11 @@ class Engine:
                     else:
                         facts.add(None, None, got.summary)
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])
-        own += same_type_problems(path, "tensor_values", codes["tensor"])
         for kind, found in types.items():
             if len(found) > 1:
                 own += element_type_problems(path, f"{kind}_values", found)
+        # last, as validate's walk checks the tensors' shared data type as it reads them
+        own += same_type_problems(path, "tensor_values", codes["tensor"])
         self.problems.insert(at, own)
         self.last_seq = (elem_type, counts)
         inner = sequence_inner_type(elem_type, mine_types) if elem_type in ELEM_FIELDS else None

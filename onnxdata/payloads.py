@@ -9,6 +9,8 @@ and repeated bytes fields made into object arrays (``decode.strings_array``).
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, overload
 
@@ -17,7 +19,7 @@ import numpy.typing as npt
 
 from onnxdata import decode as _decode
 from onnxdata.source import Source
-from onnxdata.walk import Piece, RangeStore, Where, occurrences
+from onnxdata.walk import Compact, Piece, RangeStore, Where, occurrences
 from onnxdata.wire import LEN, VARINT, WireError
 
 __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
@@ -31,6 +33,8 @@ _U8: Final = np.dtype(np.uint8)
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
 _HUGE: Final = 1 << 64
+#: Kept pieces looked at per numpy pass when joining many small packed runs.
+_CHUNK: Final = 1 << 16
 #: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
 #: bytes is read value by value instead.
 STRING_BATCH: Final = 1 << 16
@@ -86,6 +90,8 @@ def count_varints(src: Source, a: int, b: int) -> int:
 
 def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
+    if not _four_in_a_row(high.view(_U8), 1):
+        return False
     r2 = high[:-1] & high[1:]
     if not r2.any():
         return False
@@ -93,6 +99,16 @@ def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
     r8 = r4[:-4] & r4[4:]
     r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
     return bool(r10.any())
+
+
+def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
+    """Some 4-aligned word of ``data`` has ``bit`` set in all four bytes: a cheap test that
+    no run of 7 or more such bytes exists when it fails (any 7 bytes in a row hold an
+    aligned word), on a quarter as many elements as the bytes."""
+    n = int(data.size) // 4 * 4
+    mask = np.uint32(bit * 0x01010101)
+    words = np.ascontiguousarray(data[:n]).view("<u4")
+    return bool(((words & mask) == mask).any())
 
 
 def varints(src: Source, pieces: Iterable[Piece] | None,
@@ -116,6 +132,9 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
     """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
     whole varints as uint8 (small packed runs joined into one, each checked to end on a
     varint's last byte, so no varint spans two), and single values as uint64."""
+    if isinstance(pieces, Compact):
+        yield from _joined_compact(src, pieces)
+        return
     pending = bytearray()
     for wt, a, b in pieces:
         if wt == VARINT:
@@ -141,16 +160,100 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             part = src.u8(at, min(b, at + PIECE))
             stop = int(part.size)
             if at + stop < b:  # cut after the last whole varint of the piece
-                ends = np.flatnonzero(part < 0x80)
-                if not ends.size:
+                stop = _last_end(part)
+                if not stop:
                     raise WireError("varint longer than 10 bytes in packed field", at)
-                stop = int(ends[-1]) + 1
             elif part[-1] & 0x80:
                 raise WireError("truncated varint in packed field", b - 1)
             yield part[:stop]
             at += stop
     if pending:
         yield np.frombuffer(bytes(pending), dtype=_U8)
+
+
+def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
+    """``joined`` of many kept pieces (a bogus reading's dims or keys can be a million
+    packed runs): each stretch of small packed runs joined with numpy, cut where
+    ``joined`` cuts it and checked in the same order, not one pread per run."""
+    wts = np.frombuffer(kept.wts, np.int8)
+    starts = np.frombuffer(kept.starts, np.int64)  # offsets < 2**63: the same bytes
+    ends = np.frombuffer(kept.ends, np.int64)
+    n = int(wts.size)
+    big = []
+    for c in range(0, n, _CHUNK):  # a chunk at a time: no temporaries of the whole size
+        w, s, e = wts[c:c + _CHUNK], starts[c:c + _CHUNK], ends[c:c + _CHUNK]
+        big += (np.flatnonzero((w == VARINT) | (e - s > 4096)) + c).tolist()
+    first = 0
+    for k in [*big, n]:
+        if k > first:
+            yield from _small_runs(src, starts[first:k], ends[first:k])
+        if k < n:
+            one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
+                          else (int(wts[k]), int(starts[k]), int(ends[k])))
+            yield from joined(src, [one])
+        first = k + 1
+
+
+def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+                ) -> Iterator[npt.NDArray[np.uint8]]:
+    """Packed runs of at most 4096 bytes each, joined as ``joined`` joins them: a part
+    given out once it holds PIECE bytes or more, each run checked to end on a varint's
+    last byte before the part holding it is given out."""
+    m = int(starts.size)
+    first = 0  # the part being filled starts with this run
+    filled = 0  # and holds this many bytes from the chunks before
+    for c in range(0, m, _CHUNK):
+        stop = min(m, c + _CHUNK)
+        at = c
+        while at < stop:
+            sizes = filled + np.cumsum(ends[at:stop] - starts[at:stop])
+            k = int(np.searchsorted(sizes, PIECE))
+            if k == int(sizes.size):
+                filled = int(sizes[-1])
+                break
+            yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1])
+            first = at = at + k + 1
+            filled = 0
+    if first < m:
+        yield from _part(src, starts[first:], ends[first:])
+
+
+def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+          ) -> Iterator[npt.NDArray[np.uint8]]:
+    """The bytes of the runs ``[s, e)`` joined (nothing when they are empty), each run
+    checked to end on a varint's last byte."""
+    lo, hi = int(s[0]), int(e[-1])
+    if hi - lo <= 4 * PIECE:
+        window = src.u8(lo, hi)
+        used = e > s
+        s, e = s[used], e[used]
+        bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
+        if bad.size:
+            raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
+        inside = np.zeros(hi - lo + 1, np.int8)
+        inside[s - lo] += 1
+        inside[e - lo] -= 1
+        part = window[np.cumsum(inside[:-1], dtype=np.int8) > 0]
+    else:  # runs far apart: read each
+        pending = bytearray()
+        for a, b in zip(s.tolist(), e.tolist(), strict=True):
+            run = src.read(a, b)
+            if run and run[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            pending += run
+        part = np.frombuffer(bytes(pending), dtype=_U8)
+    if part.size:
+        yield part
+
+
+def _last_end(part: npt.NDArray[np.uint8]) -> int:
+    """Where the last whole varint of ``part`` ends (0: none does), looked for in its last
+    bytes first."""
+    tail = np.flatnonzero(part[-10:] < 0x80)
+    if tail.size:
+        return int(part.size) - min(10, int(part.size)) + int(tail[-1]) + 1
+    ends = np.flatnonzero(part < 0x80)
+    return int(ends[-1]) + 1 if ends.size else 0
 
 
 def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
@@ -161,16 +264,48 @@ def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[n
 
 def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     """The number of values of a repeated varint field, without decoding packed runs."""
+    return measure(src, pieces or ())[0]
+
+
+def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
+    """A repeated varint field's count (checked as ``decode_varints`` checks it), whether
+    a value is negative as an int64, whether one is 0: one pass over the bytes, and for
+    many kept pieces remembered by the Source (the root's field 3 is a map's keys and a
+    sparse tensor's dims alike)."""
+    key = _memo_key(pieces)
+    if key is not None and key in src.measured:
+        return src.measured[key]
     total = 0
-    for part in joined(src, pieces or ()):
+    negative = zero = False
+    for part in joined(src, pieces):
         if part.dtype == _U64:
             total += int(part.size)
+            negative = negative or bool((part >= np.uint64(1 << 63)).any())
+            zero = zero or not part.all()
             continue
         low = part < 0x80
         if _has_long_run(~low):
             raise WireError("varint longer than 10 bytes in packed field", 0)
         total += int(np.count_nonzero(low))
-    return total
+        negative = negative or _has_negative(part)
+        zero = zero or _has_zero(part)
+    if key is not None and len(src.measured) < 64:
+        src.measured[key] = (total, negative, zero)
+    return total, negative, zero
+
+
+def _memo_key(pieces: Iterable[Piece]) -> Any:
+    """A digest of many kept pieces, or of packed runs over 1 MiB; None for the rest
+    (cheap to count again)."""
+    if isinstance(pieces, Compact):
+        digest = hashlib.blake2b(digest_size=16)
+        for arr in (pieces.wts, pieces.starts, pieces.ends):
+            digest.update(memoryview(arr).cast("B"))
+        return ("compact", digest.digest())
+    if isinstance(pieces, list) and pieces and all(wt == LEN for wt, _a, _b in pieces) \
+            and sum(b - a for _wt, a, b in pieces) >= PIECE:
+        return tuple(pieces)
+    return None
 
 
 
@@ -185,6 +320,16 @@ class WireInts(Sequence[int]):
         self._pieces = pieces
         self._count = count
         self._stats: tuple[int, bool, int] | None = None
+        self._signs: tuple[bool, bool] | None = None
+
+    @classmethod
+    def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
+        """A WireInts counted (as ``varint_count``, raising what it raises) in the same
+        pass that finds whether a dim is negative or zero: one read of the bytes, not two."""
+        total, negative, zero = measure(src, pieces())
+        out = cls(src, pieces, total)
+        out._signs = (negative, zero)
+        return out
 
     def __len__(self) -> int:
         return self._count
@@ -195,39 +340,27 @@ class WireInts(Sequence[int]):
 
     def _facts(self) -> tuple[int, bool, int]:
         """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
-        to past 2**64), read from the bytes: only a prefix is decoded for the product, and
-        all of it only when a value may be negative or a zero is written in several bytes."""
+        to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
+        arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
+        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
+        decoded for the product, and all of it only to find the smallest negative dim."""
         if self._stats is None:
-            negative = zero = odd = False
-            for part in self._raw():
+            negative = zero = False
+            for part in self._raw() if self._signs is None else ():
                 if part.dtype == _U64:  # single values, decoded already
                     negative = negative or bool((part >= np.uint64(1 << 63)).any())
                     zero = zero or not part.all()
                     continue
-                ends = np.flatnonzero(part < 0x80)
-                starts = np.empty_like(ends)
-                starts[:1] = 0
-                starts[1:] = ends[:-1] + 1
-                long = ends - starts == 9  # 10-byte varints: bit 63 is the last byte's bit 0
-                negative = negative or bool((part[ends[long]] & 1).any())
-                zero_ends = part[ends] == 0
-                zero = zero or bool((zero_ends & (ends == starts)).any())
-                odd = odd or bool((zero_ends & (ends != starts)).any())
-            total = 1
-            for c in self._chunks():
-                for d in c[c > 1].tolist():
-                    total *= d
-                    if total > _HUGE:
-                        break
-                if total > _HUGE:
-                    break
+                negative = negative or _has_negative(part)
+                zero = zero or _has_zero(part)
+            if self._signs is not None:
+                negative, zero = self._signs
+            total = _product(self._raw())
             smallest = 0
-            if negative or odd:
-                zero = False
+            if negative:
                 for c in self._chunks():
                     if c.size:
                         smallest = min(smallest, int(c.min()))
-                        zero = zero or not c.all()
             self._stats = (smallest, zero, total)
         return self._stats
 
@@ -272,6 +405,67 @@ class WireInts(Sequence[int]):
             if k == i:
                 return v
         raise IndexError(i)
+
+
+def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
+    """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
+    of whole varints: nine continuation bytes then that byte (no varint is longer)."""
+    if not _four_in_a_row(part, 0x80):
+        return False
+    high = part >= 0x80
+    r2 = high[:-1] & high[1:]
+    if int(part.size) < 10 or not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r9 = r8[:-1] & high[8:]
+    if not r9.any():
+        return False
+    last = part[9:]
+    return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
+
+
+def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
+    """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
+    one after continuation bytes that are all 0x80 back to the varint's start."""
+    zeros = part == 0
+    if not zeros.any():
+        return False
+    if zeros[0] or bool((zeros[1:] & (part[:-1] < 0x80)).any()):
+        return True
+    at = np.flatnonzero(zeros[1:] & (part[:-1] == 0x80)) + 1  # 0x00 after 0x80: rare
+    for _ in range(9):
+        if not at.size:
+            return False
+        at = at - 1  # every ``at`` is a 0x80 byte here
+        if bool((at == 0).any()) or bool((part[np.maximum(at - 1, 0)] < 0x80).any()):
+            return True  # the 0x80 starts its varint: all of it is zero
+        at = at[part[at - 1] == 0x80]
+    return False
+
+
+def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
+    """The product of the dims > 1, not multiplied past 2**64: varints decoded a growing
+    prefix at a time, so a product that passes 2**64 early decodes little."""
+    total = 1
+    for part in raw:
+        at, step, size = 0, 64, int(part.size)
+        while at < size:
+            if part.dtype == _U64:
+                values, at = part, size
+            else:
+                stop = min(size, at + step)
+                if stop < size:
+                    ends = np.flatnonzero(part[at:stop] < 0x80)
+                    stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
+                values, at = decode_varints(part[at:stop]), stop
+                step *= 4
+            signed = values.view(np.int64)
+            for d in signed[signed > 1].tolist():
+                total *= int(d)
+                if total > _HUGE:
+                    return total
+    return total
 
 
 def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],

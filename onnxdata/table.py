@@ -12,7 +12,7 @@ get a row saying so; validation reports them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -95,6 +95,9 @@ class _Table:
     def message(self, message: str, start: int, end: int, path: str, depth: int) -> None:
         from onnxdata.walk import fields
 
+        if self.full():
+            self.count(message, start, end, depth)
+            return
         schema = message_schema(message)
         ctx = None if self.full() else _Context(self.src, message, start, end)
         seen: dict[int, int] = {}
@@ -115,6 +118,58 @@ class _Table:
                 sub = self.rows[-1].field if self.rows and self.rows[-1].offset == offset \
                     else path
                 self.message(child, a, b, sub, depth + 1)
+            if self.full():  # the rest of the message is only counted
+                self.count(message, b, end, depth)
+                return
+
+    def count(self, message: str, start: int, end: int, depth: int) -> None:
+        """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
+        it, as ``message`` does once the table is full (the same count, the same
+        WireError at the same point), a run of elements at a time."""
+        from onnxdata.walk import RUN, _walk
+
+        schema = message_schema(message)
+        for number, wt, offset, a, b in _walk(self.src, ((start, end),), (), repeats=True):
+            spec = schema.get(number)
+            want = LEN if wt == RUN else wt
+            known = spec is not None and (want == spec.wire_type or
+                                          (spec.packable and want == LEN))
+            child = spec.message if known and spec is not None else None
+            if wt == RUN and child is not None:
+                self.elements(child, offset, a, b, depth + 1)
+                continue
+            self.more += int(a.size) if wt == RUN else 1
+            if child is not None:
+                if depth + 1 > _PROTOBUF_DEPTH:
+                    raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", offset)
+                self.count(child, a, b, depth + 1)
+
+    def elements(self, message: str, first_at: int, starts: Any, ends: Any,
+                 depth: int) -> None:
+        """Count a run of messages (and their fields) as ``count`` counts them one by one:
+        in lockstep batches when none holds a message, else one at a time."""
+        from onnxdata.lockstep import _lockstep
+
+        schema = message_schema(message)
+        nested = [n for n, spec in schema.items() if spec.message is not None]
+        s_all = np.asarray(starts, np.int64)
+        e_all = np.asarray(ends, np.int64)
+        for first in range(0, int(s_all.size), 1 << 14):
+            s, e = s_all[first:first + (1 << 14)], e_all[first:first + (1 << 14)]
+            lo, hi = int(s[0]), int(e[-1])
+            got = None
+            if depth <= _PROTOBUF_DEPTH and hi - lo <= 1 << 22:
+                got = _lockstep(self.src.u8(lo, hi), lo, s, e)
+            if got is not None and not np.isin(got[0], nested).any():
+                self.more += int(s.size) + int(got[0].size)
+                continue
+            tags = [first_at if first == 0 else int(e_all[first - 1]),
+                    *e[:-1].tolist()]  # each element's tag follows the one before
+            for at, a, b in zip(tags, s.tolist(), e.tolist(), strict=True):
+                self.more += 1
+                if depth > _PROTOBUF_DEPTH:
+                    raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", at)
+                self.count(message, a, b, depth)
 
     def row(self, message: str, ctx: _Context, spec: FieldSpec | None, number: int, wt: int,
             offset: int, a: int, b: int, path: str, seen: dict[int, int],

@@ -619,6 +619,10 @@ def location_problems(path: str, location: str) -> list[Problem]:
     return out
 
 
+def _as_text(value: str | bytes) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
 def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
                            base_dir: PathLike | None = None, *,
                            nbytes: int | None = None) -> list[Problem]:
@@ -634,6 +638,8 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
     out: list[Problem] = []
     seen: dict[str, int] = {}
     values: dict[str, str] = {}
+    # protobuf gives a string that is not UTF-8 as bytes: read it as the engine does
+    entries = [(_as_text(key), _as_text(value)) for key, value in entries]
     for i, (key, value) in enumerate(entries):
         here = _join(path, f"external_data[{i}]")
         if key not in EXTERNAL_KEYS:

@@ -48,6 +48,8 @@ _MAX_FIELD: Final = 0x1FFFFFFF
 RUN_BYTES: Final = 1 << 20
 #: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
 RUN: Final = 8
+#: The pseudo wire type of a batch of fields walked in lockstep (``lockstep.fields_many``).
+BULK: Final = 9
 
 # Field kinds in the schemas below.
 SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
@@ -172,12 +174,16 @@ class Fields:
     over: set[str] = field(default_factory=set)
 
     def pieces_of(self, name: str, parent: Where, schema: Schema,
-                  src: Source) -> Iterator[Piece]:
-        """The pieces of number field ``name``: those kept, or (past KEEP_PIECES) the
-        message walked again for them."""
+                  src: Source) -> Iterable[Piece]:
+        """The pieces of number field ``name``: those kept (the list or Compact itself, which
+        ``payloads.joined`` takes whole), or (past COMPACT_PIECES) the message walked
+        again for them."""
         if name not in self.over:
-            yield from self.pieces.get(name, ())
-            return
+            return self.pieces.get(name, ())
+        return self._rewalk(name, parent, schema, src)
+
+    def _rewalk(self, name: str, parent: Where, schema: Schema,
+                src: Source) -> Iterator[Piece]:
         number = NUMBERS[id(schema)][name]
         want = _WIRE_OF[schema[number][1]]
         for n, wt, _at, a, b in fields_in(src, occurrences(src, parent)):
@@ -263,10 +269,21 @@ def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
     return starts, ends, stop + base, buf, base
 
 
-def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int]
-          ) -> Iterator[tuple[int, int, int, Any, Any]]:
+def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
+    """The LEN field at ``i`` has a one-byte length and the same tag follows it."""
+    if i + 1 >= lim:
+        return False
+    n = buf[i + 1]
+    j = i + 2 + n
+    return bool(n < 0x80 and j < lim and buf[j] == key)
+
+
+def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
+          repeats: bool = False) -> Iterator[tuple[int, int, int, Any, Any]]:
     """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
-    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays."""
+    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
+    ``repeats`` (the root, read once for all five kinds) so does any run of short LEN
+    fields whose one-byte tag repeats at once."""
     buf: Any = b""
     base = hi = 0
     for start, end in ranges:
@@ -282,7 +299,8 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int]
             tag_at = pos
             i = pos - base
             key = buf[i]
-            if key in runs:
+            if key in runs or (repeats and key & 7 == LEN and key < 0x80
+                               and _repeats(buf, i, lim, key)):
                 got = _run(src, buf, base, pos, end, key)
                 if got is not None:
                     starts, ends, pos, buf, base = got
@@ -367,12 +385,16 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
         # explorer reads one root as five kinds
         if src.root_cache:
             cache = src.root_cache
-            walked = zip(*cache[0], strict=True) if len(cache) == 1 else _replay(cache, runs)
+            walked = zip(*cache[0], strict=True) if len(cache) == 1 else _replay(cache)
         else:
             if src.root_cache is None:  # (False: too many fields to keep)
                 record = _arrays()
                 segments.append(record)
-            walked = _walk(src, ((0, src.size),), runs)
+            walked = _walk(src, ((0, src.size),), runs, repeats=True)
+    elif isinstance(ranges, RangeStore):  # many occurrences: walked in lockstep
+        from onnxdata.lockstep import fields_many
+
+        walked = fields_many(src, ranges, runs)
     else:
         walked = _walk(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
@@ -457,7 +479,12 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
                     out.over.add(name)
                 continue
         if wt == RUN:  # (no field's wire type: checked last, off the common path)
-            _many_run(out, schema[number][0], a, b)
+            _bulk(out, spec, number, a, b, limit)
+            continue
+        if wt == BULK:
+            from onnxdata.lockstep import keep
+
+            keep(out, schema, a, limit)
             continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))
@@ -473,21 +500,51 @@ def _arrays() -> tuple[array[int], ...]:
     return array("l"), array("b"), array("Q"), array("Q"), array("Q")
 
 
-def _replay(segments: list[Any], runs: Container[int]
-            ) -> Iterator[tuple[int, int, int, Any, Any]]:
-    """The root's fields again from its record; a run comes as one RUN when this schema
-    takes its tag as a run, else field by field."""
+def _replay(segments: list[Any]) -> Iterator[tuple[int, int, int, Any, Any]]:
+    """The root's fields again from its record; a run comes as one RUN (``scan`` keeps it
+    whole whatever the schema: ``_bulk``)."""
     for segment in segments:
         if len(segment) == 5:
             yield from zip(*segment, strict=True)
             continue
         number, tag_at, starts, ends = segment
-        if (number << 3 | LEN) in runs:
-            yield number, RUN, tag_at, starts, ends
-            continue
-        tags = [tag_at, *ends[:-1].tolist()]  # each value's tag follows the value before
-        for at, a, b in zip(tags, starts.tolist(), ends.tolist(), strict=True):
-            yield number, LEN, at, a, b
+        yield number, RUN, tag_at, starts, ends  # scan takes it whole, whatever the schema
+
+
+def _bulk(out: Fields, spec: tuple[str, int] | None, number: int, starts: Any, ends: Any,
+          limit: int) -> None:
+    """Keep a run of LEN values of field ``number`` (``spec`` in the schema) as ``scan``
+    keeps them one by one: a message field's ranges, the last of a bytes field, a packed
+    number field's pieces, or unknown fields."""
+    k = int(starts.size)
+    if spec is not None and spec[1] == MANY:
+        _many_run(out, spec[0], starts, ends)
+    elif spec is not None and spec[1] == LAST:
+        out.last[spec[0]] = (int(starts[-1]), int(ends[-1]))
+        out.counts[spec[0]] = out.counts.get(spec[0], 0) + k
+    elif spec is not None and spec[1] in (VARINTS, FIXED32S, FIXED64S):
+        _packed_run(out, spec[0], starts, ends)
+    else:
+        take = min(k, limit - len(out.unknown))
+        out.unknown.extend([(number, LEN)] * take)
+        out.unknown_more += k - take
+
+
+def _packed_run(out: Fields, name: str, starts: Any, ends: Any) -> None:
+    """Keep a run of packed pieces of number field ``name``, as ``scan`` keeps them one by one."""
+    run = out.pieces.setdefault(name, [])
+    k = int(starts.size)
+    if isinstance(run, list) and len(run) + k <= KEEP_PIECES:
+        run.extend((LEN, a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True))
+        return
+    if isinstance(run, list):
+        out.pieces[name] = run = Compact(run)
+    take = max(0, min(k, COMPACT_PIECES - len(run.wts)))
+    run.wts.frombytes(bytes([LEN]) * take)
+    run.starts.frombytes(_raw(starts[:take]))
+    run.ends.frombytes(_raw(ends[:take]))
+    if take < k:
+        out.over.add(name)
 
 
 def _many_run(out: Fields, name: str, starts: Any, ends: Any) -> None:

@@ -26,6 +26,7 @@ import onnxdata
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import byte_table, reading
 from onnxdata.messages import KIND_NAMES
+from onnxdata.table import elided_count
 from onnxdata.validation import problems
 
 TESTS = Path(__file__).resolve().parent
@@ -254,3 +255,73 @@ def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
         payloads.PIECE = old
     decoded = outcome(lambda: int(payloads.decode_varints(np.frombuffer(data, np.uint8)).size))
     assert counted == decoded
+
+
+@pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
+def test_external_data_strings_that_are_not_utf8_read_alike() -> None:
+    # protobuf gives such a string as bytes (a location of b"\x80" made validate raise a
+    # bare TypeError); both sides now read it as the engine does, '\udc80'
+    for data in (b"p\x01\x10\x01j\x0d\n\x08location\x12\x01\x80",
+                 b"p\x01\x10\x00\x08\x00\t" + bytes(8) + b"j\x03\n\x01\x80"):
+        assert list(reading(data, "tensor").problems) == \
+            problems(onnxdata.load(data, "tensor"))
+
+
+@pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
+def test_a_sequences_element_types_come_before_its_tensors_data_type() -> None:
+    # validate's walk checks the tensors' shared data type last (a case hypothesis found)
+    data = b"*\x06\x1a\x02\x10\x01\x08\x00*\n\x1a\x00\x08\x002\x002\x02\x10\x01"
+    assert list(reading(data, "optional").problems) == \
+        problems(onnxdata.load(data, "optional"))
+
+
+def _many_elements(seed: int) -> bytes:
+    """A sequence-like message of hundreds of small varied elements (past walk.KEEP), so a
+    bogus reading merges them into one message (walked in lockstep) and a packed field
+    gets many kept pieces."""
+    import random
+
+    from onnxdata.wire import encode_varint
+
+    rng = random.Random(seed)
+
+    def one_field() -> bytes:
+        number = rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16])
+        wt = rng.choice([0, 0, 2, 2, 1, 5]) if rng.random() < 0.1 else rng.choice([0, 2])
+        tag = encode_varint(number << 3 | wt)
+        if wt == 0:
+            return tag + encode_varint(rng.choice([0, 1, 2, 7, 300, 1 << 63, 2**64 - 1]))
+        if wt == 2:
+            inner = bytes(rng.choice([0, 1, 0x80, 0x7F, 0x08, 0x1A]) for _ in
+                          range(rng.choice([0, 1, 2, 3, 8])))
+            return tag + encode_varint(len(inner)) + inner
+        return tag + bytes(8 if wt == 1 else 4)
+
+    protos = [b"".join(one_field() for _ in range(rng.choice([0, 1, 2, 4])))
+              for _ in range(3)]
+    number = rng.choice([3, 3, 4, 5, 6, 7])
+    elems = [rng.choice(protos) if rng.random() < 0.9 else one_field() for _ in range(300)]
+    return b"\x10" + bytes([rng.choice([0, 1, 2, 5])]) + b"".join(ld(number, e) for e in elems)
+
+
+@pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
+@pytest.mark.parametrize("seed", range(12))
+def test_many_small_elements_read_alike_and_tables_count_alike(seed: int) -> None:
+    data = _many_elements(seed)
+    for kind in KINDS:
+        r = reading(data, kind)
+        try:
+            msg = onnxdata.load(data, kind)
+        except DecodeError:
+            assert not r.well_formed
+            continue
+        assert r.well_formed and list(r.problems) == problems(msg)
+        everything = byte_table(data, kind, limit=None)
+        misfit = [row for row in everything if row.value.startswith("does not fit")]
+        n = len(everything) - len(misfit)
+        for limit in (0, 7):
+            capped = byte_table(data, kind, limit=limit)
+            shown = min(limit, n)
+            assert capped[:shown] == everything[:shown]
+            assert shown + sum(elided_count(row) for row in capped) == n
+            assert [row for row in capped if row.value.startswith("does not fit")] == misfit

@@ -1,0 +1,258 @@
+"""Many small occurrences of one message walked together: numpy steps, not Python per field.
+
+A bogus reading can merge a million small messages into one (a sequence's
+tensors read as one OptionalProto's ``tensor_value``, or as one TensorProto's
+``segment``), and ``walk.scan`` would then take their fields one by one in
+Python. ``fields_many`` walks a batch of occurrences in lockstep instead: each
+numpy step reads the next field of every occurrence still open (one-byte tags,
+varints of up to 10 bytes, lengths checked against the occurrence's end), and
+gives the batch's fields as arrays in wire order, which ``keep`` adds to a
+``Fields`` as ``scan`` adds them one at a time. Anything unusual (a long tag, a
+group, bytes that break the wire format, an occurrence with many fields) sends
+the batch to the ordinary walk, which says what is wrong exactly as before.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Container, Iterator
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.source import Source
+from onnxdata.walk import (
+    _WIRE_OF,
+    BULK,
+    COMPACT_PIECES,
+    FIXED32S,
+    FIXED64S,
+    KEEP_PIECES,
+    LAST,
+    MANY,
+    SCALAR,
+    VARINTS,
+    Compact,
+    Fields,
+    RangeStore,
+    Schema,
+    _many_run,
+    _walk,
+)
+from onnxdata.wire import I32, I64, LEN, VARINT
+
+__all__ = ["BULK", "fields_many", "keep"]
+
+#: Occurrences, and bytes spanned, per batch: the arrays made stay a few MiB.
+_BATCH: Final = 1 << 14
+_SPAN: Final = 1 << 20
+#: Fields per occurrence walked in lockstep; one with more goes to the ordinary walk.
+_STEPS: Final = 32
+_U64: Final = np.dtype(np.uint64)
+
+Bulk = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint64],
+             npt.NDArray[np.int64]]
+
+
+def fields_many(src: Source, ranges: RangeStore, runs: Container[int]
+                ) -> Iterator[tuple[int, int, int, Any, Any]]:
+    """``walk.fields_in`` of many ranges: a batch walked in lockstep comes as one
+    ``(0, BULK, 0, (numbers, wire types, a, b), None)``, else field by field."""
+    starts = np.frombuffer(ranges.starts, np.uint64).astype(np.int64)
+    ends = np.frombuffer(ranges.ends, np.uint64).astype(np.int64)
+    n = int(starts.size)
+    first = 0
+    while first < n:
+        stop = min(n, first + _BATCH)
+        lo = int(starts[first])
+        stop = max(first + 1, int(np.searchsorted(ends[first:stop], lo + _SPAN,
+                                                  side="right")) + first)
+        s, e = starts[first:stop], ends[first:stop]
+        got = _lockstep(src.u8(lo, int(e[-1])), lo, s, e) if int(e[-1]) - lo <= _SPAN \
+            else None
+        if got is None:
+            yield from _walk(src, zip(s.tolist(), e.tolist(), strict=True), runs)
+        else:
+            yield 0, BULK, 0, got, None
+        first = stop
+
+
+def _varints_at(w: npt.NDArray[np.uint8], at: npt.NDArray[np.int64],
+                lim: npt.NDArray[np.int64]
+                ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]] | None:
+    """The varints starting at ``at`` (each to end before ``lim``) and where each ends;
+    None when one runs past its limit or over 10 bytes."""
+    if not bool((at < lim).all()):
+        return None
+    first = w[at]
+    if not bool((first & 0x80).any()):
+        return first.astype(_U64), at + 1
+    value = np.zeros(at.size, _U64)
+    length = np.zeros(at.size, np.int64)
+    open_ = np.ones(at.size, bool)
+    top = int(w.size) - 1
+    for k in range(10):
+        p = at + k
+        if not bool((p[open_] < lim[open_]).all()):
+            return None
+        b = w[np.minimum(p, top)].astype(_U64)
+        value[open_] |= (b[open_] & np.uint64(0x7F)) << np.uint64(7 * k)
+        last = open_ & (b < 0x80)
+        length[last] = k + 1
+        open_ &= ~last
+        if not open_.any():
+            return value, at + length
+    return None
+
+
+def _lockstep(w: npt.NDArray[np.uint8], lo: int, s: npt.NDArray[np.int64],
+              e: npt.NDArray[np.int64]) -> Bulk | None:
+    """The fields of the ranges ``[s, e)`` (bytes ``w`` from ``lo``) in wire order, or None
+    to leave them to the ordinary walk."""
+    idx = np.arange(s.size)
+    pos, end = s - lo, e - lo
+    live = pos < end
+    idx, pos, end = idx[live], pos[live], end[live]
+    out: list[tuple[npt.NDArray[Any], ...]] = []
+    step = 0
+    while idx.size:
+        if step == _STEPS:
+            return None
+        tag = w[pos]
+        if bool((tag >= 0x80).any()):
+            return None
+        number = (tag >> 3).astype(np.int64)
+        wt = (tag & 7).astype(np.int64)
+        if not bool((number > 0).all()):
+            return None
+        a = np.empty(idx.size, _U64)
+        b = np.empty(idx.size, np.int64)
+        nxt = np.empty(idx.size, np.int64)
+        known = np.zeros(idx.size, bool)
+        m = wt == VARINT
+        if m.any():
+            got = _varints_at(w, pos[m] + 1, end[m])
+            if got is None:
+                return None
+            a[m], nxt[m] = got
+            b[m] = nxt[m] + lo
+            known |= m
+        m = wt == LEN
+        if m.any():
+            got = _varints_at(w, pos[m] + 1, end[m])
+            if got is None:
+                return None
+            length, at = got
+            if bool((length > (end[m] - at).astype(_U64)).any()):
+                return None
+            a[m] = (at + lo).astype(_U64)
+            nxt[m] = at + length.astype(np.int64)
+            b[m] = nxt[m] + lo
+            known |= m
+        for kind, size in ((I32, 4), (I64, 8)):
+            m = wt == kind
+            if m.any():
+                at = pos[m] + 1
+                if bool((end[m] - at < size).any()):
+                    return None
+                a[m] = (at + lo).astype(_U64)
+                nxt[m] = at + size
+                b[m] = nxt[m] + lo
+                known |= m
+        if not bool(known.all()):
+            return None  # groups and bad wire types: the ordinary walk
+        out.append((idx, np.full(idx.size, step), number, wt, a, b))
+        live = nxt < end
+        idx, pos, end = idx[live], nxt[live], end[live]
+        step += 1
+    if not out:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, np.zeros(0, _U64), empty
+    cols = [np.concatenate(c) for c in zip(*out, strict=True)]
+    order = np.lexsort((cols[1], cols[0]))
+    return cols[2][order], cols[3][order], cols[4][order], cols[5][order]
+
+
+def keep(out: Fields, schema: Schema, bulk: Bulk, limit: int) -> None:
+    """Add a batch of fields to ``out`` as ``walk.scan`` adds them one at a time."""
+    numbers, wts, a, b = bulk
+    unknown = np.ones(numbers.size, bool)
+    for number, (name, kind) in schema.items():
+        of = numbers == number
+        if not of.any():
+            continue
+        want = _WIRE_OF[kind]
+        mine = of & (wts == want)
+        packed = of & (wts == LEN) if kind in (VARINTS, FIXED32S, FIXED64S) else None
+        taken = mine if packed is None else mine | packed
+        unknown &= ~taken
+        if not taken.any():
+            continue
+        if kind == SCALAR:
+            values = a[mine]
+            if name == "data_location":
+                low = values & np.uint64(0xFFFFFFFF)
+                good = (low == 0) | (low == 1)
+                if not good.all():
+                    out.bad_enum = int(values[~good][-1])
+                if good.any():
+                    out.scalars[name] = int(values[good][-1])
+            else:
+                out.scalars[name] = int(values[-1])
+        elif kind == LAST:
+            out.last[name] = (int(a[mine][-1]), int(b[mine][-1]))
+            out.counts[name] = out.counts.get(name, 0) + int(mine.sum())
+        elif kind == MANY:
+            _many_run(out, name, a[mine].astype(np.int64), b[mine])
+        else:
+            _pieces(out, name, wts[taken], a[taken], b[taken])
+    if unknown.any():
+        found = np.flatnonzero(unknown)
+        take = min(int(found.size), limit - len(out.unknown))
+        out.unknown.extend(zip(numbers[found[:take]].tolist(), wts[found[:take]].tolist(),
+                               strict=True))
+        out.unknown_more += int(found.size) - take
+
+
+def _pieces(out: Fields, name: str, wts: npt.NDArray[np.int64], a: npt.NDArray[np.uint64],
+            b: npt.NDArray[np.int64]) -> None:
+    """A number field's entries (single values and packed runs, in order) added as
+    ``scan`` adds them: runs of single VARINT values at once, the rest one by one."""
+    cuts = np.flatnonzero(np.diff(wts)) + 1
+    for i, j in zip([0, *cuts.tolist()], [*cuts.tolist(), int(wts.size)], strict=True):
+        if wts[i] == VARINT:
+            _singles(out, name, a[i:j])
+            continue
+        for wt, x, y in zip(wts[i:j].tolist(), a[i:j].tolist(), b[i:j].tolist(), strict=True):
+            _piece(out, name, wt, x, y)
+
+
+def _singles(out: Fields, name: str, values: npt.NDArray[np.uint64]) -> None:
+    run = out.pieces.setdefault(name, [])
+    if isinstance(run, list):
+        if run and run[-1][0] == VARINT:
+            run[-1][1].frombytes(values.tobytes())
+            return
+        if len(run) < KEEP_PIECES:
+            run.append((VARINT, array("Q", values.tobytes()), 0))
+            return
+        out.pieces[name] = run = Compact(run)
+    take = max(0, min(int(values.size), COMPACT_PIECES - len(run.wts)))
+    run.wts.frombytes(bytes([VARINT]) * take)
+    run.starts.frombytes(values[:take].tobytes())
+    run.ends.frombytes(bytes(8 * take))
+    if take < int(values.size):
+        out.over.add(name)
+
+
+def _piece(out: Fields, name: str, wt: int, a: int, b: int) -> None:
+    run = out.pieces.setdefault(name, [])
+    if isinstance(run, list) and len(run) >= KEEP_PIECES:
+        out.pieces[name] = run = Compact(run)
+    if isinstance(run, list):
+        run.append((wt, a, b))
+    elif len(run.wts) < COMPACT_PIECES:
+        run.append(wt, a, b)
+    else:
+        out.over.add(name)

@@ -42,7 +42,7 @@ from onnxdata.convert import (
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
-from onnxdata.plain_runs import MIN_RUN, plain_run_arrays
+from onnxdata.plain_runs import MIN_RUN, plain_run_arrays, same_layout
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -203,6 +203,8 @@ class Engine:
         self.small: dict[str, dict[bytes, Outcome]] = {}
         #: How many sparse values wait in the value as ``Deferred`` (see densify_deferred).
         self.deferred = 0
+        #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
+        self.plain_payload = (-1, -1)
 
     def run(self, kind: str) -> Outcome:
         return self.message(kind, whole(0, self.src.size), "", 0)
@@ -309,6 +311,7 @@ class Engine:
                 pos += value
         if raw < 0:
             return None
+        self.plain_payload = (raw, raw + raw_len)
         facts = (code, tuple(dims), raw_len)
         ok = _PLAIN_OK.get(facts)
         if ok is None:
@@ -498,6 +501,25 @@ class Engine:
                     if code == elem_type:
                         mine_types.append(("tensor", bulk[0]))
                     out.extend(bulk[1])
+                    continue
+            if kind == "tensor" and deep_ok and not self.values and \
+                    w.ranges is not None and len(w.ranges) >= MIN_RUN:
+                # Validating: a run of tensors that are all the first plain, valid one but
+                # for their payload bytes has its verdict and summary (plain_runs).
+                a0, b0 = w.ranges[0]
+                first = self.plain(a0, b0)
+                if first is not None and self.plain_payload[1] == b0 and \
+                        same_layout(src, w.ranges, self.plain_payload[0] - a0):
+                    n = len(w.ranges)
+                    if first.code is not None:
+                        codes[kind].append(first.code)
+                    if code == elem_type:
+                        mine_types.append(first.ntype)
+                    if mine:
+                        assert facts is not None
+                        last = first.summary
+                        facts.add(first.summary.split(" ", 1)[-1], first.code, None)
+                        facts.count += n - 1
                     continue
             for i, (a, b) in enumerate(occurrences(src, w)):
                 got = self.plain(a, b) if kind == "tensor" and deep_ok else None

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from onnxdata.source import Source
 from onnxdata.walk import RangeStore
 
-__all__ = ["MIN_RUN", "plain_run_arrays"]
+__all__ = ["MIN_RUN", "plain_run_arrays", "same_layout"]
 
 #: Fewer tensors than this are cheaper one by one.
 MIN_RUN: Final = 32
@@ -74,3 +74,35 @@ def plain_run_arrays(src: Source, ranges: RangeStore | list[tuple[int, int]],
     if first.ndim == 0:  # scalars: 0-d views, as Engine.plain makes
         return [rows[i, ...] for i in range(n)]
     return list(rows)
+
+
+def same_layout(src: Source, ranges: RangeStore | list[tuple[int, int]], prefix: int) -> bool:
+    """True when every message in ``ranges`` has the first one's length, sits at one stride,
+    and starts with the first one's ``prefix`` bytes: the check ``plain_run_arrays`` makes,
+    for a walk that validates without a mapping (read a block of elements at a time with
+    ``Source.read``, so memory stays bounded)."""
+    n = len(ranges)
+    if n < MIN_RUN or prefix <= 0:
+        return False
+    if isinstance(ranges, RangeStore):
+        starts = np.frombuffer(ranges.starts, np.int64)
+        ends = np.frombuffer(ranges.ends, np.int64)
+    else:
+        starts, ends = np.array(ranges, np.int64).reshape(n, 2).T
+    a0 = int(starts[0])
+    length = int(ends[0]) - a0
+    stride = int(starts[1] - starts[0])
+    if prefix > length or stride < length or not bool((ends - starts == length).all()) or \
+            not bool((np.diff(starts) == stride).all()):
+        return False
+    head = np.frombuffer(src.read(a0, a0 + prefix), np.uint8)
+    block = max(1, _BLOCK_BYTES // stride)
+    for i in range(1, n, block):
+        j = min(n, i + block)
+        a = a0 + i * stride
+        data = np.frombuffer(src.read(a, a + (j - i - 1) * stride + prefix), np.uint8)
+        heads = np.lib.stride_tricks.as_strided(data, shape=(j - i, prefix),
+                                                strides=(stride, 1), writeable=False)
+        if not bool((heads == head).all()):
+            return False
+    return True

@@ -128,3 +128,30 @@ def test_a_first_tensor_with_a_field_after_its_payload_is_not_taken_in_bulk(
     got = _read(tmp_path, bytes(data))
     assert bulk_calls == [False]
     assert all(np.array_equal(g, np.full(4, i, np.float32)) for i, g in enumerate(got))
+
+
+@pytest.mark.parametrize("source", ["bytes", "file"])
+def test_validating_a_run_of_one_layout_takes_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    """readings/validate (no values, no mapping) check the run with ``same_layout``, a block
+    of elements per read, and give the verdict and summary of one by one."""
+    calls: list[bool] = []
+    real = engine.same_layout
+
+    def spy(*args: Any) -> bool:
+        calls.append(real(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(engine, "same_layout", spy)
+    data = _sequence([nh.from_array(np.full(4, i, np.float32), "t") for i in range(N)])
+    path = tmp_path / "run.pb"
+    path.write_bytes(data)
+    found = onnxdata.readings(data if source == "bytes" else
+                              onnxdata.explorer.open_buffer(path))
+    sequence = next(r for r in found if r.kind == "SequenceProto")
+    assert True in calls
+    assert sequence.valid and sequence.summary == f"sequence of {N} tensors, float32 [4]"
+    monkeypatch.setattr(engine, "same_layout", lambda *args: False)  # one by one, to compare
+    again = onnxdata.readings(data)
+    assert [(r.kind, r.valid, r.problems, r.summary) for r in found] == \
+        [(r.kind, r.valid, r.problems, r.summary) for r in again]

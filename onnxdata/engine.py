@@ -397,9 +397,14 @@ class Engine:
         if not kept:
             return []
         src = self.src
-        if name not in f.over and sum(b - a if wt == LEN else len(a) for wt, a, b in kept) \
-                <= _LONG_INTS:
-            return cast(list[int], varints(src, kept).view(np.int64).tolist())
+        if name not in f.over:
+            size = 0
+            for wt, a, b in kept:  # stops once long: a bogus reading may hold 1M pieces
+                size += b - a if wt == LEN else len(a)
+                if size > _LONG_INTS:
+                    break
+            else:
+                return cast(list[int], varints(src, kept).view(np.int64).tolist())
 
         def pieces() -> Iterable[Piece]:
             return f.pieces_of(name, where, schema, src)

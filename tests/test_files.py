@@ -105,24 +105,6 @@ def test_an_exception_part_way_leaves_the_old_file_whole(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v.pb"]
 
 
-def test_a_full_disk_during_save_leaves_the_old_file_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import errno
-
-    target = tmp_path / "v.pb"
-    target.write_bytes(b"old contents")
-
-    def no_space(fd: int) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "fsync", no_space)
-    with pytest.raises(OSError, match="No space left"):
-        onnxdata.save(onnxdata.load(SAMPLE, "sequence"), target)
-    assert target.read_bytes() == b"old contents"
-    assert sorted(os.listdir(tmp_path)) == ["v.pb"]
-
-
 def test_the_named_temporary_fallback_is_removed_on_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

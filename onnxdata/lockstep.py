@@ -265,43 +265,95 @@ def _stepwise(w: npt.NDArray[np.uint8], lo: int, s: npt.NDArray[np.int64],
 
 def keep(out: Fields, schema: Schema, bulk: Bulk, limit: int) -> None:
     """Add a batch of fields to ``out`` as ``walk.scan`` adds them one at a time."""
+    width = _period(bulk[0], bulk[1])
+    if width:
+        _keep_columns(out, schema, bulk, width, limit)
+    else:
+        _keep_masks(out, schema, bulk, limit)
+
+
+def _keep_masks(out: Fields, schema: Schema, bulk: Bulk, limit: int) -> None:
+    """``keep`` of any batch: each field number's entries picked out by a mask."""
     numbers, wts, a, b = bulk
     unknown = np.ones(numbers.size, bool)
+    present = np.bincount(numbers, minlength=16)  # one-byte tags: numbers 1 to 15
     for number, (name, kind) in schema.items():
+        if number >= 16 or not present[number]:
+            continue
         of = numbers == number
-        if not of.any():
-            continue
         want = _WIRE_OF[kind]
-        mine = of & (wts == want)
-        packed = of & (wts == LEN) if kind in (VARINTS, FIXED32S, FIXED64S) else None
-        taken = mine if packed is None else mine | packed
+        taken = of & (wts == want)
+        if kind in (VARINTS, FIXED32S, FIXED64S):
+            taken |= of & (wts == LEN)
         unknown &= ~taken
-        if not taken.any():
-            continue
-        if kind == SCALAR:
-            values = a[mine]
-            if name == "data_location":
-                low = values & np.uint64(0xFFFFFFFF)
-                good = (low == 0) | (low == 1)
-                if not good.all():
-                    out.bad_enum = int(values[~good][-1])
-                if good.any():
-                    out.scalars[name] = int(values[good][-1])
-            else:
-                out.scalars[name] = int(values[-1])
-        elif kind == LAST:
-            out.last[name] = (int(a[mine][-1]), int(b[mine][-1]))
-            out.counts[name] = out.counts.get(name, 0) + int(mine.sum())
-        elif kind == MANY:
-            _many_run(out, name, a[mine].astype(np.int64), b[mine])
-        else:
-            _pieces(out, name, wts[taken], a[taken], b[taken])
+        if taken.any():
+            _take(out, name, kind, wts[taken], a[taken], b[taken])
     if unknown.any():
         found = np.flatnonzero(unknown)
         take = min(int(found.size), limit - len(out.unknown))
         out.unknown.extend(zip(numbers[found[:take]].tolist(), wts[found[:take]].tolist(),
                                strict=True))
         out.unknown_more += int(found.size) - take
+
+
+def _period(numbers: npt.NDArray[np.int64], wts: npt.NDArray[np.int64]) -> int:
+    """The fields per occurrence when the batch repeats one layout of distinct field
+    numbers (``_uniform``'s batches), else 0."""
+    n = int(numbers.size)
+    if not n:
+        return 0
+    again = np.flatnonzero(numbers[1:] == numbers[0])
+    width = int(again[0]) + 1 if again.size else n
+    if n % width or len(set(numbers[:width].tolist())) != width:
+        return 0
+    rows = numbers.reshape(-1, width), wts.reshape(-1, width)
+    if not all(bool((r == r[0]).all()) for r in rows):
+        return 0
+    return width
+
+
+def _keep_columns(out: Fields, schema: Schema, bulk: Bulk, width: int, limit: int) -> None:
+    """``keep`` of a batch of ``width`` fields per occurrence in one layout, whose field
+    numbers differ: each field's values are one column, in wire order."""
+    numbers, wts, a, b = bulk
+    a2, b2 = a.reshape(-1, width), b.reshape(-1, width)
+    unknown: list[tuple[int, int]] = []
+    for j, (number, wt) in enumerate(zip(numbers[:width].tolist(), wts[:width].tolist(),
+                                         strict=True)):
+        spec = schema.get(number)
+        if spec is None or not (wt == _WIRE_OF[spec[1]] or (
+                wt == LEN and spec[1] in (VARINTS, FIXED32S, FIXED64S))):
+            unknown.append((number, wt))
+            continue
+        column = np.full(a2.shape[0], wt, np.int64)
+        _take(out, spec[0], spec[1], column, a2[:, j], b2[:, j])
+    if unknown:
+        found = a2.shape[0] * len(unknown)
+        take = max(0, min(found, limit - len(out.unknown)))
+        out.unknown.extend((unknown * (take // len(unknown) + 1))[:take])
+        out.unknown_more += found - take
+
+
+def _take(out: Fields, name: str, kind: int, wts: npt.NDArray[np.int64],
+          a: npt.NDArray[np.uint64], b: npt.NDArray[np.int64]) -> None:
+    """One field's entries of a batch (all of its wire type, or packed) added to ``out``."""
+    if kind == SCALAR:
+        if name == "data_location":
+            low = a & np.uint64(0xFFFFFFFF)
+            good = (low == 0) | (low == 1)
+            if not good.all():
+                out.bad_enum = int(a[~good][-1])
+            if good.any():
+                out.scalars[name] = int(a[good][-1])
+        else:
+            out.scalars[name] = int(a[-1])
+    elif kind == LAST:
+        out.last[name] = (int(a[-1]), int(b[-1]))
+        out.counts[name] = out.counts.get(name, 0) + int(a.size)
+    elif kind == MANY:
+        _many_run(out, name, a.astype(np.int64), b)
+    else:
+        _pieces(out, name, wts, a, b)
 
 
 def _pieces(out: Fields, name: str, wts: npt.NDArray[np.int64], a: npt.NDArray[np.uint64],

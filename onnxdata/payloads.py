@@ -204,15 +204,16 @@ def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np
     filled = 0  # and holds this many bytes from the chunks before
     for c in range(0, m, _CHUNK):
         stop = min(m, c + _CHUNK)
-        at = c
+        sizes = np.cumsum(ends[c:stop] - starts[c:stop])  # once per chunk
+        at, before = c, 0  # sizes[at - c - 1]: the chunk's bytes before ``at``
         while at < stop:
-            sizes = filled + np.cumsum(ends[at:stop] - starts[at:stop])
-            k = int(np.searchsorted(sizes, PIECE))
-            if k == int(sizes.size):
-                filled = int(sizes[-1])
+            k = int(np.searchsorted(sizes[at - c:], PIECE - filled + before))
+            if k == stop - at:
+                filled += int(sizes[-1]) - before
                 break
             yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1])
             first = at = at + k + 1
+            before = int(sizes[at - c - 1])
             filled = 0
     if first < m:
         yield from _part(src, starts[first:], ends[first:])
@@ -230,10 +231,7 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
         bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
         if bad.size:
             raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
-        inside = np.zeros(hi - lo + 1, np.int8)
-        inside[s - lo] += 1
-        inside[e - lo] -= 1
-        part = window[np.cumsum(inside[:-1], dtype=np.int8) > 0]
+        part = window[_inside(s - lo, e - lo, hi - lo)]
     else:  # runs far apart: read each
         pending = bytearray()
         for a, b in zip(s.tolist(), e.tolist(), strict=True):
@@ -244,6 +242,28 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
         part = np.frombuffer(bytes(pending), dtype=_U8)
     if part.size:
         yield part
+
+
+def _inside(s: npt.NDArray[np.int64], e: npt.NDArray[np.int64], size: int
+            ) -> npt.NDArray[np.bool_]:
+    """Which of ``size`` bytes lie in the runs ``[s, e)`` (non-empty, in order, apart).
+    Runs a few bytes apart (a message's fields seen as packed runs: the gaps are their
+    tags and length prefixes) by clearing the gaps' bytes, else by a running count."""
+    if not s.size:
+        return np.zeros(size, bool)
+    gaps = s[1:] - e[:-1]
+    widest = int(gaps.max()) if gaps.size else 0
+    if widest > 16:
+        inside = np.zeros(size + 1, np.int8)
+        inside[s] += 1
+        inside[e] -= 1
+        return np.cumsum(inside[:-1], dtype=np.int8) > 0
+    out = np.ones(size, bool)
+    out[:int(s[0])] = False
+    out[int(e[-1]):] = False
+    for j in range(widest):
+        out[e[:-1][gaps > j] + j] = False
+    return out
 
 
 def _last_end(part: npt.NDArray[np.uint8]) -> int:

@@ -179,3 +179,25 @@ def test_rows_of_one_length_whatever_their_bytes(rows: list[tuple[int, int, byte
     assert got is not None
     assert strings_array(data, got[0], got[1]).tolist() == values
     assert data[got[2]] == 0x42  # the name field's tag
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 30)), min_size=0, max_size=30),
+       st.integers(0, 5))
+def test_the_bytes_inside_packed_runs_are_those_a_running_count_finds(
+        runs: list[tuple[int, int]], tail: int) -> None:
+    # payloads._inside clears the gaps' bytes when runs are close, else counts; both
+    # must mark exactly the bytes of the runs
+    from onnxdata.payloads import _inside
+
+    starts, ends, pos = [], [], 0
+    for gap, length in runs:
+        starts.append(pos + gap)
+        ends.append(pos + gap + length)
+        pos += gap + length
+    size = pos + tail
+    expected = np.zeros(size, bool)
+    for a, b in zip(starts, ends, strict=True):
+        expected[a:b] = True
+    got = _inside(np.array(starts, np.int64), np.array(ends, np.int64), size)
+    assert np.array_equal(got, expected)

@@ -9,11 +9,25 @@ varint's value), and compare the two paths field by field.
 
 from __future__ import annotations
 
+from array import array
+from typing import Any
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxdata.lockstep import _stepwise, _uniform
+from onnxdata.lockstep import _keep_columns, _keep_masks, _period, _stepwise, _uniform
+from onnxdata.walk import (
+    MAP,
+    SEGMENT,
+    SEQUENCE,
+    SPARSE,
+    TENSOR,
+    Compact,
+    Fields,
+    RangeStore,
+    Schema,
+)
 from onnxdata.wire import encode_varint
 
 VARINTS = st.sampled_from([0, 1, 127, 128, 300, 2**35, 2**63, 2**64 - 1])
@@ -87,3 +101,40 @@ def test_varied_lengths_and_layouts_are_declined() -> None:
     s, e = np.array([0, len(one)], np.int64), np.array([len(one), 2 * len(one)], np.int64)
     assert _uniform(w, 0, s, e) is None
     assert _stepwise(w, 0, s, e) is not None
+
+
+def _state(out: Any) -> dict[str, Any]:
+    """A Fields' contents, with arrays and Compacts as lists, for comparing."""
+    def plain(x: Any) -> Any:
+        if isinstance(x, Compact):
+            return ("compact", list(x.wts), list(x.starts), list(x.ends))
+        if isinstance(x, list):
+            return [plain(v) for v in x]
+        if isinstance(x, tuple):
+            return tuple(plain(v) for v in x)
+        if isinstance(x, array):
+            return list(x)
+        if isinstance(x, RangeStore):
+            return ("ranges", list(x.starts), list(x.ends))
+        return x
+    return {k: {n: plain(v) for n, v in val.items()} if isinstance(val, dict) else plain(val)
+            for k, val in vars(out).items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(occurrence(), st.integers(1, 300), st.sampled_from([TENSOR, SEQUENCE, SPARSE, MAP, SEGMENT]),
+       st.integers(0, 50))
+def test_keeping_a_uniform_batch_by_columns_equals_keeping_it_by_masks(
+        first: bytes, count: int, schema: Schema, limit: int) -> None:
+    w, s, e = batch(first, count, -1, 0, 0)
+    bulk = _uniform(w, 0, s, e)
+    assert bulk is not None
+    by_columns, by_masks = Fields(), Fields()
+    width = _period(bulk[0], bulk[1])
+    if width:
+        _keep_columns(by_columns, schema, bulk, width, limit)
+    else:  # a number twice in one occurrence: only the masks can keep it
+        assert len(set(bulk[0].tolist())) < len(bulk[0]) // count
+        _keep_masks(by_columns, schema, bulk, limit)
+    _keep_masks(by_masks, schema, bulk, limit)
+    assert _state(by_columns) == _state(by_masks)

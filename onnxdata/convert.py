@@ -519,12 +519,18 @@ def _external(t: Any, path: str, dt: DataType, count: int,
     return read_external(base_dir, location, offset, need, where=epath), 0
 
 
-def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
+def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None, *,
+                  known: dict[str, Array] | None = None, checked: bool = False) -> SparseParts:
+    """Values, indices and shape; ``known`` holds parts already read, and ``checked`` says
+    the indices were found inside dims (``validate``'s rules) so are not looked at again."""
+    known = known or {}
     shape, total = _dims(sp.dims, path)
     vpath, ipath = _at(path, "values"), _at(path, "indices")
     if not sp.HasField("values"):
         raise _fail(vpath, "a sparse tensor needs values")
-    values = _read_tensor(sp.values, vpath, base_dir)
+    values = known.get("values")
+    if values is None:
+        values = _read_tensor(sp.values, vpath, base_dir)
     if values.ndim != 1:
         raise _fail(_at(vpath, "dims"), f"values must be 1-D, not {values.ndim}-D")
     nnz = values.shape[0]
@@ -535,7 +541,9 @@ def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
     if sp.indices.data_type != 7:
         raise _fail(_at(ipath, "data_type"), f"indices must be INT64 (7), not "
                     f"{sp.indices.data_type}")
-    indices = _read_tensor(sp.indices, ipath, base_dir)
+    indices = known.get("indices")
+    if indices is None:
+        indices = _read_tensor(sp.indices, ipath, base_dir)
     rank = len(shape)
     if indices.ndim == 1 and indices.shape[0] == nnz:
         bounds: Any = total
@@ -544,7 +552,7 @@ def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None) -> SparseParts:
     else:
         raise _fail(_at(ipath, "dims"), f"indices must be [{nnz}] or [{nnz}, {rank}] for "
                     f"{nnz} values in dims {list(shape)}, not {list(indices.shape)}")
-    bad = np.argwhere((indices < 0) | (indices >= bounds))
+    bad = np.zeros((0, 1)) if checked else np.argwhere((indices < 0) | (indices >= bounds))
     if bad.size:
         where = "[" + ", ".join(str(int(i)) for i in bad[0]) + "]"
         raise _fail(f"{ipath}{where}", f"index {indices[tuple(bad[0])]} lies outside dims "
@@ -558,9 +566,12 @@ def densify_cost(parts: SparseParts) -> tuple[int, str]:
     return math.prod(shape) * values.dtype.itemsize, f"dims {list(shape)} of {values.dtype}"
 
 
-def densify(parts: SparseParts, path: str, *, spent: bool = False) -> Array:
+def densify(parts: SparseParts, path: str, *, spent: bool = False,
+            checked: bool = False) -> Array:
     """The dense array of ``parts``; ``spent`` when the caller already took its bytes from
-    the call's budget (``read`` does, for every sparse tensor, before densifying any)."""
+    the call's budget (``read`` does, for every sparse tensor, before densifying any);
+    ``checked`` when the indices were found ascending and inside dims (``validate``'s
+    rules: ``to_numpy`` and ``read`` check them first), so they are not looked at again."""
     values, indices, shape = parts
     total = math.prod(shape)
     itemsize = values.dtype.itemsize
@@ -579,7 +590,7 @@ def densify(parts: SparseParts, path: str, *, spent: bool = False) -> Array:
         raise OnnxDataError(f"{path or 'sparse tensor'}: out of memory densifying "
                             f"{list(shape)} of {values.dtype} ({nbytes} bytes)") from exc
     if indices.ndim == 2:
-        if shape and indices.size and (bool((indices < 0).any())
+        if shape and indices.size and not checked and (bool((indices < 0).any())
                                        or bool((indices >= np.array(shape)).any())):
             raise _fail(_at(path, "indices"), f"an index lies outside dims {list(shape)}")
         linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
@@ -588,22 +599,29 @@ def densify(parts: SparseParts, path: str, *, spent: bool = False) -> Array:
         linear = indices
     # The rule is strictly ascending (lexicographic rows are ascending linear indices),
     # which rules out duplicates too: one comparison pass, not a sort.
-    if linear.size > 1 and not bool((linear[1:] > linear[:-1]).all()):
+    if not checked and linear.size > 1 and not bool((linear[1:] > linear[:-1]).all()):
         raise _fail(_at(path, "indices"), "indices must be ascending without duplicates")
-    if linear.size and (int(linear[0]) < 0 or int(linear[-1]) >= total):
+    if not checked and linear.size and (int(linear[0]) < 0 or int(linear[-1]) >= total):
         raise _fail(_at(path, "indices"), f"an index lies outside [0, {total})")
     out[linear] = values
     return out.reshape(shape)
 
 
 def _read_sparse(sp: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Array:
+    """A sparse tensor checked as ``validate`` checks it (its index rules included), then
+    densified without checking its indices again; parts the check read are used as read."""
     _check(path, sp, base_dir, depth)
+    known: dict[str, Array] = {}
     for field in ("values", "indices"):
         if sp.HasField(field):
             child = getattr(sp, field)
-            if depth + 1 > DEFAULT_MAX_DEPTH or quick_tensor(child) is None:
+            plain = quick_tensor(child) if depth + 1 <= DEFAULT_MAX_DEPTH else None
+            if plain is None:
                 _check(_at(path, field), child, base_dir, depth + 1)
-    return densify(_sparse_parts(sp, path, base_dir), path)
+            elif (fast := _plain_raw(plain)) is not None:
+                known[field] = fast
+    return densify(_sparse_parts(sp, path, base_dir, known=known, checked=True), path,
+                   checked=True)
 
 
 def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> list[Any]:

@@ -176,7 +176,7 @@ def densify_deferred(value: Any) -> Any:
     has budgeted them all."""
     if isinstance(value, Deferred):
         with _shape_errors(value.path):
-            return _read_only(densify(value.parts, value.path, spent=True))
+            return _read_only(densify(value.parts, value.path, spent=True, checked=True))
     if isinstance(value, list):
         return [densify_deferred(v) for v in value]
     if isinstance(value, dict):

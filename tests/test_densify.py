@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from onnxdata import (
     TensorProto,
     ValidationError,
     from_numpy,
+    read,
     to_numpy,
 )
 from onnxdata.convert import densify
@@ -62,19 +65,34 @@ def test_densify_is_one_scatter(picks: list[int], rank2: bool) -> None:
     assert np.array_equal(to_numpy(message), got)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(-3, 70), min_size=2, max_size=40))
-def test_any_linear_indices_get_validates_verdict(indices: list[int]) -> None:
-    """The bulk index check finds a fault exactly when the row-by-row check does."""
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 70), min_size=2, max_size=40), st.booleans())
+def test_any_linear_indices_get_validates_verdict(indices: list[int], raw: bool) -> None:
+    """The bulk index check finds a fault exactly when the row-by-row check does; to_numpy
+    and read (which densify without checking the indices again) refuse what it refuses."""
     sp = SparseTensorProto(dims=[64])
     sp.values.CopyFrom(TensorProto(data_type=1, dims=[len(indices)],
                                    raw_data=np.ones(len(indices), np.float32).tobytes()))
     sp.indices.CopyFrom(TensorProto(data_type=7, dims=[len(indices)]))
-    sp.indices.int64_data.extend(indices)
+    if raw:
+        sp.indices.raw_data = np.array(indices, "<i8").tobytes()
+    else:
+        sp.indices.int64_data.extend(indices)
     ok = all(0 <= i < 64 for i in indices) and all(a < b for a, b in pairwise(indices))
     assert (problems(sp) == []) == ok
     if ok:
         assert np.count_nonzero(to_numpy(sp)) == len(indices)
+        assert np.array_equal(_read(sp), to_numpy(sp))
     else:
         with pytest.raises(OnnxDataError):
             to_numpy(sp)
+        with pytest.raises(OnnxDataError):
+            _read(sp)
+
+
+def _read(sp: SparseTensorProto) -> Any:
+    """``onnxdata.read`` of ``sp``'s bytes, from a file of their own."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sp.pb"
+        path.write_bytes(sp.SerializeToString())
+        return read(path, "sparse_tensor", copy=True)

@@ -10,6 +10,12 @@ gives the batch's fields as arrays in wire order, which ``keep`` adds to a
 ``Fields`` as ``scan`` adds them one at a time. Anything unusual (a long tag, a
 group, bytes that break the wire format, an occurrence with many fields) sends
 the batch to the ordinary walk, which says what is wrong exactly as before.
+
+Most such batches are alike (a sequence's tensors of one shape differ only in
+their payloads and varint values): ``_uniform`` reads the first occurrence's
+layout and checks in two gathers that every other has the same length, tags,
+length prefixes and varint lengths, and ``keep`` then takes each field as one
+column, with no mask per field number.
 """
 
 from __future__ import annotations

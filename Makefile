@@ -120,10 +120,14 @@ test-pythons: $(PYENV_VENVS)
 build:
 	mkdir -p build
 
-# Our wheel, whose metadata gives every venv the dependencies pyproject lists.
-$(WHEEL): pyproject.toml | build
+# Our wheel, whose metadata gives every venv the dependencies pyproject lists: pure
+# (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
+# Every venv depends on it, so a change to the loop rebuilds them (their editable
+# installs compile it in place).
+$(WHEEL): pyproject.toml setup.py onnxdata/_varints.pyx | build
 	rm -rf build/wheel
-	flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps -w build/wheel .
+	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps \
+	  -w build/wheel .
 	touch $@
 
 lint: $(VENV)/.ok $(TYPING_TREE)

@@ -1,4 +1,4 @@
-"""Vectorised decoding of the wire format's bulk payloads, in pure numpy.
+"""Vectorised decoding of the wire format's bulk payloads, in pure numpy (and one C loop).
 
 Three primitives for the engine (``payloads`` decodes with the first and
 third, ``walk.scan`` splits runs of strings and of a sequence's tensors with
@@ -23,7 +23,12 @@ mask-and-shift steps); up to 8 bytes the same with 64-bit loads; longer ones
 ``read`` went from 4.4x slower than onnx's parse + to_array (a reduceat
 decoder over uint64 temporaries) to about 1.5x faster. protobuf's own decoder
 (the field's bytes parsed as a message, the repeated field copied to numpy)
-took as long as onnx's whole read, so it is not used.
+took as long as onnx's whole read, so it is not used. Still short of issue 14's
+2x: so where the compiled loop ``onnxdata._varints`` (Cython, built with the
+package when a C compiler is at hand) imported, it decodes instead, in one
+pass of 64-bit loads (W5 ``read`` about 3x onnx); the numpy code stays as the
+fallback and decides every error, so both raise the same WireError.
+``ONNXDATA_PURE_PYTHON=1`` (read at import) forces the fallback.
 
 Strings. Where each value starts depends on every length before it, so no
 numpy pass can find them all at once in general (a byte equal to the tag may
@@ -35,6 +40,8 @@ The bytes objects are then made in C through a fixed-width numpy array.
 
 from __future__ import annotations
 
+import os
+from types import ModuleType
 from typing import Any, Final
 
 import numpy as np
@@ -42,7 +49,24 @@ import numpy.typing as npt
 
 from onnxdata.wire import WireError
 
-__all__ = ["CHUNK", "decode_varints", "split_strings", "strings_array"]
+__all__ = ["CHUNK", "COMPILED", "decode_varints", "numpy_varints", "split_strings",
+           "strings_array"]
+
+
+def _compiled_loop() -> ModuleType | None:
+    """The compiled varint loop, unless it is not built or ONNXDATA_PURE_PYTHON is set."""
+    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from onnxdata import _varints
+    except ImportError:
+        return None
+    return _varints
+
+
+_LOOP: Final = _compiled_loop()
+#: Whether :func:`decode_varints` runs the compiled loop (else :func:`numpy_varints`).
+COMPILED: Final = _LOOP is not None
 
 #: Bytes of varints decoded per numpy pass.
 CHUNK: Final = 1 << 16
@@ -66,8 +90,52 @@ def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> 
     uint64 keeps a 10-byte varint's low 64 bits, as protobuf does; uint32 keeps
     the low 32 bits, as protobuf reads an int32 field. Raises WireError (its
     offset counted from the start of ``data``) for a varint longer than 10
-    bytes or cut off at the end.
+    bytes or cut off at the end. The compiled loop where it is built, else
+    :func:`numpy_varints`; the same values and errors either way.
     """
+    if _LOOP is None:
+        return numpy_varints(data, dtype)
+    want = np.dtype(dtype)
+    if want not in (_U32, _U64):
+        raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")
+    data = np.ascontiguousarray(data, _U8)
+    out = np.empty(int(data.size), want)  # at most one value per byte; trimmed at the end
+    got = int(_LOOP.decode(data, out))
+    if got < 0:
+        _raise_as_numpy(data, -got - 1, want)
+    return out[:got]
+
+
+def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) -> None:
+    """Raise what :func:`numpy_varints` raises for ``data``, whose first bad varint (over
+    10 bytes or cut off) starts at ``bad``.
+
+    The numpy decoder goes by chunks and may name a later varint of the chunk holding
+    ``bad`` (it looks at the chunk's end first). Its chunks end on the first varint end
+    at least ``CHUNK`` bytes on, and every varint before ``bad`` is whole, so the chunk
+    holding ``bad`` is found from those ends; the numpy decoder run from that chunk's
+    start raises its error there.
+    """
+    ends = np.flatnonzero(data[:bad] < 0x80)
+    at = 0
+    while True:
+        k = int(np.searchsorted(ends, at + CHUNK - 1))
+        if k == ends.size:
+            break
+        at = int(ends[k]) + 1
+    try:
+        numpy_varints(data[at:], want)
+    except WireError as exc:
+        raise WireError(exc.reason, (exc.offset or 0) + at) from None
+    # not reached (both decoders find the same bad varints); the loop's own finding
+    long = int(data.size) - bad > 10
+    raise WireError("varint longer than 10 bytes in packed field" if long
+                    else "truncated varint in packed field", bad)
+
+
+def numpy_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64
+                  ) -> npt.NDArray[Any]:
+    """:func:`decode_varints` in numpy passes, a chunk at a time (the fallback)."""
     want = np.dtype(dtype)
     if want not in (_U32, _U64):
         raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")

@@ -48,6 +48,18 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
     assert not any(n.startswith("onnxdata/generated/") and n.endswith(".proto") for n in names)
 
 
+def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> None:
+    """setup.py's optional extension (onnxdata/_varints.pyx): built wherever a C compiler
+    is at hand, as here, and typed for mypy by its stub."""
+    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
+        pytest.skip("ONNXDATA_PURE_PYTHON is set: the wheel is built pure (setup.py)")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "onnxdata/_varints.pyi" in names
+    assert [n for n in names if n.startswith("onnxdata/_varints.") and
+            n.endswith((".so", ".pyd"))], sorted(names)
+    assert "onnxdata/_varints.c" not in names  # Cython's output: a build product
+
+
 def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> None:
     zf = zipfile.ZipFile(wheel)
     meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
@@ -156,4 +168,6 @@ def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None
     with tarfile.open(sdist) as tf:
         names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
     assert "LICENSE" in names and "generated/onnx_data_pb2.pyi" in names
+    assert "onnxdata/_varints.pyx" in names and "setup.py" in names
+    assert "onnxdata/_varints.c" not in names
     assert not [n for n in names if n.startswith("tests/")]

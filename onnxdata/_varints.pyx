@@ -1,0 +1,115 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""The compiled loop behind ``decode.decode_varints``: a packed varint run in one pass.
+
+Varints of up to 8 bytes are decoded from unaligned little-endian 64-bit
+loads: a varint's last byte is the first byte without the continuation bit (a
+count of trailing zeros), the bytes after it are masked off and the 7-bit
+groups are squeezed together in three mask-and-shift steps, with no branch on
+the length. Each load yields two varints when both end in its 8 bytes (the
+next load's address waits on the lengths, so this halves that chain), or eight
+when all its bytes are one-byte varints.
+Longer varints (9 and 10 bytes: negative int32/int64) and the last 7 bytes of a
+run go one byte at a time.
+
+``decode`` returns the count of values written, or ``-(start + 1)`` where
+``start`` is the first byte of the first varint that is over 10 bytes or cut
+off at the end; ``decode.decode_varints`` then raises the WireError the numpy
+decoder raises for that run (the same reason and offset).
+"""
+
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int onnxdata_ctz64(unsigned long long x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int)i;
+    }
+    #else
+    static inline int onnxdata_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    static inline unsigned long long onnxdata_load_le64(const unsigned char *p) {
+        unsigned long long w; memcpy(&w, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        return w;
+    }
+    """
+    int onnxdata_ctz64(unsigned long long x) nogil
+    unsigned long long onnxdata_load_le64(const unsigned char *p) nogil
+
+ctypedef fused uint_out:
+    uint32_t
+    uint64_t
+
+cdef uint64_t STOP_BITS = 0x8080808080808080ULL
+
+
+cdef inline uint64_t _squeeze(uint64_t w) noexcept nogil:
+    """The value of the varint in the low bytes of ``w`` (the bytes after it zero)."""
+    cdef uint64_t x = w & 0x7F7F7F7F7F7F7F7FULL
+    x = ((x & 0x7F007F007F007F00ULL) >> 1) | (x & 0x007F007F007F007FULL)
+    x = ((x & 0x3FFF00003FFF0000ULL) >> 2) | (x & 0x00003FFF00003FFFULL)
+    return ((x & 0x0FFFFFFF00000000ULL) >> 4) | (x & 0x000000000FFFFFFFULL)
+
+
+cdef inline Py_ssize_t _run(const uint8_t *p, Py_ssize_t n, uint_out *out) noexcept nogil:
+    cdef Py_ssize_t i = 0, k = 0, start
+    cdef uint64_t w, stops, rest, value
+    cdef uint8_t b
+    cdef int shift, j
+    while i < n:
+        if i + 8 <= n:
+            w = onnxdata_load_le64(p + i)
+            stops = ~w & STOP_BITS  # the last byte of each varint in the word
+            if stops == STOP_BITS:  # eight one-byte varints
+                for j in range(8):
+                    out[k + j] = <uint_out>((w >> (8 * j)) & 0xFF)
+                k += 8
+                i += 8
+                continue
+            if stops:
+                # the first varint: its bytes up to its last (the lowest stop bit)
+                out[k] = <uint_out>_squeeze(w & (stops ^ (stops - 1)))
+                rest = stops & (stops - 1)
+                if rest:  # a second one ends in the word too: no second load needed
+                    out[k + 1] = <uint_out>_squeeze(
+                        (w & (rest ^ (rest - 1))) >> (onnxdata_ctz64(stops) + 1))
+                    k += 2
+                    i += (onnxdata_ctz64(rest) >> 3) + 1
+                else:
+                    k += 1
+                    i += (onnxdata_ctz64(stops) >> 3) + 1
+                continue
+        # 9 or 10 bytes, the last 7 bytes of the run, or a bad varint: a byte at a time
+        start = i
+        value = 0
+        shift = 0
+        while True:
+            if i >= n or i - start == 10:
+                return -(start + 1)
+            b = p[i]
+            i += 1
+            value |= (<uint64_t>(b & 0x7F)) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        out[k] = <uint_out>value
+        k += 1
+    return k
+
+
+def decode(const uint8_t[::1] data, uint_out[::1] out):
+    """Decode the varints of ``data`` into ``out`` (at least ``len(data)`` long): the count
+    written, or ``-(start + 1)`` for the first varint over 10 bytes or cut off."""
+    cdef Py_ssize_t n = data.shape[0], got
+    if out.shape[0] < n:
+        raise ValueError("decode needs an output of at least one value per input byte")
+    if n == 0:
+        return 0
+    with nogil:
+        got = _run(&data[0], n, &out[0])
+    return got

@@ -1,0 +1,211 @@
+"""The compiled varint loop (onnxdata._varints) against the numpy decoder it stands in for:
+the same arrays and the same WireErrors (reason and offset), and built where we develop."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+from google.protobuf.message import Message
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import onnxdata.decode as decode
+from onnxdata import OptionalProto, SequenceProto, TensorProto
+from onnxdata.wire import WireError, encode_varint, read_varint
+from tests.conftest import CORPUS, MANIFEST
+
+PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
+
+
+def built_loop() -> ModuleType | None:
+    """The compiled loop if it is built, even where ONNXDATA_PURE_PYTHON turns it off."""
+    try:
+        return importlib.import_module("onnxdata._varints")
+    except ImportError:
+        return None
+
+
+LOOP = built_loop()
+needs_loop = pytest.mark.skipif(LOOP is None, reason="onnxdata._varints is not built "
+                                "(test_the_loop_is_built fails for it in the dev venvs)")
+SETTINGS = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+U64 = (1 << 64) - 1
+
+
+def u8(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, np.uint8)
+
+
+def outcome(decoder: Any, data: bytes, dtype: Any) -> Any:
+    """The values as a list with their dtype, or the WireError's reason and offset."""
+    try:
+        got = decoder(u8(data), dtype)
+    except WireError as exc:
+        return ("error", exc.reason, exc.offset)
+    return (got.dtype.str, got.tolist())
+
+
+def assert_alike(data: bytes, chunk: int = decode.CHUNK) -> None:
+    for dtype in (np.uint64, np.uint32):
+        with mock.patch.object(decode, "CHUNK", chunk), mock.patch.object(decode, "_LOOP", LOOP):
+            compiled = outcome(decode.decode_varints, data, dtype)
+            numpy = outcome(decode.numpy_varints, data, dtype)
+        assert compiled == numpy, (data.hex() if len(data) < 200 else len(data), chunk)
+
+
+def test_the_loop_is_built() -> None:
+    """CI must not pass on the fallback alone: the dev venvs build the extension."""
+    if PURE:
+        pytest.skip("ONNXDATA_PURE_PYTHON is set: the numpy decoder is wanted here")
+    assert decode.COMPILED, "onnxdata._varints did not import: was the extension built?"
+    assert LOOP is not None and Path(LOOP.__file__ or "").suffix in (".so", ".pyd")
+
+
+def varint_of_length(length: int) -> st.SearchStrategy[bytes]:
+    """A minimal varint of exactly ``length`` bytes (10: any value from 2**63 up)."""
+    low = 0 if length == 1 else 1 << (7 * (length - 1))
+    high = min(U64, (1 << (7 * length)) - 1)
+    return st.integers(low, high).map(encode_varint)
+
+
+def padded(value: int, pad: int) -> bytes:
+    """``value``'s varint made ``pad`` bytes longer with continuation bytes of zero."""
+    e = encode_varint(value)
+    return e[:-1] + bytes([e[-1] | 0x80]) + b"\x80" * (pad - 1) + b"\x00"
+
+
+good = st.one_of(
+    st.integers(1, 10).flatmap(varint_of_length),
+    st.builds(padded, st.integers(0, (1 << 42) - 1), st.integers(1, 3)),
+    st.builds(lambda top: b"\xff" * 9 + bytes([top]), st.integers(1, 127)),  # bits past 64
+)
+bad = st.one_of(
+    st.builds(lambda n, last: b"\xff" * n + bytes([last]), st.integers(10, 14),
+              st.integers(0, 127)),  # 11 bytes or more
+    st.binary(min_size=1, max_size=12).map(lambda b: bytes(x | 0x80 for x in b)),  # no end
+)
+runs = st.lists(st.one_of(good, good, good, bad), max_size=60).map(b"".join)
+
+
+@needs_loop
+@pytest.mark.parametrize("chunk", [1, 3, 11, 16, decode.CHUNK])
+@SETTINGS
+@given(runs)
+def test_compiled_and_numpy_agree_on_runs(chunk: int, data: bytes) -> None:
+    assert_alike(data, chunk)
+
+
+@needs_loop
+@SETTINGS
+@given(st.lists(good, max_size=40).map(b"".join), st.binary(min_size=1, max_size=12))
+def test_compiled_and_numpy_agree_on_truncated_ends(data: bytes, tail: bytes) -> None:
+    assert_alike(data + bytes(x | 0x80 for x in tail))
+
+
+@needs_loop
+def test_empty_input() -> None:
+    assert_alike(b"")  # an empty array of each dtype from both
+
+
+@needs_loop
+@pytest.mark.parametrize("lead", [-12, -11, -10, -9, -2, -1, 0, 1, 2, 9, 10])
+@pytest.mark.parametrize("kind", ["fine", "long", "cut", "long-then-cut"])
+def test_chunk_boundaries(lead: int, kind: str) -> None:
+    """Runs of about CHUNK bytes with their odd varint just around the chunk's end (numpy
+    looks at a chunk's end before its inside, so which error it names depends on it)."""
+    head = b"\x81\x01" * ((decode.CHUNK + lead) // 2) + b"\x05" * ((decode.CHUNK + lead) % 2)
+    body = {
+        "fine": b"\xff" * 9 + b"\x01" + b"\x80\x80\x03",
+        "long": b"\xff" * 11 + b"\x01" + b"\x07",
+        "cut": b"\x02\x83\x84",
+        "long-then-cut": b"\xff" * 12 + b"\x01" + b"\x08" * 3 + b"\xff" * 4,
+    }[kind]
+    data = head + body + (b"" if kind in ("cut", "long-then-cut") else b"\x7f" * 40)
+    assert_alike(data)
+    assert_alike(b"\xff" * 20 + data)  # numpy may name the later one: at the chunk's end
+
+
+def corpus_tensors() -> Iterator[Message]:
+    """Every TensorProto inside the corpus's value files, however deeply nested."""
+    types: dict[str, type[Message]] = {"tensor": TensorProto, "sequence": SequenceProto,
+                                       "optional": OptionalProto}
+
+    def walk(message: Message) -> Iterator[Message]:
+        if isinstance(message, TensorProto):
+            yield message
+        for field, value in message.ListFields():
+            if field.message_type is None:
+                continue
+            for item in ([value] if isinstance(value, Message) else value):
+                yield from walk(item)
+
+    for entry in MANIFEST:
+        yield from walk(types[entry["kind"]].FromString((CORPUS / entry["path"]).read_bytes()))
+
+
+def packed(message: Message) -> bytes:
+    """The payload of ``message``'s one packed field."""
+    data = message.SerializeToString()
+    _, pos = read_varint(data, 0, len(data))
+    length, pos = read_varint(data, pos, len(data))
+    return data[pos:pos + length]
+
+
+@needs_loop
+def test_corpus_int_payloads() -> None:
+    payloads = []
+    for t in corpus_tensors():
+        for name in ("int32_data", "int64_data", "dims"):
+            if len(getattr(t, name)):
+                alone = TensorProto()
+                getattr(alone, name).extend(getattr(t, name))
+                payloads.append(packed(alone))
+    assert len(payloads) > 50  # the corpus's int tensors, shapes and more
+    for payload in payloads:
+        assert_alike(payload)
+        for cut in (1, 2):
+            assert_alike(payload[:-cut])  # cut off, where the last varint is long enough
+
+
+READ_CODE = """
+import hashlib, sys
+import numpy as np
+import onnxdata, onnxdata.decode
+value = onnxdata.read(sys.argv[1])
+print(onnxdata.decode.COMPILED, value.dtype, value.shape,
+      hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
+"""
+
+
+def test_read_alike_with_and_without_the_loop(tmp_path: Path) -> None:
+    """A W5-like file (float16 in int32_data, several chunks) read in a fresh process with
+    ONNXDATA_PURE_PYTHON=1 and without: the same array."""
+    f16 = np.random.default_rng(5).standard_normal(300_000).astype(np.float16)
+    t = TensorProto(data_type=TensorProto.FLOAT16, dims=[f16.size],
+                    int32_data=f16.view(np.uint16).astype(np.int32).tolist())
+    path = tmp_path / "w5.pb"
+    path.write_bytes(t.SerializeToString())
+    env = {k: v for k, v in os.environ.items() if k != "ONNXDATA_PURE_PYTHON"}
+    lines = {}
+    for pure in ("1", ""):
+        out = subprocess.run([sys.executable, "-c", READ_CODE, str(path)], capture_output=True,
+                             text=True, timeout=120, check=True,
+                             env={**env, "ONNXDATA_PURE_PYTHON": pure} if pure else env)
+        lines[pure] = out.stdout.split()
+    want = hashlib.sha256(f16.tobytes()).hexdigest()
+    assert lines["1"] == ["False", "float16", f"({f16.size},)", want]
+    assert lines[""][1:] == lines["1"][1:]
+    if not PURE:
+        assert lines[""][0] == "True"  # the loop's run, as test_the_loop_is_built

@@ -53,10 +53,16 @@ __all__ = ["BULK", "fields_many", "keep"]
 #: Occurrences, and bytes spanned, per batch: the arrays made stay a few MiB.
 _BATCH: Final = 1 << 14
 _SPAN: Final = 1 << 20
+#: Occurrences at least this long have only their heads read (``_uniform_heads``), at
+#: most _HEAD_BYTES of the first and as much of the others as holds its fields' heads.
+_LONG: Final = 1 << 12
+_HEAD_BYTES: Final = 1 << 10
 #: Fields per occurrence walked in lockstep; one with more goes to the ordinary walk.
 _STEPS: Final = 32
 _U64: Final = np.dtype(np.uint64)
 
+#: One occurrence's fields, and where its tags, lengths and varint values are (``_layout``).
+Layout = tuple[list[tuple[int, int, int, int, int]], list[int], list[int]]
 Bulk = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint64],
              npt.NDArray[np.int64]]
 
@@ -72,6 +78,13 @@ def fields_many(src: Source, ranges: RangeStore, runs: Container[int]
     while first < n:
         stop = min(n, first + _BATCH)
         lo = int(starts[first])
+        if int(ends[first] - lo) >= _LONG:  # long ones: their heads alone
+            s, e = starts[first:stop], ends[first:stop]
+            got = _uniform_heads(src, s, e)
+            if got is not None:
+                yield 0, BULK, 0, got, None
+                first = stop
+                continue
         stop = max(first + 1, int(np.searchsorted(ends[first:stop], lo + _SPAN,
                                                   side="right")) + first)
         s, e = starts[first:stop], ends[first:stop]
@@ -120,8 +133,7 @@ def _lockstep(w: npt.NDArray[np.uint8], lo: int, s: npt.NDArray[np.int64],
     return same if same is not None else _stepwise(w, lo, s, e)
 
 
-def _layout(w: npt.NDArray[np.uint8], at: int, end: int
-            ) -> tuple[list[tuple[int, int, int, int, int]], list[int], list[int]] | None:
+def _layout(w: npt.NDArray[np.uint8], at: int, end: int) -> Layout | None:
     """One occurrence's fields as ``(number, wire type, start, end, varint bytes)`` (offsets
     from ``at``; a VARINT field's start and end are those of its value bytes), with the
     offsets of its structural bytes (tags, length prefixes) and of its varint values' bytes;
@@ -130,17 +142,18 @@ def _layout(w: npt.NDArray[np.uint8], at: int, end: int
     exact: list[int] = []
     varint: list[int] = []
     p = at
+    known = int(w.size)  # bytes given: a field starting past them sends the batch away
     while p < end:
-        if len(fields) == _STEPS or w[p] >= 0x80 or not w[p] >> 3:
+        if p >= known or len(fields) == _STEPS or w[p] >= 0x80 or not w[p] >> 3:
             return None
         number, wt = int(w[p]) >> 3, int(w[p]) & 7
         exact.append(p - at)
         p += 1
         if wt in (VARINT, LEN):
             q = p
-            while q < end and q - p < 10 and w[q] >= 0x80:
+            while q < end and q < known and q - p < 10 and w[q] >= 0x80:
                 q += 1
-            if q == end or w[q] >= 0x80:
+            if q == end or q >= known or w[q] >= 0x80:
                 return None
             q += 1
             if wt == VARINT:
@@ -172,17 +185,49 @@ def _uniform(w: npt.NDArray[np.uint8], lo: int, s: npt.NDArray[np.int64],
         return None
     pos = s - lo
     first = int(pos[0])
-    found = _layout(w, first, first + size)
+    found = _layout(w[first:first + size], 0, size)
     if found is None:
         return None
+    width = _head_width(found)
+    return _from_heads(w[pos[:, None] + np.arange(width)], found, s)
+
+
+def _uniform_heads(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+                   ) -> Bulk | None:
+    """``_uniform`` of long occurrences whose fields all start in their first bytes (big
+    tensors, raw_data last): only each one's head is read, one small read each, not
+    their payloads."""
+    size = int(e[0] - s[0])
+    if not bool((e - s == size).all()):
+        return None
+    a0 = int(s[0])
+    found = _layout(np.frombuffer(src.peek(a0, a0 + min(size, _HEAD_BYTES)), np.uint8),
+                    0, size)
+    if found is None:
+        return None
+    width = _head_width(found)
+    heads = np.frombuffer(b"".join(src.peek(a, a + width) for a in s.tolist()), np.uint8)
+    return _from_heads(heads.reshape(int(s.size), width), found, s)
+
+
+def _head_width(found: Layout) -> int:
+    """How many first bytes of an occurrence hold its tags, lengths and varint values."""
+    _fields, exact, varint = found
+    return max(exact + varint) + 1
+
+
+def _from_heads(heads: npt.NDArray[np.uint8], found: Layout, s: npt.NDArray[np.int64]
+                ) -> Bulk | None:
+    """The batch's fields from each occurrence's first bytes (a row each), when every row
+    has the first row's tags and lengths and varints of its varints' lengths; else None."""
     fields, exact, varint = found
     if exact:
         cols = np.array(exact, np.int64)
-        if not bool((w[pos[:, None] + cols] == w[first + cols]).all()):
+        if not bool((heads[:, cols] == heads[0, cols]).all()):
             return None
     if varint:
         cols = np.array(varint, np.int64)
-        if not bool(((w[pos[:, None] + cols] ^ w[first + cols]) & 0x80 == 0).all()):
+        if not bool(((heads[:, cols] ^ heads[0, cols]) & 0x80 == 0).all()):
             return None
     n, width = int(s.size), len(fields)
     a = np.empty((n, width), _U64)
@@ -192,7 +237,7 @@ def _uniform(w: npt.NDArray[np.uint8], lo: int, s: npt.NDArray[np.int64],
         if nbytes:
             value = np.zeros(n, _U64)
             for k in range(nbytes):
-                byte = w[pos + start + k].astype(_U64) & np.uint64(0x7F)
+                byte = heads[:, start + k].astype(_U64) & np.uint64(0x7F)
                 value |= byte << np.uint64(7 * k)
             a[:, i] = value
         else:

@@ -33,6 +33,10 @@ __all__ = ["MIN_RUN", "plain_run_arrays", "same_layout"]
 MIN_RUN: Final = 32
 #: Prefix bytes compared per numpy call (bounds the temporaries).
 _BLOCK_BYTES: Final = 1 << 22
+#: Elements this many times longer than their prefix have each prefix read alone (one
+#: small read each) rather than a block of whole elements (2,000 tensors of 40 KB: 2,000
+#: reads of 20 bytes, not 76 MB).
+_SPARSE_STRIDE: Final = 256
 
 
 def plain_run_arrays(src: Source, ranges: RangeStore | list[tuple[int, int]],
@@ -96,6 +100,10 @@ def same_layout(src: Source, ranges: RangeStore | list[tuple[int, int]], prefix:
             not bool((np.diff(starts) == stride).all()):
         return False
     head = np.frombuffer(src.read(a0, a0 + prefix), np.uint8)
+    if stride >= _SPARSE_STRIDE * prefix:  # mostly payload: read the prefixes alone
+        want = bytes(head)
+        return all(src.peek(a, a + prefix) == want
+                   for a in range(a0 + stride, a0 + n * stride, stride))
     block = max(1, _BLOCK_BYTES // stride)
     for i in range(1, n, block):
         j = min(n, i + block)

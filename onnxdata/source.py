@@ -37,6 +37,9 @@ __all__ = ["WINDOW", "Mode", "Source"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
+#: The window read after a jump past a big payload: the next field's header is what is
+#: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
+_HOP_WINDOW: Final = 1 << 12
 #: Payloads decoded in pieces of this size when they are read rather than mapped.
 PIECE: Final = 1 << 24
 
@@ -145,7 +148,8 @@ class Source:
         at = self._win_at
         if start >= at and end <= at + len(self._win):
             return self._win, at
-        want = max(end - start, WINDOW)
+        near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
+        want = max(end - start, WINDOW if near else _HOP_WINDOW)
         want = min(want, self.size - start)
         chunk = self._pread(start, want)
         if len(chunk) < end - start:
@@ -160,6 +164,13 @@ class Source:
         buf, at = self.window(start, end) if end - start <= WINDOW else (
             self._exact(start, end), start)
         return bytes(buf[start - at:end - at])
+
+    def peek(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` read alone, with no window around them: for small reads
+        far apart (the heads of big elements)."""
+        if self._data is not None:
+            return bytes(self._data[start:end])
+        return self._exact(start, end)
 
     def u8(self, start: int, end: int) -> npt.NDArray[np.uint8]:
         """Payload bytes to decode (varints, indices): a view of memory or of the mapping, or

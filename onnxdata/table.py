@@ -33,6 +33,8 @@ _PROTOBUF_DEPTH: Final = 100
 _ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
                       4: "MAP", 5: "OPTIONAL"}
 _ELEM_KIND: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
+#: The most bytes before a tensor's payload compared to count it as the first (``count``).
+_LIKE_HEAD: Final = 1 << 10
 _CONTEXT: Final[dict[str, Schema]] = {"TensorProto": TENSOR, "OptionalProto": OPTIONAL,
                                       "SequenceProto": SEQUENCE}
 
@@ -81,6 +83,22 @@ class _Context:
         return v - (1 << 32) if v >= 1 << 31 else v
 
 
+def _raw_data_start(src: Source, start: int, end: int) -> int | None:
+    """Where the tensor ``[start, end)``'s raw_data payload starts when raw_data is its last
+    field and ends it; None otherwise (or when its bytes break the wire format)."""
+    from onnxdata.walk import fields
+
+    last = None
+    try:
+        for number, wt, _offset, a, b in fields(src, start, end):
+            last = (number, wt, a, b)
+    except WireError:
+        return None
+    if last is None or last[:2] != (9, LEN) or last[3] != end:
+        return None
+    return last[2]
+
+
 class _Table:
     def __init__(self, src: Source, limit: int | None, max_depth: int) -> None:
         self.src = src
@@ -125,10 +143,16 @@ class _Table:
     def count(self, message: str, start: int, end: int, depth: int) -> None:
         """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
         it, as ``message`` does once the table is full (the same count, the same
-        WireError at the same point), a run of elements at a time."""
+        WireError at the same point), a run of elements at a time.
+
+        A tensor with the length of the first one counted here and the same bytes before
+        its raw_data payload (which ends both) parses as that one does, field for field
+        (the argument of ``plain_runs``), so it has as many fields: a sequence's big
+        tensors cost one small read each, not a walk."""
         from onnxdata.walk import RUN, _walk
 
         schema = message_schema(message)
+        like: tuple[int, bytes, int] | None = None  # (length, bytes before the payload, fields)
         for number, wt, offset, a, b in _walk(self.src, ((start, end),), (), repeats=True):
             spec = schema.get(number)
             want = LEN if wt == RUN else wt
@@ -142,7 +166,16 @@ class _Table:
             if child is not None:
                 if depth + 1 > _PROTOBUF_DEPTH:
                     raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", offset)
+                if like is not None and child == "TensorProto" and b - a == like[0] and \
+                        self.src.read(a, a + len(like[1])) == like[1]:
+                    self.more += like[2]
+                    continue
+                before = self.more
                 self.count(child, a, b, depth + 1)
+                if like is None and child == "TensorProto":
+                    payload = _raw_data_start(self.src, a, b)
+                    if payload is not None and payload - a <= _LIKE_HEAD:
+                        like = (b - a, self.src.read(a, payload), self.more - before)
 
     def elements(self, message: str, first_at: int, starts: Any, ends: Any,
                  depth: int) -> None:

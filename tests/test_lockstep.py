@@ -9,6 +9,7 @@ varint's value), and compare the two paths field by field.
 
 from __future__ import annotations
 
+import tempfile
 from array import array
 from typing import Any
 
@@ -16,7 +17,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxdata.lockstep import _keep_columns, _keep_masks, _period, _stepwise, _uniform
+from onnxdata.lockstep import (
+    _keep_columns,
+    _keep_masks,
+    _period,
+    _stepwise,
+    _uniform,
+    _uniform_heads,
+)
+from onnxdata.source import Source
 from onnxdata.walk import (
     MAP,
     SEGMENT,
@@ -138,3 +147,30 @@ def test_keeping_a_uniform_batch_by_columns_equals_keeping_it_by_masks(
         _keep_masks(by_columns, schema, bulk, limit)
     _keep_masks(by_masks, schema, bulk, limit)
     assert _state(by_columns) == _state(by_masks)
+
+
+@settings(max_examples=150, deadline=None)
+@given(occurrence(), st.integers(1, 30), st.integers(-1, 29), st.integers(0, 40),
+       st.integers(0, 255), st.booleans())
+def test_long_occurrences_read_by_their_heads_equal_the_stepwise_walk_or_decline(
+        first: bytes, count: int, change: int, at: int, byte: int, in_file: bool) -> None:
+    # a long payload last (a big tensor's raw_data): only the heads are read
+    body = first + b"\x4a" + encode_varint(5000) + bytes(5000)
+    w, s, e = batch(body, count, change, at, byte)
+    src = Source.of_buffer(w.tobytes())
+    if in_file:
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(w.tobytes())
+            f.flush()
+            src = Source.of_file(f.name)
+            try:
+                got = _uniform_heads(src, s, e)
+            finally:
+                src.close()
+    else:
+        got = _uniform_heads(src, s, e)
+    expected = _stepwise(w, 0, s, e)
+    if change < 0 or change >= count:  # all alike: taken
+        assert got is not None
+    if got is not None:
+        assert same(got, expected)

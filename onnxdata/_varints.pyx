@@ -113,3 +113,32 @@ def decode(const uint8_t[::1] data, uint_out[::1] out):
     with nogil:
         got = _run(&data[0], n, &out[0])
     return got
+
+
+def scan(const uint8_t[::1] data):
+    """Facts of a run of whole varints in one pass, without decoding it: ``(count, long,
+    negative, zero)`` -- how many varints end in it, whether ten continuation bytes come
+    in a row (a varint over 10 bytes), whether a 10-byte varint's last byte has bit 0 set
+    (bit 63: a negative int64) and whether a varint is zero (a 0x00 after nothing but
+    0x80 bytes of its own)."""
+    cdef Py_ssize_t n = data.shape[0], i, count = 0, run = 0
+    cdef bint long_run = False, negative = False, zero = False, zeros = True
+    cdef uint8_t b
+    with nogil:
+        for i in range(n):
+            b = data[i]
+            if b < 0x80:
+                count += 1
+                if run == 9 and (b & 1):
+                    negative = True
+                if zeros and b == 0:
+                    zero = True
+                run = 0
+                zeros = True
+            else:
+                run += 1
+                if run == 10:
+                    long_run = True
+                if b != 0x80:
+                    zeros = False
+    return count, long_run, negative, zero

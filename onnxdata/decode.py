@@ -49,8 +49,8 @@ import numpy.typing as npt
 
 from onnxdata.wire import WireError
 
-__all__ = ["CHUNK", "COMPILED", "decode_varints", "numpy_varints", "split_strings",
-           "strings_array"]
+__all__ = ["CHUNK", "COMPILED", "decode_varints", "has_long_run", "numpy_scan",
+           "numpy_varints", "scan_varints", "split_strings", "strings_array"]
 
 
 def _compiled_loop() -> ModuleType | None:
@@ -131,6 +131,85 @@ def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) 
     long = int(data.size) - bad > 10
     raise WireError("varint longer than 10 bytes in packed field" if long
                     else "truncated varint in packed field", bad)
+
+
+def scan_varints(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
+    """Facts of a run of whole varints (no varint cut off at either end), not decoded:
+    ``(count, long, negative, zero)`` -- how many, whether ten continuation bytes come in a
+    row (a varint over 10 bytes), whether a 10-byte varint has bit 63 set (a negative
+    int64), whether one is zero. One pass of the compiled loop, else numpy passes."""
+    if _LOOP is not None:
+        count, long, negative, zero = _LOOP.scan(np.ascontiguousarray(part, _U8))
+        return int(count), bool(long), bool(negative), bool(zero)
+    return numpy_scan(part)
+
+
+def numpy_scan(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
+    """:func:`scan_varints` in numpy passes (the fallback)."""
+    low = part < 0x80
+    if has_long_run(~low):
+        return int(np.count_nonzero(low)), True, False, False
+    return int(np.count_nonzero(low)), False, _has_negative(part), _has_zero(part)
+
+
+def has_long_run(high: npt.NDArray[np.bool_]) -> bool:
+    """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
+    if not _four_in_a_row(high.view(_U8), 1):
+        return False
+    r2 = high[:-1] & high[1:]
+    if not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
+    return bool(r10.any())
+
+
+def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
+    """Some 4-aligned word of ``data`` has ``bit`` set in all four bytes: a cheap test that
+    no run of 7 or more such bytes exists when it fails (any 7 bytes in a row hold an
+    aligned word), on a quarter as many elements as the bytes."""
+    n = int(data.size) // 4 * 4
+    mask = np.uint32(bit * 0x01010101)
+    words = np.ascontiguousarray(data[:n]).view("<u4")
+    return bool(((words & mask) == mask).any())
+
+
+def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
+    """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
+    of whole varints: nine continuation bytes then that byte (no varint is longer)."""
+    if not _four_in_a_row(part, 0x80):
+        return False
+    high = part >= 0x80
+    r2 = high[:-1] & high[1:]
+    if int(part.size) < 10 or not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r9 = r8[:-1] & high[8:]
+    if not r9.any():
+        return False
+    last = part[9:]
+    return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
+
+
+def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
+    """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
+    one after continuation bytes that are all 0x80 back to the varint's start."""
+    zeros = part == 0
+    if not zeros.any():
+        return False
+    if zeros[0] or bool((zeros[1:] & (part[:-1] < 0x80)).any()):
+        return True
+    at = np.flatnonzero(zeros[1:] & (part[:-1] == 0x80)) + 1  # 0x00 after 0x80: rare
+    for _ in range(9):
+        if not at.size:
+            return False
+        at = at - 1  # every ``at`` is a 0x80 byte here
+        if bool((at == 0).any()) or bool((part[np.maximum(at - 1, 0)] < 0x80).any()):
+            return True  # the 0x80 starts its varint: all of it is zero
+        at = at[part[at - 1] == 0x80]
+    return False
 
 
 def numpy_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata import decode as _decode
+from onnxdata.decode import has_long_run, scan_varints
 from onnxdata.source import Source
 from onnxdata.walk import Compact, Piece, RangeStore, Where, occurrences
 from onnxdata.wire import LEN, VARINT, WireError
@@ -80,35 +81,12 @@ def count_varints(src: Source, a: int, b: int) -> int:
             continue
         if int(np.argmax(low)) + carry >= 10:
             raise WireError("varint longer than 10 bytes in packed field", at - carry)
-        if _has_long_run(~low):
+        if has_long_run(~low):
             raise WireError("varint longer than 10 bytes in packed field", at)
         carry = int(np.argmax(low[::-1]))
     if carry:
         raise WireError("truncated varint in packed field", b - carry)
     return total
-
-
-def _has_long_run(high: npt.NDArray[np.bool_]) -> bool:
-    """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
-    if not _four_in_a_row(high.view(_U8), 1):
-        return False
-    r2 = high[:-1] & high[1:]
-    if not r2.any():
-        return False
-    r4 = r2[:-2] & r2[2:]
-    r8 = r4[:-4] & r4[4:]
-    r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
-    return bool(r10.any())
-
-
-def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
-    """Some 4-aligned word of ``data`` has ``bit`` set in all four bytes: a cheap test that
-    no run of 7 or more such bytes exists when it fails (any 7 bytes in a row hold an
-    aligned word), on a quarter as many elements as the bytes."""
-    n = int(data.size) // 4 * 4
-    mask = np.uint32(bit * 0x01010101)
-    words = np.ascontiguousarray(data[:n]).view("<u4")
-    return bool(((words & mask) == mask).any())
 
 
 def varints(src: Source, pieces: Iterable[Piece] | None,
@@ -303,12 +281,12 @@ def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
             negative = negative or bool((part >= np.uint64(1 << 63)).any())
             zero = zero or not part.all()
             continue
-        low = part < 0x80
-        if _has_long_run(~low):
+        count, long, has_negative, has_zero = scan_varints(part)
+        if long:
             raise WireError("varint longer than 10 bytes in packed field", 0)
-        total += int(np.count_nonzero(low))
-        negative = negative or _has_negative(part)
-        zero = zero or _has_zero(part)
+        total += count
+        negative = negative or has_negative
+        zero = zero or has_zero
     if key is not None and len(src.measured) < 64:
         src.measured[key] = (total, negative, zero)
     return total, negative, zero
@@ -371,8 +349,9 @@ class WireInts(Sequence[int]):
                     negative = negative or bool((part >= np.uint64(1 << 63)).any())
                     zero = zero or not part.all()
                     continue
-                negative = negative or _has_negative(part)
-                zero = zero or _has_zero(part)
+                _count, _long, has_negative, has_zero = scan_varints(part)
+                negative = negative or has_negative
+                zero = zero or has_zero
             if self._signs is not None:
                 negative, zero = self._signs
             total = _product(self._raw())
@@ -425,43 +404,6 @@ class WireInts(Sequence[int]):
             if k == i:
                 return v
         raise IndexError(i)
-
-
-def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
-    """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
-    of whole varints: nine continuation bytes then that byte (no varint is longer)."""
-    if not _four_in_a_row(part, 0x80):
-        return False
-    high = part >= 0x80
-    r2 = high[:-1] & high[1:]
-    if int(part.size) < 10 or not r2.any():
-        return False
-    r4 = r2[:-2] & r2[2:]
-    r8 = r4[:-4] & r4[4:]
-    r9 = r8[:-1] & high[8:]
-    if not r9.any():
-        return False
-    last = part[9:]
-    return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
-
-
-def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
-    """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
-    one after continuation bytes that are all 0x80 back to the varint's start."""
-    zeros = part == 0
-    if not zeros.any():
-        return False
-    if zeros[0] or bool((zeros[1:] & (part[:-1] < 0x80)).any()):
-        return True
-    at = np.flatnonzero(zeros[1:] & (part[:-1] == 0x80)) + 1  # 0x00 after 0x80: rare
-    for _ in range(9):
-        if not at.size:
-            return False
-        at = at - 1  # every ``at`` is a 0x80 byte here
-        if bool((at == 0).any()) or bool((part[np.maximum(at - 1, 0)] < 0x80).any()):
-            return True  # the 0x80 starts its varint: all of it is zero
-        at = at[part[at - 1] == 0x80]
-    return False
 
 
 def _product(raw: Iterable[npt.NDArray[Any]]) -> int:

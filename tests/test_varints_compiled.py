@@ -209,3 +209,38 @@ def test_read_alike_with_and_without_the_loop(tmp_path: Path) -> None:
     assert lines[""][1:] == lines["1"][1:]
     if not PURE:
         assert lines[""][0] == "True"  # the loop's run, as test_the_loop_is_built
+
+
+@st.composite
+def whole_run(draw: st.DrawFn) -> bytes:
+    """Whole varints: minimal ones of every length, zeros padded with 0x80, and sometimes
+    a run of continuation bytes too long to be a varint."""
+    out = b""
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.integers(0, 9))
+        if kind < 6:
+            out += draw(varint_of_length(draw(st.integers(1, 10))))
+        elif kind < 8:
+            out += b"\x80" * draw(st.integers(0, 9)) + b"\x00"  # zero, padded
+        elif kind == 8:
+            out += bytes([draw(st.integers(0x80, 0xFF))]) * 9 + bytes([draw(st.integers(0, 0x7F))])
+        else:
+            out += b"\x81" * draw(st.integers(10, 12)) + b"\x01"  # over 10 bytes
+    return out
+
+
+@needs_loop
+@SETTINGS
+@given(whole_run())
+def test_the_compiled_scan_gives_the_numpy_facts(data: bytes) -> None:
+    """Count, a varint over 10 bytes, a negative int64 and a zero: the same both ways (the
+    numpy scan says no more than "long" once it finds a long run, as measure then raises)."""
+    assert LOOP is not None
+    count, long, negative, zero = LOOP.scan(u8(data))
+    expected = decode.numpy_scan(u8(data))
+    assert (count, long) == expected[:2]
+    if not long:
+        assert (negative, zero) == expected[2:]
+        values = [] if not data else decode.numpy_varints(u8(data)).tolist()
+        assert count == len(values)
+        assert negative == any(v >= 1 << 63 for v in values)

@@ -93,20 +93,12 @@ from onnxdata.messages import (
     kind_name,
 )
 from onnxdata.model_types import DeclaredType
+from onnxdata.rules_common import DEFAULT_MAX_DEPTH
+from onnxdata.rules_containers import element_type_problems, nested_type
+from onnxdata.rules_tensor import entries_in_range, repeated_array
 from onnxdata.strings import Strings, convert_strings
 from onnxdata.uniform import MIN_TENSORS, uniform_raw_arrays
-from onnxdata.validation import (
-    DEFAULT_MAX_DEPTH,
-    PlainTensor,
-    element_type_problems,
-    entries_in_range,
-    nested_type,
-    node_problems,
-    quick_tensor,
-    repeated_array,
-    too_deep,
-    validate,
-)
+from onnxdata.validation import PlainTensor, node_problems, quick_tensor, too_deep, validate
 
 __all__ = [
     "SparseParts",

@@ -34,11 +34,11 @@ from onnxdata.budget import spend
 from onnxdata.convert import (
     SparseParts,
     densify,
-    densify_cost,
     from_le_bytes,
     get_densify_limit,
     unpack_bits,
 )
+from onnxdata.convert_sparse import densify_cost
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints

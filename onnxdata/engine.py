@@ -14,7 +14,7 @@ are visited one at a time (``walk.occurrences``; their byte ranges are kept in
 16 bytes each, up to a fixed cap, else found again), nothing is built per
 element when validating, and a message's own problems that depend on its
 children (a sequence's shared data type) are inserted before the children's
-problems once known (``validation.ProblemSink``). Bytes that are not the kind's
+problems once known (``rules_common.ProblemSink``). Bytes that are not the kind's
 wire format raise ``WireError`` (a ``DecodeError``), as protobuf's parser
 refuses them: a message nested deeper than 100 too.
 """
@@ -34,15 +34,41 @@ from onnxdata.budget import spend
 from onnxdata.convert import (
     SparseParts,
     densify,
-    densify_cost,
     from_le_bytes,
     get_densify_limit,
     unpack_bits,
 )
+from onnxdata.convert_sparse import densify_cost
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
 from onnxdata.plain_runs import MIN_RUN, plain_run_arrays, same_layout
+from onnxdata.rules_common import (
+    DEFAULT_MAX_DEPTH,
+    ELEM_FIELDS,
+    OPTIONAL_FIELDS,
+    TYPED_FIELDS,
+    ProblemSink,
+)
+from onnxdata.rules_containers import (
+    NestedType,
+    element_type_problems,
+    map_problems,
+    optional_problems,
+    same_type_problems,
+    sequence_inner_type,
+    sequence_problems,
+    sparse_index_problems,
+    sparse_tensor_problems,
+)
+from onnxdata.rules_tensor import (
+    element_count,
+    external_data_problems,
+    numpy_shape_problems,
+    tensor_storage_problems,
+    typed_entry_problems,
+)
+from onnxdata.rules_wire import wire_field_problems
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -52,29 +78,7 @@ from onnxdata.summaries import (
     sparse_detail,
     tensor_detail,
 )
-from onnxdata.validation import (
-    DEFAULT_MAX_DEPTH,
-    ELEM_FIELDS,
-    OPTIONAL_FIELDS,
-    TYPED_FIELDS,
-    NestedType,
-    ProblemSink,
-    element_count,
-    element_type_problems,
-    external_data_problems,
-    map_problems,
-    numpy_shape_problems,
-    optional_problems,
-    same_type_problems,
-    sequence_inner_type,
-    sequence_problems,
-    sparse_index_problems,
-    sparse_tensor_problems,
-    tensor_storage_problems,
-    too_deep,
-    typed_entry_problems,
-    wire_field_problems,
-)
+from onnxdata.validation import too_deep
 from onnxdata.walk import (
     ENTRY,
     MAP,
@@ -129,7 +133,7 @@ def _join(path: str, name: str) -> str:
 
 class Outcome:
     """What one message gave: its value (when built), data type code, summary line, and
-    type all the way down (``validation.nested_type``'s, for the sequence rule)."""
+    type all the way down (``rules_containers.nested_type``'s, for the sequence rule)."""
 
     __slots__ = ("code", "ntype", "summary", "value")
 

@@ -33,9 +33,9 @@ from onnxdata.fit import DEFAULT_MAX_DEPTH, MESSAGE_NAMES, Fit, Misfit, fit
 from onnxdata.messages import KindName
 from onnxdata.model_file import Declared, declared_for
 from onnxdata.model_types import IO, DeclaredType, type_problems
+from onnxdata.rules_common import MAX_PROBLEMS
 from onnxdata.source import Source
 from onnxdata.table import DEFAULT_ROWS, ByteRow, rows
-from onnxdata.validation import MAX_PROBLEMS
 from onnxdata.wire import WireBuffer, WireError
 
 __all__ = [

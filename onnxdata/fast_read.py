@@ -45,9 +45,9 @@ from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.payloads import VARINT_CHUNK, decode_varints
+from onnxdata.rules_common import MAX_PROBLEMS
 from onnxdata.source import Mode, Source
 from onnxdata.strings import Strings, convert_strings
-from onnxdata.validation import MAX_PROBLEMS
 from onnxdata.wire import WireError
 
 __all__ = ["VARINT_CHUNK", "decode_varints", "external_value", "read"]

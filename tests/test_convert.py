@@ -28,7 +28,7 @@ from onnxdata import (
     sparse_parts,
     to_numpy,
 )
-from onnxdata.convert import _read_tensor
+from onnxdata.convert_tensor import _read_tensor
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 
 NUMERIC = [dt for dt in DATA_TYPES.values() if not dt.is_string]

@@ -191,8 +191,8 @@ def test_millions_of_dims_are_walked_in_chunks() -> None:
     import tracemalloc
 
     from onnxdata.payloads import WireInts
+    from onnxdata.rules_tensor import element_count
     from onnxdata.source import Source
-    from onnxdata.validation import element_count
     from onnxdata.wire import LEN
 
     dims = bytes([3, 1, 2] * 700_000) + b"\x05"  # 2.1 million dims, packed

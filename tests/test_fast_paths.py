@@ -27,13 +27,9 @@ from onnxdata import (
     to_numpy,
 )
 from onnxdata.dtypes import DATA_TYPES
-from onnxdata.validation import (
-    MAX_REPORTED,
-    TYPED_FIELDS,
-    entries_in_range,
-    quick_tensor,
-    typed_entry_problems,
-)
+from onnxdata.rules_common import MAX_REPORTED, TYPED_FIELDS
+from onnxdata.rules_tensor import entries_in_range, typed_entry_problems
+from onnxdata.validation import quick_tensor
 from tests.test_convert_properties import _KIND, typed_values
 
 SETTINGS = settings(max_examples=300, deadline=None,

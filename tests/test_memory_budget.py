@@ -147,7 +147,7 @@ def test_nested_sparse_tensors_count_too(limit_100: None) -> None:
 def test_memory_error_becomes_our_error_naming_the_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import onnxdata.convert as convert
+    import onnxdata.convert_containers as convert_containers
     import onnxdata.fast_read as fast_read
 
     def out_of_memory(*args: Any) -> Any:
@@ -156,7 +156,7 @@ def test_memory_error_becomes_our_error_naming_the_source(
     value = onnxdata.from_numpy([np.zeros(3, np.float32)], "sequence")
     path = tmp_path / "s.pb"
     onnxdata.save(value, path)
-    monkeypatch.setitem(convert._READERS, "sequence", out_of_memory)
+    monkeypatch.setitem(convert_containers._READERS, "sequence", out_of_memory)
     with pytest.raises(onnxdata.OnnxDataError, match="<SequenceProto>: out of memory in "
                                                      "to_numpy") as info:
         onnxdata.to_numpy(value)

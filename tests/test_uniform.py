@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+import onnxdata.rules_containers as rules_containers
 import onnxdata.validation as validation
 from onnxdata import SequenceProto, TensorProto, from_numpy
 from onnxdata.uniform import MIN_TENSORS, uniform_raw_tensors
@@ -119,9 +120,9 @@ def test_map_keys_checked_in_bulk_as_one_by_one(keys: list[int], key_type: int,
         keys = [k % 300 - 150 for k in keys]
     given_keys: Any = np.array(keys, np.int64) if as_array else keys
     kwargs: Any = {"values_elem_type": SequenceProto.TENSOR, "n_values": len(keys)}
-    bulk = validation.map_problems("m", key_type, given_keys, [], **kwargs)
-    with mock.patch.object(validation, "_keys_fine", lambda *_: False):
-        loop = validation.map_problems("m", key_type, given_keys, [], **kwargs)
+    bulk = rules_containers.map_problems("m", key_type, given_keys, [], **kwargs)
+    with mock.patch.object(rules_containers, "_keys_fine", lambda *_: False):
+        loop = rules_containers.map_problems("m", key_type, given_keys, [], **kwargs)
     assert bulk == loop
     if len(set(keys)) < len(keys):
         assert bulk
@@ -129,8 +130,8 @@ def test_map_keys_checked_in_bulk_as_one_by_one(keys: list[int], key_type: int,
 
 def test_string_keys_twice_are_found() -> None:
     keys = [f"k{i}".encode() for i in range(100)] + [b"k7"]
-    found = validation.map_problems("m", TensorProto.STRING, [], keys,
-                                    values_elem_type=SequenceProto.TENSOR)
+    found = rules_containers.map_problems("m", TensorProto.STRING, [], keys,
+                                          values_elem_type=SequenceProto.TENSOR)
     assert [p.message for p in found] == ["b'k7' appears again (first at string_keys[7])"]
 
 

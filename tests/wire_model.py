@@ -114,21 +114,23 @@ class _Skip(Exception):
     """The bytes use the probe's own field number; its order among the others is lost."""
 
 
-def _zero_in_group(fields: Any, inside: bool = False) -> bool:
+def _zero_in_group(fields: Any, inside: bool = False, depth: int = 0) -> bool:
     for f in fields:
         if f.field_number == 0 and inside:
             return True
-        if f.wire_type == 3 and _zero_in_group(f.data, True):
+        if f.wire_type == 3 and _zero_in_group(f.data, True, depth):
             return True
+        if f.wire_type == 2 and depth < 100 and upb7_zero_in_group(f.data, depth + 1):
+            return True  # a submessage's unknown group (a sequence's element)
     return False
 
 
-def upb7_zero_in_group(data: bytes) -> bool:
+def upb7_zero_in_group(data: bytes, depth: int = 0) -> bool:
     """upb 7 (protobuf 7.x) takes field number 0 inside an unknown group; protobuf 4.25
     and the spec refuse it, and so do we. True when ``data`` has one (at any depth of
-    groups of the top level)."""
+    groups, in the top level or in any length-delimited field that parses as a message)."""
     m = proto_parse(data, _PROBE)
-    return m is not None and _zero_in_group(UnknownFieldSet(m))
+    return m is not None and _zero_in_group(UnknownFieldSet(m), depth=depth)
 
 
 def check_iter_fields(data: bytes) -> None:

@@ -341,7 +341,9 @@ def _close_mismatch(a: Array, e: Array, tol: _Tolerance) -> npt.NDArray[np.bool_
         bound *= tol.rtol
         bound += tol.atol
         bad: npt.NDArray[np.bool_] = ~(diff <= bound)
-        bad |= np.isinf(bound)  # an infinite expected value is close only to itself
+        # an infinite (or NaN) value is close only to itself, whatever the tolerance (as
+        # numpy.isclose: an infinite atol makes every finite pair close, not every pair)
+        bad |= ~(np.isfinite(a) & np.isfinite(e))
         if bad.any():  # NaN or inf somewhere, or a real mismatch: look closer there only
             where = np.flatnonzero(bad)
             sa, se = a[where], e[where]

@@ -168,3 +168,23 @@ def test_as_json_and_bad_tolerances() -> None:
     assert isinstance(d, Difference)
     with pytest.raises(ValueError, match="rtol"):
         compare(1.0, 1.0, rtol=-1)
+
+
+@pytest.mark.parametrize("atol", [0.0, 0.1, 1.0, math.inf])
+@pytest.mark.parametrize("rtol", [0.0, 1e-3, math.inf])
+def test_closeness_is_numpys_isclose_with_any_tolerance_even_infinite(atol: float,
+                                                                      rtol: float) -> None:
+    # an infinite atol made every differing pair "differ" (the check meant for an infinite
+    # expected value fired on the infinite bound). The rule: numpy.isclose for finite
+    # pairs; an infinity or NaN is close only to itself (numpy 2 also calls inf close to a
+    # finite value when atol is infinite, which hides an overflow)
+    values = [0.0, 1.0, -1.0, 2.5, 1e300, math.inf, -math.inf, math.nan]
+    a = np.array([x for x in values for _ in values])
+    e = np.array([y for _ in values for y in values])
+    finite = np.isfinite(a) & np.isfinite(e)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.where(finite, np.isclose(a, e, rtol=rtol, atol=atol),
+                         (a == e) | (np.isnan(a) & np.isnan(e)))
+    for x, y, want in zip(a, e, close, strict=True):
+        got = compare(np.array([x]), np.array([y]), rtol=rtol, atol=atol)
+        assert (got == []) == bool(want), (x, y, rtol, atol)

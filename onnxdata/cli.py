@@ -24,13 +24,15 @@ readable. Files of 256 MiB or more get a progress bar on a terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 from rich import box
@@ -52,7 +54,6 @@ from onnxdata.explorer import (
     choose_kind,
     explore,
     kind_of_message,
-    open_buffer,
 )
 from onnxdata.fit import MESSAGE_NAMES
 from onnxdata.messages import KIND_NAMES, kind_name
@@ -156,10 +157,27 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status is the return value (also on a closed pipe)."""
     try:
-        return _run(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer()
+            return _run(argv)
     except BrokenPipeError:  # a write outside the consoles (argparse's help, say)
         _silence(sys.stdout)
         return 0
+
+
+def _warning_printer() -> Callable[..., None]:
+    """What shows a warning from the library (a model.onnx found but unusable, say) during
+    one command: one line of ours on stderr, each text once, not Python's
+    "file:line: UserWarning" form."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            _console(stderr=True).print(Text(f"onnxdata: warning: {text}", "yellow"))
+    return show
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -343,6 +361,7 @@ def _print_exploration(out: Console, result: Exploration,
 def _validate(files: Sequence[str], kind: str | None) -> int:
     out = _console()
     worst = 0
+    warned: set[str] = set()  # one broken model.onnx beside many files: said once
     for name in files:
         try:
             with progress_bar(_size(name), f"validating {Path(name).name}") as progress:
@@ -351,7 +370,8 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
             out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
             worst = 2
             continue
-        if result.model_warning is not None:
+        if result.model_warning is not None and result.model_warning not in warned:
+            warned.add(result.model_warning)
             out.print(Text.assemble((name, "bold"), ": ", ("warning", "yellow"),
                                     f": {result.model_warning}"))
         if result.ambiguous:
@@ -361,6 +381,12 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
                                     f"bytes): {valid[0].summary}"))
             continue
         chosen = result.chosen
+        if chosen is None and result.size == 0 and kind is None:
+            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+                                    ": the file is empty (0 bytes); no data message is "
+                                    "valid empty"))
+            worst = max(worst, 1)
+            continue
         if chosen is None:
             formed = [r for r in result.readings if r.well_formed]
             if _model_hint(name) and not result.valid_readings:
@@ -400,26 +426,27 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
 # --- show ----------------------------------------------------------------------------------
 
 def _show(name: str, kind: str | None, limit: int) -> int:
-    from onnxdata.fast_read import read
+    from onnxdata.fast_read import open_source, read_source
 
     out = _console()
     try:
         guessed = kind is None
-        with progress_bar(_size(name), f"reading {Path(name).name}") as progress:
+        with progress_bar(_size(name), f"reading {Path(name).name}") as progress, \
+                contextlib.closing(open_source(name)) as src:  # once: it may be a pipe
             if kind is None:
                 declared = declared_for(name)
                 if declared.warning is not None:
                     _console(stderr=True).print(
                         Text(f"onnxdata: warning: {declared.warning}", "yellow"))
                 try:
-                    kind = choose_kind(name, open_buffer(name), declared=declared,
+                    kind = choose_kind(name, src, declared=declared,
                                        how="--kind {}", progress=_part(progress, 0, 1 / 3))
                 except DecodeError as exc:
                     return _fail(f"{exc} (onnxdata explore {name} shows every reading)"
                                  f"{_model_hint(name)}")
             # read maps the file and makes views of its bytes: no tensor data is copied or
             # decoded, so a huge value costs little beyond the elements shown.
-            value = read(name, kind_name(kind))
+            value = read_source(src, kind_name(kind))
     except ValidationError as exc:
         if guessed and _model_hint(name):
             return _fail(f"cannot read {name}: no data message reads it validly"

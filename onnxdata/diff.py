@@ -12,6 +12,7 @@ equal, 1 when anything differs, 2 when anything cannot be read.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -66,20 +67,30 @@ def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
 
 def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
           atol: float) -> FileDiff:
+    from onnxdata.explorer import choose_kind
+    from onnxdata.fast_read import open_source, read_source
+
     try:
-        kinds: list[str | None] = [kind, kind]
-        if kind is None:
-            errors: list[OnnxDataError] = []
-            for i, p in enumerate((a, b)):
-                try:
-                    kinds[i] = _kind_of(p)
-                except DecodeError as exc:
-                    errors.append(exc)
-            if kinds[0] is None and kinds[1] is None:
-                raise errors[0]
-            kinds = [kinds[0] or kinds[1], kinds[1] or kinds[0]]
-        actual, expected = read_value(a, kinds[0]), read_value(b, kinds[1])
-        found = compare(actual, expected, rtol=rtol, atol=atol)
+        with contextlib.ExitStack() as stack:  # each file opened once: it may be a pipe
+            srcs = [stack.enter_context(contextlib.closing(open_source(p))) for p in (a, b)]
+            kinds: list[str | None] = [kind, kind]
+            if kind is None:
+                errors: list[OnnxDataError] = []
+                for i, (p, src) in enumerate(zip((a, b), srcs, strict=True)):
+                    try:
+                        kinds[i] = choose_kind(p, src, how="--kind {}")
+                    except DecodeError as exc:
+                        errors.append(exc)
+                if kinds[0] is None and kinds[1] is None:
+                    if srcs[0].size == srcs[1].size and \
+                            srcs[0].read(0, srcs[0].size) == srcs[1].read(0, srcs[1].size):
+                        # the same bytes are the same value, whatever kind they are read as
+                        return FileDiff(name, os.fspath(a), os.fspath(b), "equal", [])
+                    raise errors[0]
+                kinds = [kinds[0] or kinds[1], kinds[1] or kinds[0]]
+            actual, expected = (read_source(src, None if k is None else kind_name(k))
+                                for src, k in zip(srcs, kinds, strict=True))
+            found = compare(actual, expected, rtol=rtol, atol=atol)
     except (OnnxDataError, OSError) as exc:
         return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable", error=_reason(exc))
     return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found else "equal",
@@ -114,9 +125,15 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                       pa, pb, kind, rtol, atol)]
     names_a = {p.name for p in pa.glob("*.pb")}
     names_b = {p.name for p in pb.glob("*.pb")}
-    if not names_a and not names_b:  # two test case folders, or nothing to compare
-        return _diff_sets(pa, pb, rtol, atol, kind)
+    cases = [_has_sets(pa), _has_sets(pb)]
+    if cases[0] != cases[1] and (names_a if cases[1] else names_b):
+        case, one = (pb, pa) if cases[1] else (pa, pb)
+        raise OnnxDataError(f"{case} is a test case folder (test_data_set_N inside) and {one} "
+                            f"is not: compare a data set with a data set, e.g. "
+                            f"onnxdata diff {one} {case}/test_data_set_0")
     out: list[FileDiff] = []
+    if any(cases) or not (names_a or names_b):  # test case folders (or nothing to compare)
+        out += _diff_sets(pa, pb, rtol, atol, kind)  # and loose .pb files beside their sets
     for name in sorted(names_a | names_b, key=_file_order):
         if name not in names_b:
             out.append(FileDiff(name, os.fspath(pa / name), None, "missing",
@@ -127,6 +144,10 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
         else:
             out.append(_pair(name, pa / name, pb / name, kind, rtol, atol))
     return out
+
+
+def _has_sets(folder: Path) -> bool:
+    return any(p.is_dir() for p in folder.glob("test_data_set_*"))
 
 
 def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None

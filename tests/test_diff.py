@@ -86,7 +86,53 @@ def test_a_kind_only_one_side_can_tell_is_used_for_both(tmp_path: Path) -> None:
     (f,) = diff_paths(one, two)
     assert f.status == "different"
     assert [d.what for d in f.differences] == ["length"]
-    (f,) = diff_paths(one, one)
-    assert f.status == "unreadable" and "say which" in f.error and 'kind="sequence"' in f.error
+    (f,) = diff_paths(one, one)  # the same bytes: equal whatever they are read as
+    assert f.status == "equal"
+    other = tmp_path / "other.pb"
+    write_value(other, [np.zeros(2, np.float32)], "sequence", name="s")
+    (f,) = diff_paths(one, other)  # both ambiguous, and different: say how to pick
+    assert f.status == "unreadable" and "say which" in f.error and "--kind sequence" in f.error
     (f,) = diff_paths(one, one, kind="sequence")
     assert f.status == "equal"
+    (f,) = diff_paths(one, other, kind="sequence")
+    assert f.status == "different"
+
+
+def _two_cases(tmp_path: Path) -> tuple[Path, Path]:
+    """Two copies of a test case whose output_0 differs in one nested element."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(NODE / "test_sequence_insert_at_back", a)
+    shutil.copytree(NODE / "test_sequence_insert_at_back", b)
+    out = b / "test_data_set_0" / "output_0.pb"
+    value = [np.array(v) for v in onnxdata.read(out)]
+    value[2][0] = 99
+    onnxdata.write(value, out, "sequence")
+    return a, b
+
+
+def test_case_folders_with_loose_files_still_compare_their_data_sets(tmp_path: Path) -> None:
+    # a loose .pb beside the sets (the README's tour writes copy.pb there) hid every set
+    a, b = _two_cases(tmp_path)
+    shutil.copy(a / "test_data_set_0" / "input_0.pb", a / "copy.pb")
+    found = {f.name: f.status for f in diff_paths(a, b)}
+    assert found["test_data_set_0/output_0.pb"] == "different"
+    assert found["test_data_set_0/input_0.pb"] == "equal"
+    assert found["copy.pb"] == "missing"
+
+
+def test_a_data_set_against_a_case_folder_says_how_to_compare(tmp_path: Path) -> None:
+    a, b = _two_cases(tmp_path)
+    with pytest.raises(onnxdata.OnnxDataError, match="test case folder") as info:
+        diff_paths(a / "test_data_set_0", b)
+    assert f"{b}/test_data_set_0" in str(info.value)
+
+
+def test_a_broken_model_is_one_warning_line_of_ours(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = _two_cases(tmp_path)
+    model = a / "model.onnx"
+    model.write_bytes(model.read_bytes()[:50])
+    assert main(["diff", str(a / "test_data_set_0"), str(b / "test_data_set_0")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("onnxdata: warning: cannot read") == 1, err
+    assert "UserWarning" not in err and ".py:" not in err

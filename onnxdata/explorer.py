@@ -260,7 +260,8 @@ class Exploration:
 
 def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, *,
                 declared: Declared | None = None, how: str = 'kind="{}"',
-                progress: Callable[[float], None] | None = None) -> KindName:
+                progress: Callable[[float], None] | None = None,
+                strict: bool = False) -> KindName:
     """The kind to read a file as when none is given: the model's declared kind in the
     ``test_data_set_N/input_K.pb`` layout, else the only valid reading.
 
@@ -269,7 +270,10 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, 
     out with a UserWarning. Several valid readings (a one-element sequence is also
     an optional) raise DecodeError naming each and how to pick one (``how``
     formats a kind name, e.g. ``--kind {}``); with none valid the first
-    well-formed one is taken, and with none well-formed DecodeError names the nearest.
+    well-formed one is taken (its problems are what to show), or with ``strict``
+    (``load`` and ``read``, which promise the only valid reading) DecodeError
+    says so, and with none well-formed DecodeError names the nearest. An empty file
+    is no message's valid bytes: DecodeError says it is empty.
     ``progress`` is as for ``readings``.
     """
     from onnxdata.errors import DecodeError
@@ -290,6 +294,14 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, 
         raise DecodeError(f"{ambiguity(valid)}: say which with "
                           f"{' or '.join(how.format(r.kind_name) for r in valid)}", source=name)
     formed = [r for r in rs if r.well_formed]
+    if rs and rs[0].source.size == 0:
+        raise DecodeError("the file is empty (0 bytes): no data message is valid empty",
+                          source=name)
+    if formed and strict:
+        problems = formed[0].problems
+        first = f": {problems[0]}" if problems else ""
+        raise DecodeError(f"no kind reads it validly; nearest is {formed[0].kind}{first}",
+                          source=name)
     if formed:
         return formed[0].kind_name
     best = rs[0]

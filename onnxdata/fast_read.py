@@ -50,7 +50,8 @@ from onnxdata.source import Mode, Source
 from onnxdata.strings import Strings, convert_strings
 from onnxdata.wire import WireError
 
-__all__ = ["VARINT_CHUNK", "decode_varints", "external_value", "read"]
+__all__ = ["VARINT_CHUNK", "decode_varints", "external_value", "open_source", "read",
+           "read_source"]
 
 #: The nesting protobuf's parser allows; deeper values are refused the same way.
 MAX_DEPTH: Final = 100
@@ -86,36 +87,52 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
     for the whole call (``set_densify_limit``).
     """
     name = os.fspath(path)
-    folder = Path(base_dir) if base_dir is not None else Path(name).parent
+    src = open_source(name, copy=copy)
     try:
-        src = _mapped(name, "copy" if copy else "mmap")
-    except OSError as exc:
-        raise DecodeError(f"cannot open: {exc}", source=name) from exc
-    try:
-        chosen: KindName
-        if kind is None:
-            from onnxdata.files import chosen_kind
-
-            chosen = chosen_kind(name, src)
-        else:
-            chosen = kind_name(kind)
-        engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,
-                        max_problems=max_problems)
-        try:
-            with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
-                value = engine.run(chosen).value
-        except WireError as exc:
-            raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
-                              offset=exc.offset) from exc
-        src.check()
-        src.finish()
-        if engine.problems:
-            raise ValidationError(engine.problems.result(), source=name)
-        if engine.deferred:
-            value = densify_deferred(value)
-        return convert_strings(value, strings, name)
+        return read_source(src, kind, base_dir=base_dir, max_depth=max_depth,
+                           max_problems=max_problems, strings=strings)
     finally:
         src.close()
+
+
+def open_source(path: str | os.PathLike[str], *, copy: bool = False) -> Source:
+    """The file at ``path`` opened for ``read_source`` (mapped, or one copy); a pipe or FIFO
+    is read once to its end, so open it once and hand the Source to everything."""
+    name = os.fspath(path)
+    try:
+        return _mapped(name, "copy" if copy else "mmap")
+    except OSError as exc:
+        raise DecodeError(f"cannot open: {exc}", source=name) from exc
+
+
+def read_source(src: Source, kind: Kind | None = None, *,
+                base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
+                max_problems: int = MAX_PROBLEMS, strings: Strings = "bytes") -> Any:
+    """``read`` of an open Source (``open_source``); the caller closes it."""
+    name = src.name
+    folder = Path(base_dir) if base_dir is not None else Path(name).parent
+    chosen: KindName
+    if kind is None:
+        from onnxdata.files import chosen_kind
+
+        chosen = chosen_kind(name, src)
+    else:
+        chosen = kind_name(kind)
+    engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,
+                    max_problems=max_problems)
+    try:
+        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
+            value = engine.run(chosen).value
+    except WireError as exc:
+        raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
+                          offset=exc.offset) from exc
+    src.check()
+    src.finish()
+    if engine.problems:
+        raise ValidationError(engine.problems.result(), source=name)
+    if engine.deferred:
+        value = densify_deferred(value)
+    return convert_strings(value, strings, name)
 
 
 def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt: DataType,

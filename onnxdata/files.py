@@ -152,7 +152,7 @@ def chosen_kind(name: str | None, data: Buffer | WalkSource) -> KindName:
     from onnxdata.explorer import choose_kind
 
     try:
-        return choose_kind(name, data)
+        return choose_kind(name, data, strict=True)
     except DecodeError as exc:
         how = ("" if "kind=" in exc.reason  # the ambiguity already names the kinds to pass
                else f"; pass kind= (one of {', '.join(KIND_NAMES)})")

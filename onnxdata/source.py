@@ -22,8 +22,10 @@ duplicate of the descriptor as long as the mapping lives (one per live result).
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
+import stat
 import sys
 from typing import Any, Final, Literal
 
@@ -80,6 +82,12 @@ class Source:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            if not stat.S_ISREG(st.st_mode):  # a pipe, FIFO or device: its bytes as they come
+                data = _read_stream(fd)
+                os.close(fd)
+                return cls(path, len(data), data=data)
             stamp = (st.st_size, st.st_mtime_ns)
             size = st.st_size
             if mode == "copy":
@@ -240,6 +248,16 @@ class Source:
             parts.append(part)
             got += len(part)
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _read_stream(fd: int) -> bytes:
+    """Everything a pipe, FIFO or device gives until its end (its size says nothing)."""
+    parts: list[bytes] = []
+    while True:
+        part = os.read(fd, 1 << 20)
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
 
 
 def _readinto(fd: int, buf: bytearray) -> int:

@@ -1,4 +1,4 @@
-"""The ``onnxdata`` command line: explore, validate and show data message files.
+"""The ``onnxdata`` command line: explore, validate, show, diff and run data message files.
 
   onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND]
                         [--rows N|all] [--json] [--html OUT.html]

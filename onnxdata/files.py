@@ -125,11 +125,11 @@ def load(source: Source, kind: Any = None) -> Any:
                           offset=where[1] if where else None) from exc
     if len(UnknownFieldSet(message)):
         where = _misfit(data, message_name)
-        if where is not None:
+        if where is not None:  # stacklevel 3: past no_memory_error's wrapper, the caller
             warnings.warn(UnknownFieldsWarning(
                 f"{name} parses as {message_name} only by setting fields aside as unknown "
                 f"({where[0]} at byte {where[1]}): it may hold another message"
-                f"{_explore_hint(name)}"), stacklevel=2)
+                f"{_explore_hint(name)}"), stacklevel=3)
     return message
 
 

@@ -203,9 +203,13 @@ class _Reader:
     def model(self) -> ModelTypes:
         inputs: list[ModelValue] = []
         outputs: list[ModelValue] = []
+        graphs = 0
         for _, g0, g1 in self._walk(0, self.size, frozenset({_GRAPH})):
+            graphs += 1
             for number, v0, v1 in self._walk(g0, g1, frozenset({_INPUT, _OUTPUT})):
                 (inputs if number == _INPUT else outputs).append(self._value(v0, v1))
+        if not graphs:  # a value file given as --model, say: not "a model of 0 inputs"
+            raise WireError("it has no graph (field 7): not an ONNX model", 0)
         return ModelTypes(self.name, tuple(inputs), tuple(outputs))
 
     def _value(self, start: int, end: int) -> ModelValue:

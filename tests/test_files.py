@@ -150,3 +150,15 @@ def test_save_into_a_missing_folder_is_an_os_error_and_leaves_nothing(tmp_path: 
     with pytest.raises(OSError):
         onnxdata.save(onnxdata.SequenceProto(), tmp_path / "missing" / "v.pb")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_unknown_fields_warning_points_at_the_callers_line() -> None:
+    import warnings
+
+    tensor = Path(__file__).parent / "data" / "onnx-node" / "test_abs" / "test_data_set_0" / \
+        "input_0.pb"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        onnxdata.load(tensor, "sequence")  # a tensor read as a sequence
+    (w,) = [w for w in caught if issubclass(w.category, onnxdata.UnknownFieldsWarning)]
+    assert w.filename == __file__

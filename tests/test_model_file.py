@@ -276,3 +276,10 @@ def test_load_test_data_set_names_the_folder(tmp_path: Path) -> None:
         onnxdata.load_test_data_set(f)
     inputs, _ = onnxdata.load_test_data_set(f.parent)
     assert np.array_equal(inputs[0], onnxdata.read(f, "tensor"))
+
+
+def test_a_value_file_given_as_the_model_is_not_an_onnx_model() -> None:
+    # it parsed as a ModelProto of no graph, and was then "a model of 0 inputs"
+    value = TENSOR_CASE / "test_data_set_0" / "input_0.pb"
+    with pytest.raises(DecodeError, match="no graph .* not an ONNX model"):
+        read_model_types(value)

@@ -281,5 +281,5 @@ def test_load_test_data_set_names_the_folder(tmp_path: Path) -> None:
 def test_a_value_file_given_as_the_model_is_not_an_onnx_model() -> None:
     # it parsed as a ModelProto of no graph, and was then "a model of 0 inputs"
     value = TENSOR_CASE / "test_data_set_0" / "input_0.pb"
-    with pytest.raises(DecodeError, match="no graph .* not an ONNX model"):
+    with pytest.raises(DecodeError, match=r"no graph .* not an ONNX model"):
         read_model_types(value)

@@ -15,8 +15,10 @@ output with ``compare``. What ORT wants, and onnxdata's values are not:
 * an empty optional as ``None``, a sequence as a list (as onnxdata has them).
 
 ORT's outputs come back as the declared types (map values as arrays of the
-declared element type) before they are compared, and can be written as a new
-test data set (``onnxdata run --write-outputs``).
+declared element type) before they are compared. ``onnxdata run --write-outputs``
+adds them to the sets that have no expected outputs (inputs only, as a user
+writes them before the first run); ``--write-outputs DIR`` writes every set with
+ORT's outputs as a new test case in DIR.
 
 ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 """
@@ -28,6 +30,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -273,8 +276,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
     add_tolerances(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--write-outputs", action="store_true",
-                   help="write each set's inputs with ORT's outputs as a new test_data_set_N")
+    p.add_argument("--write-outputs", nargs="?", const="", metavar="DIR",
+                   help="alone: add ORT's outputs to the sets that have no expected outputs; "
+                        "with DIR: write each set's inputs and ORT's outputs to "
+                        "DIR/test_data_set_N, with the model (a test case to run)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -316,18 +321,35 @@ def main(args: argparse.Namespace) -> int:
         return 2
     results: list[OutputResult] = []
     written: list[str] = []
+    kept: list[str] = []  # sets with expected outputs, left as they are
     for folder in sets:
         got = _run(session, folder, args.rtol, args.atol)
         results.extend(got)
-        if args.write_outputs and got and all(r.index >= 0 for r in got):
-            written.append(os.fspath(_write_outputs(session, folder, got)))
+        if args.write_outputs is None or not got or any(r.index < 0 for r in got):
+            continue
+        try:
+            if args.write_outputs:  # a new test case: DIR/test_data_set_N and the model
+                written.append(os.fspath(_write_outputs(session, folder, got,
+                                                        Path(args.write_outputs))))
+            elif all(r.status == "unchecked" for r in got):  # outputs filled in
+                written.append(os.fspath(_write_outputs(session, folder, got, None)))
+            else:
+                kept.append(folder.name)
+        except (OnnxDataError, OSError) as exc:
+            err.print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+            return 2
     code = exit_code(results)
     if args.json:
         write_text(json.dumps({"model": os.fspath(model_path), "passed": code == 0,
                                "rtol": args.rtol, "atol": args.atol, "written": written,
+                               "kept": kept,
                                "results": [r.as_json() for r in results]}, indent=2) + "\n")
         return code
     _print(console(), results, written)
+    if kept:
+        console().print(f"not written: {', '.join(kept)} (expected outputs there already; "
+                        "--write-outputs DIR writes ORT's outputs to a new test case)",
+                        markup=False, soft_wrap=True)
     return code
 
 
@@ -338,12 +360,23 @@ def exit_code(results: list[OutputResult]) -> int:
     return 1 if any(r.status == "fail" for r in results) else 0
 
 
-def _write_outputs(s: _Session, folder: Path, results: list[OutputResult]) -> Path:
+def _write_outputs(s: _Session, folder: Path, results: list[OutputResult],
+                   case: Path | None) -> Path:
+    """The set's inputs and ORT's outputs: in place (``case`` None: a set without expected
+    outputs gets them), or as ``case``/the set's name beside a copy of the model (an
+    existing non-empty set there is refused, never replaced)."""
     inputs, _ = load_test_data_set(folder, model=s.path)
-    taken = [int(m.group(1)) for p in folder.parent.iterdir()
-             if (m := _SET.match(p.name)) is not None]
-    target = folder.parent / f"test_data_set_{max(taken, default=-1) + 1}"
-    return save_test_data_set(target, inputs, [r.actual for r in results], model=s.model)
+    outputs = [r.actual for r in results]
+    if case is None:
+        return save_test_data_set(folder, inputs, outputs, model=s.model, overwrite=True)
+    target = save_test_data_set(case / folder.name, inputs, outputs, model=s.model)
+    model = case / "model.onnx"
+    if not model.exists():
+        if s.path is not None:
+            shutil.copyfile(s.path, model)
+        else:
+            model.write_bytes(s.model.SerializeToString())
+    return target
 
 
 _STYLE = {"pass": "green", "fail": "yellow", "error": "red", "unchecked": "cyan"}

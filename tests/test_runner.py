@@ -146,16 +146,37 @@ def test_a_set_that_cannot_be_read_is_an_error_result(tmp_path: Path) -> None:
     assert main(["run", str(case)]) == 2
 
 
-def test_write_outputs_makes_a_new_set_that_passes(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_outputs_to_a_folder_makes_a_new_case_that_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = tmp_path / "test_loop16_seq_none"
     shutil.copytree(NODE / "test_loop16_seq_none", case)
-    assert main(["run", str(case), "--write-outputs"]) == 0
-    assert f"wrote {case / 'test_data_set_1'}" in capsys.readouterr().out
+    new = tmp_path / "new"
+    assert main(["run", str(case), "--write-outputs", str(new)]) == 0
+    assert f"wrote {new / 'test_data_set_0'}" in capsys.readouterr().out
     for name in ("input_0.pb", "input_1.pb", "input_2.pb", "output_0.pb"):
-        assert (case / "test_data_set_1" / name).read_bytes() == \
+        assert (new / "test_data_set_0" / name).read_bytes() == \
             (case / "test_data_set_0" / name).read_bytes(), name
-    assert main(["run", str(case), "--set", "1"]) == 0
+    assert main(["run", str(new)]) == 0
+    assert sorted(p.name for p in case.iterdir()) == ["model.onnx", "test_data_set_0"]
+    assert main(["run", str(case), "--write-outputs", str(new)]) == 2  # never replaced
+    assert "exists" in capsys.readouterr().err
+
+
+def test_write_outputs_fills_in_the_sets_without_expected_outputs_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # it added a new set for every set on every call, so runs grew duplicates
+    case = tmp_path / "test_loop16_seq_none"
+    shutil.copytree(NODE / "test_loop16_seq_none", case)
+    expected = (case / "test_data_set_0" / "output_0.pb").read_bytes()
+    shutil.copytree(case / "test_data_set_0", case / "test_data_set_1")
+    (case / "test_data_set_1" / "output_0.pb").unlink()  # inputs only, as users begin
+    for _ in range(2):
+        assert main(["run", str(case), "--write-outputs"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {case / 'test_data_set_1'}" in out and "not written: test_data_set_0" in out
+    assert (case / "test_data_set_1" / "output_0.pb").read_bytes() == expected
+    assert sorted(p.name for p in case.iterdir()) == ["model.onnx", "test_data_set_0",
+                                                      "test_data_set_1"]
 
 
 def _ml_model(nodes: list[Any], inputs: list[Any], outputs: list[Any]) -> Any:

@@ -51,11 +51,24 @@ class Problem:
 
     def __post_init__(self) -> None:
         if len(self.message) > MESSAGE_LIMIT:
-            cut = self.message[:MESSAGE_LIMIT - 50] + " … " + self.message[-47:]
-            object.__setattr__(self, "message", cut)
+            object.__setattr__(self, "message", _elide(self.message))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+
+def _elide(message: str) -> str:
+    """The start and end of a long message around " … ", cut between words where a space
+    is near (never in the middle of a number or a field name)."""
+    head = message[:MESSAGE_LIMIT - 50]
+    tail = message[-47:]
+    space = head.rfind(" ", len(head) - 30)
+    if space > 0:
+        head = head[:space]
+    space = tail.find(" ", 0, 20)
+    if space >= 0:
+        tail = tail[space + 1:]
+    return f"{head} … {tail}"
 
 
 class ValidationError(OnnxDataError, ValueError):

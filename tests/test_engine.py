@@ -325,3 +325,19 @@ def test_many_small_elements_read_alike_and_tables_count_alike(seed: int) -> Non
             assert capped[:shown] == everything[:shown]
             assert shown + sum(elided_count(row) for row in capped) == n
             assert [row for row in capped if row.value.startswith("does not fit")] == misfit
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["dims", "2**64", "[1,", "raw_data", "x" * 40, "0"]),
+                min_size=1, max_size=80))
+def test_long_messages_are_cut_between_words_and_stay_short(words: list[str]) -> None:
+    message = " ".join(words)
+    got = Problem("p", message).message
+    assert len(got) <= 200
+    if len(message) <= 200:
+        assert got == message
+    else:
+        head, tail = got.split(" … ", 1)
+        assert message.startswith(head) and message.endswith(tail)
+        # a cut falls on a space unless no space was near
+        assert message[len(head)] == " " or " " not in message[len(head) - 30:len(head)]

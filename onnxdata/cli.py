@@ -120,8 +120,9 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--input", type=int, metavar="K", help="the value is the model's input K")
     which.add_argument("--output", type=int, metavar="K",
                        help="the value is the model's output K")
-    ex.add_argument("--reading", type=_kind, metavar="KIND",
-                    help="show this reading's byte table (SequenceProto, sequence, …)")
+    ex.add_argument("--reading", "--kind", dest="reading", type=_kind, metavar="KIND",
+                    help="show this reading's byte table (SequenceProto, sequence, …); "
+                         "--kind, as the other commands spell it, is the same")
     ex.add_argument("--rows", type=_rows, default=DEFAULT_ROWS, metavar="N|all",
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
                          "counted in one row")

@@ -231,8 +231,11 @@ def _tolerance(text: str) -> float:
 
 def add_tolerances(p: argparse.ArgumentParser) -> None:
     """``--rtol`` and ``--atol``, as ``diff`` and ``run`` take them."""
-    p.add_argument("--rtol", type=_tolerance, default=1e-3, help="relative tolerance (1e-3)")
-    p.add_argument("--atol", type=_tolerance, default=1e-7, help="absolute tolerance (1e-7)")
+    p.add_argument("--rtol", type=_tolerance, default=1e-3,
+                   help="relative tolerance for floating-point values (1e-3); integers, "
+                        "bools and strings compare exactly")
+    p.add_argument("--atol", type=_tolerance, default=1e-7,
+                   help="absolute tolerance for floating-point values (1e-7)")
 
 
 def main(args: argparse.Namespace) -> int:

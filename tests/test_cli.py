@@ -137,3 +137,13 @@ def test_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert "None (empty optional)" in capsys.readouterr().out
     assert main(["show", "--kind", "tensor", str(FOUR_WAY)]) == 1
     assert main(["show", str(CORPUS / "missing.pb")]) == 2
+
+
+def test_explore_takes_kind_as_the_other_commands_spell_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    f = str(Path(__file__).parent / "data" / "onnx-node" / "test_sequence_insert_at_back" /
+            "test_data_set_0" / "input_0.pb")
+    assert main(["explore", f, "--reading", "optional", "--json"]) == 0
+    by_reading = capsys.readouterr().out
+    assert main(["explore", f, "--kind", "optional", "--json"]) == 0
+    assert capsys.readouterr().out == by_reading

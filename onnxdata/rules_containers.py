@@ -235,12 +235,19 @@ def sequence_inner_type(code: int, element_types: Iterable[NestedType]) -> Neste
     tensors only the first's): what they say together, up to the first disagreement
     (which the sequence's own check reports)."""
     inner: NestedType = (_ELEM_KINDS[code],)
+    previous: Any = _NOTHING
     for t in element_types:
+        if t == previous:  # merging a type again changes nothing (a million like elements)
+            continue
+        previous = t
         try:
             inner = _merged(inner, t)
         except _Mismatch:
             break
     return inner
+
+
+_NOTHING: Final = object()
 
 
 def _merged(a: Any, b: Any) -> Any:
@@ -273,13 +280,20 @@ def element_type_problems(path: str, field: str, types: Sequence[NestedType]) ->
     tensors and optional sequences, or of maps with int and with string keys is refused."""
     merged: NestedType = None
     bad: list[tuple[int, str]] = []
+    previous: Any = _NOTHING
+    why = ""  # what was wrong with the previous type ("" when it merged)
     for i, t in enumerate(types):
-        try:
-            merged = _merged(merged, t)
-        except _Mismatch:
-            bad.append((i, f"{type_text(t)} differs from {type_text(merged)} of the elements "
-                           "before it; the elements of a sequence share one type all the "
-                           "way down"))
+        if t != previous:  # the same type again merges, or fails, as it did just before
+            previous = t
+            try:
+                merged = _merged(merged, t)
+                why = ""
+            except _Mismatch:
+                why = (f"{type_text(t)} differs from {type_text(merged)} of the elements "
+                       "before it; the elements of a sequence share one type all the way "
+                       "down")
+        if why:
+            bad.append((i, why))
     return _capped(path, field, bad, len(bad))
 
 

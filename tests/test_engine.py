@@ -341,3 +341,75 @@ def test_long_messages_are_cut_between_words_and_stay_short(words: list[str]) ->
         assert message.startswith(head) and message.endswith(tail)
         # a cut falls on a space unless no space was near
         assert message[len(head)] == " " or " " not in message[len(head) - 30:len(head)]
+
+
+_LIKE_ELEMENTS = {  # sequence field: its elem_type, tag byte, element bytes (valid first)
+    "optional": (5, 0x3A, [b"\x10\x00", b"\x10\x01", b"\x10\x05", b"\x10\x07"]),
+    "sequence": (3, 0x2A, [b"\x10\x01", b"\x10\x03", b"\x10\x09", b""]),
+    "map": (4, 0x32, [b"\x10\x07\x2a\x02\x10\x01", b"\x10\x01",
+                      b"\x10\x07\x1a\x01\x01\x2a\x02\x10\x01"]),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(_LIKE_ELEMENTS)), st.integers(0, 3), st.integers(0, 3),
+       st.integers(30, 80), st.one_of(st.just(-1), st.integers(0, 79)),
+       st.one_of(st.just(-1), st.integers(0, 5)))
+def test_runs_of_identical_elements_get_every_verdict_and_value_alike(
+        field: str, first: int, other: int, count: int, odd: int, code: int) -> None:
+    # a run of the same bytes takes its first element's outcome when that one is valid
+    # (engine.sequence, `alike`); an element that differs, or an invalid first, must still
+    # be seen as one by one
+    right, tag, choices = _LIKE_ELEMENTS[field]
+    elem_type = right if code < 0 else code
+    same, differ = choices[first % len(choices)], choices[other % len(choices)]
+    elements = [differ if i == odd else same for i in range(count)]
+    data = bytes([0x10, elem_type]) + b"".join(
+        bytes([tag]) + bytes([len(e)]) + e for e in elements)
+    check_same_verdicts(data, "sequence")
+    r = reading(data, "sequence")
+    if r.valid:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "v.pb"
+            path.write_bytes(data)
+            value = onnxdata.read(path, "sequence")
+        assert len(value) == count
+        assert onnxdata.compare(value, onnxdata.to_numpy(onnxdata.load(data, "sequence"))) == []
+
+
+_TYPES = [None, ("tensor", 1), ("tensor", 7), ("tensor", None), ("sequence", ("tensor", 1)),
+          ("sequence", None), ("map", 7, None), ("map", 7, ("tensor", 1)), ("optional", None)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TYPES), max_size=30), st.integers(1, 5))
+def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int) -> None:
+    """element_type_problems and sequence_inner_type skip a type equal to the one before
+    (a million like elements): the same problems and inner type as merging each."""
+    from onnxdata.rules_common import _capped
+    from onnxdata.rules_containers import (
+        _merged,
+        _Mismatch,
+        element_type_problems,
+        sequence_inner_type,
+        type_text,
+    )
+
+    merged: Any = None
+    bad = []
+    for i, t in enumerate(types):  # the rule as it was: merge every element
+        try:
+            merged = _merged(merged, t)
+        except _Mismatch:
+            bad.append((i, f"{type_text(t)} differs from {type_text(merged)} of the elements "
+                           "before it; the elements of a sequence share one type all the "
+                           "way down"))
+    assert element_type_problems("p", "f", types) == _capped("p", "f", bad, len(bad))
+    inner: Any = (("tensor", "sparse_tensor", "sequence", "map", "optional")[code - 1],)
+    for t in types:
+        try:
+            inner = _merged(inner, t)
+        except _Mismatch:
+            break
+    assert sequence_inner_type(code, types) == inner
+    assert all(type_text(t) for t in types)

@@ -299,7 +299,7 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
             tag_at = pos
             i = pos - base
             key = buf[i]
-            if key in runs or (repeats and key & 7 == LEN and key < 0x80
+            if key in runs or (repeats and key & 7 == LEN and 8 <= key < 0x80  # field >= 1
                                and _repeats(buf, i, lim, key)):
                 got = _run(src, buf, base, pos, end, key)
                 if got is not None:

@@ -209,6 +209,20 @@ class Engine:
         self.deferred = 0
         #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
         self.plain_payload = (-1, -1)
+        #: Singular message fields given more than once, which protobuf merges into one
+        #: (a sequence of two maps read as an optional): ``(path, occurrences)``, the first
+        #: few; ``merged_count`` counts them all. Read off ``scan``'s counts, so it costs
+        #: nothing per element.
+        self.merged: list[tuple[str, int]] = []
+        self.merged_count = 0
+
+    def note_merged(self, path: str, f: Fields, name: str, field_name: str) -> None:
+        """Record singular message field ``name`` of ``f`` if it occurred more than once."""
+        n = f.counts.get(name, 0)
+        if n > 1:
+            self.merged_count += 1
+            if len(self.merged) < 8:
+                self.merged.append((_join(path, field_name), n))
 
     def run(self, kind: str) -> Outcome:
         return self.message(kind, whole(0, self.src.size), "", 0)
@@ -614,6 +628,7 @@ class Engine:
         for code, kind in _ELEM_KINDS.items():
             w = f.where(kind, where, OPTIONAL)
             if w is not None:
+                self.note_merged(path, f, kind, OPTIONAL_FIELDS[code])
                 got = self.message(kind, w, _join(path, OPTIONAL_FIELDS[code]), depth + 1)
                 result.value = got.value
                 if code == elem_type:
@@ -642,6 +657,7 @@ class Engine:
         else:
             string_keys = range(f.counts.get("string_keys", 0))
         w = f.where("values", where, MAP)
+        self.note_merged(path, f, "values", "values")
         values: Any = None
         values_elem_type: int | None = None
         n_values: int | None = None
@@ -676,6 +692,7 @@ class Engine:
         sub: list[_Tensor | None] = []
         for name in ("values", "indices"):
             w = f.where(name, where, SPARSE)
+            self.note_merged(path, f, name, name)
             if w is not None and depth + 1 > self.max_depth:
                 self.message("tensor", w, _join(path, name), depth + 1)  # raises or is too deep
                 w = None

@@ -413,3 +413,27 @@ def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int
             break
     assert sequence_inner_type(code, types) == inner
     assert all(type_text(t) for t in types)
+
+
+def test_the_walk_says_which_singular_message_field_occurred_more_than_once() -> None:
+    """A sequence of two maps read as an optional merges the two map_value (and so their
+    values): the engine records it from scan's counts; as a sequence nothing merges."""
+    import numpy as np
+
+    from onnxdata.engine import Engine
+    from onnxdata.source import Source
+
+    maps = [{np.int64(1): np.float32([1.0])}, {np.int64(2): np.float32([2.0])}]
+    data = onnxdata.serialize(onnxdata.from_numpy(maps, "sequence"))
+    as_optional = Engine(Source.of_buffer(data))
+    as_optional.run("optional")
+    assert as_optional.merged == [("map_value", 2), ("map_value.values", 2)]
+    assert as_optional.merged_count == 2
+    as_sequence = Engine(Source.of_buffer(data))
+    as_sequence.run("sequence")
+    assert as_sequence.merged == [] and as_sequence.merged_count == 0
+    sparse = onnxdata.serialize(onnxdata.from_numpy(
+        onnxdata.SparseParts(np.float32([1.0]), np.int64([0]), (2,)), "sparse_tensor"))
+    twice = Engine(Source.of_buffer(sparse + sparse))
+    twice.run("sparse_tensor")
+    assert ("values", 2) in twice.merged and ("indices", 2) in twice.merged

@@ -1,40 +1,47 @@
 """The ``onnxdata`` command line: explore, validate, show, diff and run data message files.
 
-  onnxdata explore FILE [--model MODEL (--input K | --output K)] [--reading KIND]
-                        [--rows N|all] [--json] [--html OUT.html]
-  onnxdata validate FILE... [--kind KIND]
-  onnxdata show FILE [--kind KIND] [--limit N]
-  onnxdata diff A B [--rtol R] [--atol A] [--kind KIND] [--json]
+  onnxdata explore FILE [--kind KIND] [--json] [--limit N|all] [--html OUT.html]
+                        [--model MODEL [--input K | --output K]]
+  onnxdata validate FILE... [--kind KIND] [--json] [--model MODEL [--input K | --output K]]
+  onnxdata show FILE [--kind KIND] [--json] [--limit N|all]
+                     [--model MODEL [--input K | --output K]]
+  onnxdata diff A B [--kind KIND] [--json] [--model MODEL] [--rtol R] [--atol A]
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
 
+Every command spells its options the same way: KIND is seq, opt, map, tensor or
+sparse (or sequence, sparse_tensor, SequenceProto, …); --model names the
+model.onnx declaring the value's type (found by itself in the
+test_data_set_N/input_K.pb layout; --input/--output K default to the file's
+name, input_K.pb); --json prints one JSON object on stdout, with an "error"
+field that is null unless the command failed; FILE may be - for standard input.
+
 Output is for people: rich tables with aligned columns, colour on a terminal,
-plain text when piped, one record per line. Exit status: 0 when all is well, 1 when
-a file is invalid (``validate``, ``show``) or values differ (``diff``, ``run``), 2 when
-something cannot be read or run; ``onnxdata COMMAND --help`` says more.
+plain text when piped, one record per line. ``onnxdata COMMAND --help`` says more.
 
 Bytes valid as several messages (a one-element sequence is also an optional)
 and no model to say which: ``validate`` says "valid as SequenceProto or
 OptionalProto (the same bytes)" and exits 0, ``explore --json`` gives
 ``"ambiguous": true`` and every valid reading, ``show`` asks for ``--kind``.
-A ``model.onnx`` found in the ``test_data_set_N/input_K.pb`` layout that
-cannot be read is left out with a warning; one named with ``--model`` must be
-readable. Files of 256 MiB or more get a progress bar on a terminal.
+When only one of the valid readings holds without merging a field given twice
+(a sequence of two maps is also an optional with its maps merged), that one is
+taken and a line says so. A ``model.onnx`` found in the
+``test_data_set_N/input_K.pb`` layout that cannot be read is left out with a
+warning; one named with ``--model`` must be readable. Files of 256 MiB or more
+get a progress bar on a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
-import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -44,32 +51,38 @@ from onnxdata import __version__, diff, runner
 from onnxdata.console import console as _console
 from onnxdata.console import silence as _silence
 from onnxdata.console import write_text
-from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
+from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import (
     ByteRow,
     Exploration,
     Reading,
     ambiguity,
     byte_table,
-    choose_kind,
     explore,
-    kind_of_message,
 )
-from onnxdata.fit import MESSAGE_NAMES
-from onnxdata.messages import KIND_NAMES, kind_name
-from onnxdata.model_file import declared_for
+from onnxdata.messages import kind_word
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
 from onnxdata.table import DEFAULT_ROWS, elided_count
 
-__all__ = ["main"]
+__all__ = ["EXIT_CODES", "STDIN", "main"]
 
-_KIND_CHOICES = (*KIND_NAMES, *MESSAGE_NAMES)
+#: The exit status of every command, said once (every --help shows it).
+EXIT_CODES = """exit status (every command):
+  0  all is well: valid, shown, equal, passed; explore: the file was read and reported
+  1  a value is invalid, values differ, or a run did not pass
+  2  something cannot be read or run: no such file, an unreadable model, bad
+     arguments, or bytes valid as several kinds with nothing to say which"""
+
+#: What ``-`` stands for as a FILE: standard input, read once to its end.
+STDIN = "/dev/stdin"
+#: The words a missing file is reported with, by every command.
+MISSING = "no such file or folder"
 
 
 def _kind(value: str) -> str:
     try:
-        return kind_of_message(value)
+        return kind_word(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -85,14 +98,10 @@ def _whole(value: str, message: str) -> int:
     return n
 
 
-def _rows(value: str) -> int | None:
+def _limit(value: str) -> int | None:
     if value == "all":
         return None
-    return _whole(value, "expected a number of rows or 'all', not {value!r}")
-
-
-def _limit(value: str) -> int:
-    return _whole(value, "--limit needs a whole number >= 0, not {value!r}")
+    return _whole(value, "--limit needs a whole number >= 0 or 'all', not {value!r}")
 
 
 def _plain(text: str | None) -> str:
@@ -100,59 +109,98 @@ def _plain(text: str | None) -> str:
     return (text or "").replace("``", "")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="onnxdata", description=_plain(__doc__),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
+    class Parser(argparse.ArgumentParser):
+        """argparse, whose usage errors are also one JSON object on stdout under --json."""
+
+        def error(self, message: str) -> NoReturn:
+            if json_errors:
+                write_text(json.dumps({"error": f"{self.prog}: {message}"}) + "\n")
+            super().error(message)
+
+    parser = Parser(prog="onnxdata", description=_plain(__doc__), epilog=EXIT_CODES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"onnxdata {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser(
         "explore", help="which messages a file's bytes can be, byte by byte",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read FILE's bytes as each of the five messages: whether they fit, "
                     "whether the value is valid, a summary, then the byte table of the "
                     "reading used (the model's declared type, else the only valid one). "
-                    "Exit 0 when FILE was read and reported, whatever it holds (even no "
-                    "reading that fits), 2 when FILE or its model cannot be read or the "
-                    "page cannot be written.")
-    ex.add_argument("file", metavar="FILE", help="a .pb file (TensorProto, SequenceProto, …)")
-    ex.add_argument("--model", help="model.onnx declaring the value's type (found "
-                                    "automatically in the test_data_set_N/input_K.pb layout)")
-    which = ex.add_mutually_exclusive_group()
-    which.add_argument("--input", type=int, metavar="K", help="the value is the model's input K")
-    which.add_argument("--output", type=int, metavar="K",
-                       help="the value is the model's output K")
-    ex.add_argument("--reading", "--kind", dest="reading", type=_kind, metavar="KIND",
-                    help="show this reading's byte table (SequenceProto, sequence, …); "
-                         "--kind, as the other commands spell it, is the same")
-    ex.add_argument("--rows", type=_rows, default=DEFAULT_ROWS, metavar="N|all",
+                    "It exits 0 when FILE was read and reported, whatever it holds (even "
+                    "no reading that fits).")
+    ex.add_argument("file", metavar="FILE", help="a .pb file (TensorProto, SequenceProto, …), "
+                                                 "or - for standard input")
+    _kind_option(ex, "show this reading's byte table")
+    _model_options(ex)
+    ex.add_argument("--limit", "--rows", dest="limit", type=_limit, default=DEFAULT_ROWS,
+                    metavar="N|all",
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
-                         "counted in one row")
-    ex.add_argument("--json", action="store_true", help="print one JSON object")
-    ex.set_defaults(explore_parser=ex)  # its usage errors show explore's usage, not the top's
+                         "counted in one row (--rows is the same)")
+    _json_option(ex)
     ex.add_argument("--html", metavar="OUT.html",
                     help="write the exploration as one self-contained HTML page "
                          "instead of the table (with --json: the page and the JSON)")
     va = sub.add_parser(
         "validate", help="check files against the format's rules",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check each FILE against every rule of the format (and the model's "
-                    "declared type, beside a model.onnx); one line per file, then its "
-                    "problems with their paths. Exit 0 when every file is valid, 1 when any "
-                    "is invalid, 2 when any cannot be read.")
-    va.add_argument("files", nargs="+", metavar="FILE", help=".pb files")
-    va.add_argument("--kind", type=_kind, metavar="KIND",
-                    help="read as this kind (default: the model's, else the valid reading)")
+                    "declared type, beside a model.onnx or with --model); one line per "
+                    "file, then its problems with their paths.")
+    va.add_argument("files", nargs="+", metavar="FILE", help=".pb files (- for standard input)")
+    _kind_option(va, "read as this kind")
+    _model_options(va)
+    _json_option(va)
     sh = sub.add_parser(
         "show", help="print the numpy value of a file",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print FILE's value as numpy gives it (ndarrays, lists, dicts, None), "
-                    "with shapes, dtypes and a preview. Exit 0 when shown, 1 when the value "
-                    "is invalid, 2 when FILE cannot be read or the kind is ambiguous.")
-    sh.add_argument("file", metavar="FILE", help="a .pb file")
-    sh.add_argument("--kind", type=_kind, metavar="KIND",
-                    help="read as this kind (default: the model's, else the valid reading)")
-    sh.add_argument("--limit", type=_limit, default=20, metavar="N",
+                    "with shapes, dtypes and a preview.")
+    sh.add_argument("file", metavar="FILE", help="a .pb file, or - for standard input")
+    _kind_option(sh, "read as this kind")
+    _model_options(sh)
+    sh.add_argument("--limit", type=_limit, default=20, metavar="N|all",
                     help="show at most N items of each list or dict (default 20)")
+    _json_option(sh)
     diff.add_parser(sub)
+    diff_parser = sub.choices["diff"]
+    diff_parser.epilog = EXIT_CODES
+    diff_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    diff_parser.add_argument("--model", help="model.onnx declaring both files' type "
+                                             "(two files named input_K.pb or output_K.pb, or "
+                                             "with --kind's default for folders: their own)")
     runner.add_parser(sub)
+    run_parser = sub.choices["run"]
+    run_parser.epilog = EXIT_CODES
+    run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    for p in sub.choices.values():  # usage errors show the command's usage, not the top's
+        p.set_defaults(command_parser=p)
     return parser
+
+
+def _kind_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--kind", "--reading", dest="kind", type=_kind, metavar="KIND",
+                   help=f"{what}: seq, opt, map, tensor or sparse (or sequence, "
+                        "SequenceProto, …); default: the model's, else the only valid "
+                        "reading (--reading is the same)")
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="model.onnx declaring the value's type (found by itself "
+                                   "in the test_data_set_N/input_K.pb layout)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--input", type=int, metavar="K",
+                       help="the value is the model's input K (default: from the file's "
+                            "name, input_K.pb)")
+    which.add_argument("--output", type=int, metavar="K",
+                       help="the value is the model's output K (default: from output_K.pb)")
+
+
+def _json_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (with an \"error\" field, null unless the "
+                        "command failed)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,42 +229,123 @@ def _warning_printer() -> Callable[..., None]:
     return show
 
 
+_SET_FILE = re.compile(r"(input|output)_(\d+)\.pb$")
+
+
+def model_choice(args: argparse.Namespace, name: str
+                 ) -> tuple[str | None, IO | None, int | None]:
+    """``(model, io, index)`` from --model/--input/--output; the index defaults to the
+    file's name (``input_K.pb``). Usage errors exit 2 through argparse."""
+    parser: argparse.ArgumentParser = args.command_parser
+    model = getattr(args, "model", None)
+    io_index = [(io, k) for io, k in (("input", getattr(args, "input", None)),
+                                      ("output", getattr(args, "output", None)))
+                if k is not None]
+    if model is None:
+        if io_index:
+            parser.error("--input/--output need --model")
+        return None, None, None
+    if io_index:
+        io, k = io_index[0]
+        return model, io, k  # type: ignore[return-value]
+    m = _SET_FILE.search(os.path.basename(name))
+    if m is None:
+        parser.error("--model needs --input K or --output K (or a file named input_K.pb "
+                     "or output_K.pb)")
+    return model, m.group(1), int(m.group(2))  # type: ignore[return-value]
+
+
+def file_arg(name: str) -> str:
+    """The path to open for a FILE argument: ``-`` is standard input."""
+    return STDIN if name == "-" else name
+
+
+def missing(name: str) -> str | None:
+    """The one wording of a file that is not there (None when it is, or is stdin)."""
+    if name == "-" or os.path.lexists(name):
+        return None
+    return f"{name}: {MISSING}"
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(json_errors="--json" in words)
+    args = parser.parse_args(words)
     if args.command == "explore":
-        if args.model is not None and args.input is None and args.output is None:
-            args.explore_parser.error("--model needs --input K or --output K")
-        if args.model is None and (args.input is not None or args.output is not None):
-            args.explore_parser.error("--input/--output need --model")
         return _explore(args)
     if args.command == "validate":
-        return _validate(args.files, args.kind)
+        from onnxdata.cli_validate import validate_command
+
+        return validate_command(args)
     if args.command == "diff":
-        return diff.main(args)
+        return _diff(args)
     if args.command == "run":
         return runner.main(args)
-    return _show(args.file, args.kind, args.limit)
+    from onnxdata.cli_show import show_command
+
+    return show_command(args)
 
 
-def _fail(message: str) -> int:
+def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> int:
+    """A command that cannot go on: one red line on stderr and, under --json, one JSON
+    object on stdout with an ``error`` field; exit 2."""
     _console(stderr=True).print(Text(f"onnxdata: {message}", style="red"))
+    if args is not None and getattr(args, "json", False):
+        write_text(json.dumps({**facts, "error": message}, indent=2) + "\n")
     return 2
+
+
+_fail = fail
+
+
+def _diff(args: argparse.Namespace) -> int:
+    for name in (args.actual, args.expected):
+        gone = missing(name)
+        if gone:
+            return fail(gone, args, equal=False, files=[])
+    args.actual, args.expected = file_arg(args.actual), file_arg(args.expected)
+    if args.model is not None and args.kind is None:
+        try:
+            args.kind = _model_kind(args)
+        except (OnnxDataError, OSError) as exc:
+            return fail(str(exc), args, equal=False, files=[])
+    return diff.main(args)
+
+
+def _model_kind(args: argparse.Namespace) -> str:
+    """diff --model: the kind the model declares for A (a file named input_K.pb or
+    output_K.pb, or a folder: then the model is found beside the sets as always)."""
+    from onnxdata.model_file import declared_for
+
+    gone = missing(args.model)
+    if gone:
+        raise OnnxDataError(gone)
+    if os.path.isdir(args.actual):
+        args.command_parser.error("--model compares two files; folders of test sets find "
+                                  "their model.onnx themselves")
+    model, io, index = model_choice(args, args.actual)
+    declared = declared_for(args.actual, model=model, io=io, index=index)
+    assert declared.type is not None
+    return declared.type.kind
 
 
 # --- explore -------------------------------------------------------------------------------
 
 def _explore(args: argparse.Namespace) -> int:
-    io: IO | None = ("input" if args.input is not None else
-                     "output" if args.output is not None else None)
-    index = args.input if args.input is not None else args.output
+    model, io, index = model_choice(args, args.file)
+    for name in (args.file, model):
+        gone = None if name is None else missing(name)
+        if gone:
+            return fail(gone, args, file=args.file)
+    path = file_arg(args.file)
     try:
-        with progress_bar(_size(args.file), f"exploring {Path(args.file).name}") as progress:
-            result = explore(args.file, model=args.model, io=io, index=index,
-                             reading=args.reading, progress=progress)
+        with progress_bar(_size(path), f"exploring {Path(args.file).name}") as progress:
+            result = explore(path, model=model, io=io, index=index,
+                             reading=args.kind, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
-        return _fail(str(exc))
-    facts = _exploration_json(result, args.rows) if args.json or args.html else None
+        return fail(str(exc), args, file=args.file)
+    result.file = args.file
+    facts = _exploration_json(result, args.limit) if args.json or args.html else None
     if args.html is not None:
         failed = _write_html(result, args.html, facts, path_to_stderr=args.json)
         if failed or not args.json:
@@ -227,7 +356,7 @@ def _explore(args: argparse.Namespace) -> int:
     if result.model_warning is not None:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
-    _print_exploration(_console(), result, args.rows)
+    _print_exploration(_console(), result, args.limit)
     if not any(r.valid for r in result.readings) and _model_hint(args.file):
         _console().print(_model_hint(args.file).strip(" ()"), markup=False)
     return 0
@@ -251,6 +380,7 @@ def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
         rows.append({"elided": elided, "value": _elided(elided)})
     rows.extend(_row_json(r) for r in tail)
     out["table"] = None if shown is None else {"reading": shown.kind_name, "rows": rows}
+    out["error"] = None
     return out
 
 
@@ -294,7 +424,14 @@ def _elided(n: int) -> str:
 
 
 _LEGEND = ("← the reading used (the model's declared type, else the only valid one) · "
-           "fits: the bytes parse as that message · valid: the value also keeps every rule")
+           "fits: the bytes parse as that message · valid: the value also keeps every rule "
+           "· merged: valid only because protobuf merges a field the bytes give twice")
+
+
+def _merge_list(r: Reading) -> str:
+    shown = ", ".join(f"{p or 'the message'} given {n} times" for p, n in r.merged[:3])
+    more = r.merged_count - min(3, len(r.merged))
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _print_exploration(out: Console, result: Exploration,
@@ -307,22 +444,30 @@ def _print_exploration(out: Console, result: Exploration,
     table.add_column("value, or what is wrong")
     for r in result.readings:
         mark = " ←" if result.chosen is r else ""
+        weak = " (merged)" if r.valid and r.merged_count else ""
         fits = Text("yes", "green") if r.well_formed else Text("no", "red")
         valid = (Text("yes", "green") if r.valid else
                  Text(f"no ({len(r.problems)})", "yellow") if r.well_formed else Text("-"))
         what = r.summary
+        if weak:
+            what += f"\n  valid only by merging {_merge_list(r)} (protobuf merges them)"
         noise = not mark and not r.valid  # a reading that fits only by chance, or not at all
         if r.well_formed and not r.valid and (result.chosen is None or not noise):
             what += "\n" + "\n".join(f"  {p}" for p in r.problems[:3])
             if len(r.problems) > 3:
                 what += f"\n  … {len(r.problems) - 3} more"
-        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits, valid, Text(what),
+        table.add_row(Text(r.kind + mark, "bold" if mark else ""), fits,
+                      Text.assemble(valid, (weak, "yellow")), Text(what),
                       style="dim" if noise else None)
     out.print(table)
     out.print(Text(_LEGEND, "dim"))
+    if result.note is not None:
+        out.print(Text(result.note, "yellow"))
     if result.declared is not None:
         out.print(f"declared: {result.declared}  (model {result.model}, {result.io} "
                   f"{result.index})", markup=False)
+        if result.mismatch is not None:
+            out.print(Text(result.mismatch, "yellow"))
         if result.type_problems:
             out.print(Text("the value does not match the declared type:", "yellow"))
             for p in result.type_problems:
@@ -331,10 +476,10 @@ def _print_exploration(out: Console, result: Exploration,
             out.print(Text("the value matches the declared type", "green"))
     shown = _shown(result)
     if shown is None:
-        out.print("no valid reading; pick one with --reading KIND to see its bytes")
+        out.print("no valid reading; pick one with --kind KIND to see its bytes")
         return
     if result.chosen is None:
-        out.print(Text(f"{ambiguity(result.valid_readings)}; pick one with --reading KIND",
+        out.print(Text(f"{ambiguity(result.valid_readings)}; pick one with --kind KIND",
                        "yellow"))
         out.print(Text.assemble("\nbytes as ", (shown.kind, "bold"),
                                 " (one of the valid readings)"))
@@ -348,163 +493,13 @@ def _print_exploration(out: Console, result: Exploration,
     for i, row in enumerate(head + tail):
         if elided and i == len(head):
             rows.add_row(Text("…", "dim"), Text(_elided(elided), "dim"),
-                         Text("--rows all shows them", "dim"))
+                         Text("--limit all shows them", "dim"))
         style = "red" if row.value.startswith("does not fit") else ""
         rows.add_row(Text(row.bytes, "cyan"), Text(row.field), Text(row.value, style))
     if elided and not tail:
         rows.add_row(Text("…", "dim"), Text(_elided(elided), "dim"),
-                     Text("--rows all shows them", "dim"))
+                     Text("--limit all shows them", "dim"))
     out.print(rows)
-
-
-# --- validate ------------------------------------------------------------------------------
-
-def _validate(files: Sequence[str], kind: str | None) -> int:
-    out = _console()
-    worst = 0
-    warned: set[str] = set()  # one broken model.onnx beside many files: said once
-    for name in files:
-        try:
-            with progress_bar(_size(name), f"validating {Path(name).name}") as progress:
-                result = explore(name, reading=kind, progress=progress)
-        except (OnnxDataError, OSError, IndexError, ValueError) as exc:
-            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
-            worst = 2
-            continue
-        if result.model_warning is not None and result.model_warning not in warned:
-            warned.add(result.model_warning)
-            out.print(Text.assemble((name, "bold"), ": ", ("warning", "yellow"),
-                                    f": {result.model_warning}"))
-        if result.ambiguous:
-            valid = result.valid_readings
-            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
-                                    f" as {' or '.join(r.kind for r in valid)} (the same "
-                                    f"bytes): {valid[0].summary}"))
-            continue
-        chosen = result.chosen
-        if chosen is None and result.size == 0 and kind is None:
-            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
-                                    ": the file is empty (0 bytes); no data message is "
-                                    "valid empty"))
-            worst = max(worst, 1)
-            continue
-        if chosen is None:
-            formed = [r for r in result.readings if r.well_formed]
-            if _model_hint(name) and not result.valid_readings:
-                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
-                                        f": no data message reads it validly"
-                                        f"{_model_hint(name)}"))
-                worst = 2
-                continue
-            if not formed:
-                best = result.readings[0]
-                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
-                                        f": no message fits; nearest is {best.kind}: "
-                                        f"{best.misfit}{_model_hint(name)}"))
-                worst = 2
-                continue
-            chosen = formed[0]
-        if not chosen.well_formed:
-            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
-                                    f" as {chosen.kind}: {chosen.misfit}"))
-            worst = 2
-            continue
-        found: list[Problem] = list(chosen.problems) + list(result.type_problems)
-        if found:
-            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
-                                    f" as {chosen.kind}, {len(found)} problem"
-                                    f"{'s' if len(found) != 1 else ''}:"))
-            for p in found:
-                out.print(f"  - {p}", markup=False)
-            worst = max(worst, 1)
-        else:
-            how = f" (declared {result.declared})" if result.declared is not None else ""
-            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
-                                    f" {chosen.kind}: {chosen.summary}{how}"))
-    return worst
-
-
-# --- show ----------------------------------------------------------------------------------
-
-def _show(name: str, kind: str | None, limit: int) -> int:
-    from onnxdata.fast_read import open_source, read_source
-
-    out = _console()
-    try:
-        guessed = kind is None
-        with progress_bar(_size(name), f"reading {Path(name).name}") as progress, \
-                contextlib.closing(open_source(name)) as src:  # once: it may be a pipe
-            if kind is None:
-                declared = declared_for(name)
-                if declared.warning is not None:
-                    _console(stderr=True).print(
-                        Text(f"onnxdata: warning: {declared.warning}", "yellow"))
-                try:
-                    kind = choose_kind(name, src, declared=declared,
-                                       how="--kind {}", progress=_part(progress, 0, 1 / 3))
-                except DecodeError as exc:
-                    return _fail(f"{exc} (onnxdata explore {name} shows every reading)"
-                                 f"{_model_hint(name)}")
-            # read maps the file and makes views of its bytes: no tensor data is copied or
-            # decoded, so a huge value costs little beyond the elements shown.
-            value = read_source(src, kind_name(kind))
-    except ValidationError as exc:
-        if guessed and _model_hint(name):
-            return _fail(f"cannot read {name}: no data message reads it validly"
-                         f"{_model_hint(name)}")
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
-                                f" as {kind}:" if kind else ":"))
-        for p in exc.problems:
-            out.print(f"  - {p}", markup=False)
-        return 1
-    except (OnnxDataError, OSError) as exc:
-        return _fail(str(exc))
-    out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
-    with np.printoptions(threshold=64, edgeitems=3):
-        _print_value(out, value, "", limit)
-    return 0
-
-
-def _part(progress: Callable[[float], None] | None, start: float, share: float
-          ) -> Callable[[float], None] | None:
-    """A step's progress callback, moving the whole bar from ``start`` by ``share``."""
-    if progress is None:
-        return None
-    return lambda done: progress(start + share * done)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"ndarray {value.dtype} shape {tuple(value.shape)}"
-    if isinstance(value, list):
-        return f"list of {len(value)}"
-    if isinstance(value, dict):
-        return f"dict of {len(value)}"
-    if value is None:
-        return "None (empty optional)"
-    return type(value).__name__
-
-
-def _print_value(out: Console, value: Any, indent: str, limit: int) -> None:
-    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
-    out.print(Text(indent + _describe(value), "bold"))
-    if isinstance(value, np.ndarray):
-        for line in repr(value).splitlines():
-            out.print(indent + "  " + line, markup=False, highlight=False)
-        return
-    items: list[tuple[str, Any]]
-    if isinstance(value, list):
-        items = [(f"[{i}]", value[i]) for i in range(min(limit, len(value)))]
-    elif isinstance(value, dict):
-        items = [(f"{k!r}:", v) for k, v in itertools.islice(value.items(), limit)]
-    else:
-        return
-    for label, v in items:
-        out.print(f"{indent}{label}", markup=False)
-        _print_value(out, v, indent + "  ", limit)
-    if len(value) > len(items):
-        out.print(f"{indent}… {len(value) - len(items)} more (--limit N shows more)",
-                  markup=False)
 
 
 # --- explore --html ----------------------------------------------------------------------

@@ -26,7 +26,7 @@ from rich.text import Text
 from onnxdata.compare import Difference, compare
 from onnxdata.console import console, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
-from onnxdata.messages import kind_name
+from onnxdata.messages import kind_name, kind_word
 
 __all__ = ["FileDiff", "add_parser", "diff_paths", "main", "read_value"]
 
@@ -78,7 +78,7 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                 errors: list[OnnxDataError] = []
                 for i, (p, src) in enumerate(zip((a, b), srcs, strict=True)):
                     try:
-                        kinds[i] = choose_kind(p, src, how="--kind {}")
+                        kinds[i] = choose_kind(p, src, how="--kind {}", note=_noter(p))
                     except DecodeError as exc:
                         errors.append(exc)
                 if kinds[0] is None and kinds[1] is None:
@@ -95,6 +95,11 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
         return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable", error=_reason(exc))
     return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found else "equal",
                     found)
+
+
+def _noter(path: Path) -> Any:
+    """Where choose_kind says which reading it took without being told (stderr, one line)."""
+    return lambda text: console(stderr=True).print(f"onnxdata: {path}: {text}", markup=False)
 
 
 def _reason(exc: BaseException) -> str:
@@ -211,10 +216,10 @@ def add_parser(sub: Any) -> None:
 
 
 def kind_argument(text: str) -> str:
-    """``--kind``'s value as a kind name; "sequence" and "SequenceProto" both work, as in
-    ``validate`` and ``show``."""
+    """``--kind``'s value as a kind name; "seq", "sequence" and "SequenceProto" all work,
+    as in every command."""
     try:
-        return kind_name(text)
+        return kind_word(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -245,10 +250,13 @@ def main(args: argparse.Namespace) -> int:
                            kind=args.kind)
     except (OnnxDataError, OSError, ValueError) as exc:
         console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"))
+        if args.json:  # a program reading the JSON still gets an object, with the reason
+            write_text(json.dumps({"equal": False, "error": str(exc), "files": []}) + "\n")
         return 2
     code = exit_code([f.status for f in found])
     if args.json:
-        write_text(json.dumps({"equal": code == 0, "rtol": args.rtol, "atol": args.atol,
+        write_text(json.dumps({"equal": code == 0, "error": None, "rtol": args.rtol,
+                               "atol": args.atol,
                                "files": [f.as_json() for f in found]}, indent=2) + "\n")
         return code
     out = console()

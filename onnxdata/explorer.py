@@ -50,6 +50,7 @@ __all__ = [
     "kind_of_message",
     "message_of_kind",
     "readings",
+    "unmerged_choice",
 ]
 
 _KIND_OF: Final[dict[str, KindName]] = {
@@ -86,6 +87,10 @@ class Reading:
     then "…and N more problems"), ``problem_count`` how many there are in all.
     ``summary`` is one line about the value. ``fit`` walks the bytes again into
     a tree of every field (only for what needs one: a declared type's check).
+    ``merged`` lists singular message fields the bytes give more than once, which
+    protobuf merges into one (``(path, occurrences)``, the first few; ``merged_count``
+    counts them all): a reading that holds only so is a weak one (a sequence of two
+    maps is also an optional whose two ``map_value`` are merged).
     """
 
     kind: str
@@ -97,6 +102,8 @@ class Reading:
     source: Source = field(repr=False, compare=False)
     problem_count: int = 0
     max_depth: int = field(default=DEFAULT_MAX_DEPTH, repr=False, compare=False)
+    merged: tuple[tuple[str, int], ...] = ()
+    merged_count: int = 0
 
     @property
     def kind_name(self) -> KindName:
@@ -119,6 +126,8 @@ class Reading:
             "summary": self.summary,
             "misfit": None if m is None else {"offset": m.offset, "path": m.path,
                                               "reason": m.reason},
+            "merged": [{"path": p, "occurrences": n} for p, n in self.merged],
+            "merged_count": self.merged_count,
         }
 
 
@@ -137,7 +146,8 @@ def readings(data: WireBuffer | Source, /, *,
              progress: Callable[[float], None] | None = None) -> list[Reading]:
     """The five readings of ``data``, most plausible first.
 
-    Valid readings come first, then well-formed ones with the fewest problems,
+    Valid readings come first (those that merge no singular field given more than
+    once before those that do), then well-formed ones with the fewest problems,
     then those whose structure broke furthest into the bytes. Ties keep the
     order SequenceProto, OptionalProto, MapProto, TensorProto, SparseTensorProto.
     Bad bytes never raise: they give readings that say what broke and where.
@@ -173,12 +183,13 @@ def reading(data: WireBuffer | Source, kind: str, /, *,
     probs = tuple(engine.problems.result())
     total = len(engine.problems.items) + engine.problems.dropped
     return Reading(name, True, not probs, probs, out.summary, None, src, total,
-                   max_depth=max_depth)
+                   max_depth=max_depth, merged=tuple(engine.merged),
+                   merged_count=engine.merged_count)
 
 
 def _plausibility(r: Reading) -> tuple[int, int, int]:
-    if r.valid:
-        return (0, 0, _ORDER[r.kind])
+    if r.valid:  # one that holds only by merging a singular field given twice is weaker
+        return (0, 1 if r.merged_count else 0, _ORDER[r.kind])
     if r.well_formed:
         return (1, r.problem_count, _ORDER[r.kind])
     assert r.misfit is not None
@@ -221,10 +232,29 @@ class Exploration:
     chosen: Reading | None = None
     type_problems: list[Problem] = field(default_factory=list)
     model_warning: str | None = None
+    #: Why the chosen reading was taken when that is not obvious (the only valid reading
+    #: that needs no merging), in one line; None otherwise.
+    note: str | None = None
 
     @property
     def valid_readings(self) -> list[Reading]:
         return [r for r in self.readings if r.valid]
+
+    @property
+    def mismatch(self) -> str | None:
+        """"valid SequenceProto, but the model declares tensor(float)": the declared kind
+        does not read validly and another kind does (None otherwise)."""
+        if self.declared is None:
+            return None
+        declared = message_of_kind(self.declared.kind)
+        if any(r.kind == declared and r.valid for r in self.readings):
+            return None
+        valid = self.valid_readings
+        plain = [r for r in valid if not r.merged_count]  # merging ones only if all merge
+        others = [r.kind for r in (plain or valid)]
+        if not others:
+            return None
+        return f"valid {' or '.join(others)}, but the model declares {self.declared}"
 
     @property
     def ambiguous(self) -> bool:
@@ -246,6 +276,8 @@ class Exploration:
             "index": self.index,
             "model_warning": self.model_warning,
             "chosen": None if self.chosen is None else self.chosen.kind_name,
+            "note": self.note,
+            "mismatch": self.mismatch,
             "ambiguous": self.ambiguous,
             "valid_readings": [r.kind_name for r in self.valid_readings],
             "type_problems": [{"path": p.path, "message": p.message}
@@ -258,10 +290,30 @@ class Exploration:
         return [] if self.chosen is None else byte_table(self.data, self.chosen, limit=limit)
 
 
+def unmerged_choice(valid: list[Reading]) -> tuple[Reading, str] | None:
+    """Of several valid readings, the only one that merges no singular field given more than
+    once, and the line that says so; None when there is no such single one (the bytes
+    are truly the same: a one-element sequence is also an optional)."""
+    plain = [r for r in valid if not r.merged_count]
+    if len(valid) < 2 or len(plain) != 1:
+        return None
+    pick = plain[0]
+    why = "; ".join(f"{r.kind} only by merging {_merges(r)}" for r in valid if r is not pick)
+    return pick, (f"read as {pick.kind}, the only valid reading that needs no merging "
+                  f"(also valid: {why})")
+
+
+def _merges(r: Reading) -> str:
+    path, n = r.merged[0]
+    more = r.merged_count - 1
+    return f"{path or 'the message'} given {n} times" + (f" and {more} more" if more else "")
+
+
 def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, *,
                 declared: Declared | None = None, how: str = 'kind="{}"',
                 progress: Callable[[float], None] | None = None,
-                strict: bool = False) -> KindName:
+                strict: bool = False,
+                note: Callable[[str], None] | None = None) -> KindName:
     """The kind to read a file as when none is given: the model's declared kind in the
     ``test_data_set_N/input_K.pb`` layout, else the only valid reading.
 
@@ -269,7 +321,10 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, 
     warning); otherwise it is made here and a model found but unusable is left
     out with a UserWarning. Several valid readings (a one-element sequence is also
     an optional) raise DecodeError naming each and how to pick one (``how``
-    formats a kind name, e.g. ``--kind {}``); with none valid the first
+    formats a kind name, e.g. ``--kind {}``), unless exactly one of them merges no
+    singular field given more than once (a sequence of two maps is also an optional
+    with its maps merged): that one is taken and ``note`` is called with a line that
+    says so. With none valid the first
     well-formed one is taken (its problems are what to show), or with ``strict``
     (``load`` and ``read``, which promise the only valid reading) DecodeError
     says so, and with none well-formed DecodeError names the nearest. An empty file
@@ -290,6 +345,11 @@ def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, 
     valid = [r for r in rs if r.valid]
     if len(valid) == 1:
         return valid[0].kind_name
+    plain = unmerged_choice(valid)
+    if plain is not None:
+        if note is not None:
+            note(plain[1])
+        return plain[0].kind_name
     if valid:
         raise DecodeError(f"{ambiguity(valid)}: say which with "
                           f"{' or '.join(how.format(r.kind_name) for r in valid)}", source=name)
@@ -359,7 +419,11 @@ def explore(source: str | os.PathLike[str] | WireBuffer | Source, *,
         result.chosen = by_kind[message_of_kind(result.declared.kind)]
     else:
         valid = result.valid_readings
-        result.chosen = valid[0] if len(valid) == 1 else None
+        plain = unmerged_choice(valid)
+        if plain is not None:
+            result.chosen, result.note = plain
+        else:
+            result.chosen = valid[0] if len(valid) == 1 else None
     if result.declared is not None and result.chosen is not None and result.chosen.well_formed:
         result.type_problems = type_problems(result.chosen.fit.root, result.declared)
     return result

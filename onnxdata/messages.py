@@ -24,6 +24,7 @@ __all__ = [
     "kind_class",
     "is_repeated",
     "kind_name",
+    "kind_word",
 ]
 
 Message: TypeAlias = TensorProto | SparseTensorProto | SequenceProto | OptionalProto | MapProto
@@ -94,3 +95,25 @@ def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:
         raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)}, "
                          "their message names (SequenceProto, ...) or classes")
     return _KIND_BY_MESSAGE_NAME[name]
+
+
+#: The short words the command line takes too, as ONNX's type strings spell them
+#: (``seq(map(...))``, ``opt(...)``), and ``sparse``.
+_SHORT_KINDS: dict[str, KindName] = {"seq": "sequence", "opt": "optional",
+                                     "sparse": "sparse_tensor"}
+
+
+def kind_word(text: str) -> KindName:
+    """A kind as a person types it on the command line: "seq", "opt", "map", "tensor",
+    "sparse", the kind names or the message names, in any case; ValueError names them."""
+    low = text.strip().lower()
+    if low in _SHORT_KINDS:
+        return _SHORT_KINDS[low]
+    for name in KIND_NAMES:
+        if low == name:
+            return name
+    for message, kind in _KIND_BY_MESSAGE_NAME.items():
+        if low == message.lower():
+            return kind
+    raise ValueError(f"unknown kind {text!r}: expected seq, opt, map, tensor or sparse "
+                     f"(or {', '.join(KIND_NAMES)}, or {', '.join(_KIND_BY_MESSAGE_NAME)})")

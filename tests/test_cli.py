@@ -78,14 +78,21 @@ def test_explore_table_is_plain_when_piped(capsys: pytest.CaptureFixture[str]) -
     assert "declared: optional(tensor(int32))" in text
 
 
-def test_explore_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explore_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    plain = tmp_path / "value.pb"  # not named input_K.pb: --model needs --input or --output
+    plain.write_bytes(FOUR_WAY.read_bytes())
     with pytest.raises(SystemExit) as e:
-        main(["explore", str(FOUR_WAY), "--model", "m.onnx"])
+        main(["explore", str(plain), "--model", "m.onnx"])
     assert e.value.code == 2
+    assert "--model needs --input K or --output K" in capsys.readouterr().err
+    # input_2.pb names its index: the missing model is then said as every missing file is
+    assert main(["explore", str(FOUR_WAY), "--model", "m.onnx"]) == 2
+    assert "m.onnx: no such file or folder" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["explore", str(FOUR_WAY), "--reading", "nonsense"])
     assert e.value.code == 2
     assert main(["explore", str(CORPUS / "missing.pb")]) == 2
+    assert "missing.pb: no such file or folder" in capsys.readouterr().err
 
 
 def test_validate_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_explore_table_names_the_ambiguity(ambiguous: Path,
     assert main(["explore", str(ambiguous)]) == 0
     out = _flat(capsys.readouterr().out)
     assert "valid as SequenceProto or OptionalProto (the same bytes); pick one with " \
-           "--reading KIND" in out
+           "--kind KIND" in out
     assert "bytes as SequenceProto (one of the valid readings)" in out
 
 
@@ -138,7 +138,7 @@ def test_rows_usage(capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as e:
             main(["explore", "--rows", bad, str(FOUR_WAY)])
         assert e.value.code == 2
-        assert "expected a number of rows or 'all'" in capsys.readouterr().err
+        assert "--limit needs a whole number >= 0 or 'all'" in capsys.readouterr().err
 
 
 # --- the progress bar: a terminal gets one, a pipe never -------------------------------------

@@ -457,3 +457,27 @@ def test_long_non_payload_fields_are_validated() -> None:
     # there is no parse limit any more: a name longer than anything is checked as it is
     s = SequenceProto(name="n" * 200_000, elem_type=SequenceProto.TENSOR)
     assert _by_kind(s.SerializeToString())["SequenceProto"].valid
+
+
+def _two_maps() -> bytes:
+    maps = [{np.int64(1): np.float32([1.0])}, {np.int64(2): np.float32([2.0])}]
+    return onnxdata.serialize(onnxdata.from_numpy(maps, "sequence"))
+
+
+def test_merging_a_singular_field_is_a_fact_of_the_reading() -> None:
+    """A sequence of two maps is also an optional whose two map_value are merged: the walk
+    says which singular field occurred more than once; the sequence merges nothing."""
+    by_kind = _by_kind(_two_maps())
+    assert by_kind["SequenceProto"].merged == ()
+    assert by_kind["OptionalProto"].valid
+    assert by_kind["OptionalProto"].merged[0] == ("map_value", 2)
+    assert by_kind["OptionalProto"].merged_count == 2  # the merged map's values too
+    assert by_kind["OptionalProto"].as_json()["merged"][0] == {"path": "map_value",
+                                                               "occurrences": 2}
+
+
+def test_merging_is_seen_inside_a_map_and_a_sparse_tensor() -> None:
+    m = onnxdata.serialize(onnxdata.from_numpy({np.int64(1): np.float32([1.0])}, "map"))
+    twice = m + m  # two MapProto concatenated: keys and values twice, values merged
+    r = reading(twice, "map")
+    assert r.merged == (("values", 2),)

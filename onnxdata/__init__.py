@@ -14,6 +14,7 @@ from onnxdata.convert import (
     sparse_parts,
     to_numpy,
 )
+from onnxdata.declared import as_declared
 from onnxdata.errors import (
     DecodeError,
     OnnxDataError,
@@ -74,6 +75,7 @@ __all__ = [
     "save_test_data_set",
     # comparing values
     "Difference",
+    "as_declared",
     "Mismatch",
     "assert_close",
     "compare",

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.dtypes import data_type_for_dtype
+from onnxdata.model_types import DeclaredType
 
 __all__ = ["Difference", "Mismatch", "assert_close", "compare", "format_differences"]
 
@@ -94,24 +95,34 @@ class Difference:
 
 
 def compare(actual: object, expected: object, *, rtol: float = 1e-3, atol: float = 1e-7,
-            equal_nan: bool = True) -> list[Difference]:
+            equal_nan: bool = True, declared: str | DeclaredType | None = None
+            ) -> list[Difference]:
     """Every place ``actual`` and ``expected`` differ; [] when they agree.
 
     Either side may be an ndarray, a numpy or Python scalar, a list or tuple
     (a sequence), a dict (a map), None (an empty optional), or one of the data
-    messages (converted with ``to_numpy``), nested any way.
+    messages (converted with ``to_numpy``), nested any way. ``declared`` (the
+    model's type, "seq(map(string, tensor(float)))", as onnxruntime's
+    ``NodeArg.type`` gives it) first turns plain Python values on either side into
+    that type (``as_declared``): ZipMap's Python floats compare as float32.
     """
     if not (rtol >= 0 and atol >= 0):
         raise ValueError(f"rtol and atol must be >= 0, not rtol={rtol!r}, atol={atol!r}")
+    if declared is not None:
+        from onnxdata.declared import as_declared
+
+        actual, expected = as_declared(actual, declared), as_declared(expected, declared)
     out: list[Difference] = []
     _walk(actual, expected, "", _Tolerance(rtol, atol, equal_nan), out)
     return out
 
 
 def assert_close(actual: object, expected: object, *, rtol: float = 1e-3, atol: float = 1e-7,
-                 equal_nan: bool = True) -> None:
-    """Raise AssertionError listing every difference ``compare`` finds (for pytest)."""
-    found = compare(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+                 equal_nan: bool = True, declared: str | DeclaredType | None = None) -> None:
+    """Raise AssertionError listing every difference ``compare`` finds (for pytest);
+    ``declared`` as for ``compare``."""
+    found = compare(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                    declared=declared)
     if found:
         raise AssertionError(format_differences(found, rtol=rtol, atol=atol))
 

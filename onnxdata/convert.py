@@ -86,7 +86,7 @@ from onnxdata.convert_sparse import (
     get_densify_limit,
     set_densify_limit,
 )
-from onnxdata.errors import no_memory_error
+from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.messages import (
     Kind,
     MapProto,
@@ -268,6 +268,17 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__} ({name!r})")
     _utf8(name, "name", "the name")
+    value = with_arrays(value)
+    if declared is None:
+        try:
+            return _from_numpy(value, kind, name, elem_type, key_type, None)
+        except OnnxDataError as exc:
+            raise _plain_python(exc, value) from None
+    return _from_numpy(value, kind, name, elem_type, key_type, declared)
+
+
+def _from_numpy(value: object, kind: KindArg, name: str, elem_type: ElemType | None,
+                key_type: KeyType | None, declared: str | DeclaredType | None) -> Message:
     if declared is not None or (kind is not None and elem_type is not None
                                 and kind_name(kind) == "tensor"):
         from onnxdata.declared import prepare, tensor_code
@@ -279,3 +290,41 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
     message = _CLASSES[k]()
     _FILLERS[k](message, value, "", name, elem_type, key_type)
     return message
+
+
+def _plain_python(exc: OnnxDataError, value: object) -> OnnxDataError:
+    """A value of plain Python numbers (ZipMap's [{"a": 0.25}]) has no ONNX type of its own:
+    the error says which ``declared=`` builds it, else it is ``exc`` as it was."""
+    from onnxdata.declared import suggest_declared
+
+    if "cannot convert a value of type" not in str(exc):
+        return exc
+    suggestion = suggest_declared(value)
+    if suggestion is None:
+        return exc
+    return OnnxDataError(f"{exc.args[0] if exc.args else exc}; plain Python values have no "
+                         f"ONNX type of their own: pass declared=\"{suggestion}\" (ZipMap's "
+                         "output is seq(map(string, tensor(float))) or seq(map(int64, "
+                         "tensor(float))))")
+
+
+def with_arrays(value: object) -> object:
+    """``value`` with every object that has ``__array__`` but is not numpy (an onnx_ir
+    tensor, a torch tensor on the CPU) as its ndarray, inside lists and dicts too; the
+    same object when there is none."""
+    if isinstance(value, (np.ndarray, np.generic, str, bytes, SparseParts)) or value is None \
+            or hasattr(value, "DESCRIPTOR"):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [with_arrays(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        pairs = {k: with_arrays(v) for k, v in value.items()}
+        if all(pairs[k] is v for k, v in value.items()):
+            return value
+        return pairs
+    if hasattr(value, "__array__"):
+        return np.asarray(value)
+    return value

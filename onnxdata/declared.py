@@ -7,6 +7,11 @@ turns it into the numpy value that builds exactly the declared type: Python
 numbers and lists become arrays of the declared element type, map keys numpy
 scalars of the key type, and empty lists, dicts or None typed empty messages.
 Arrays already numpy are left as they are, so a mismatch stays an error.
+
+``as_declared`` does the same for comparing: a runtime's plain Python output
+becomes the value ``to_numpy`` would give for the declared type (Python floats in
+a ZipMap's maps become float32 0-d arrays, lists of numbers arrays), so
+``compare(..., declared=)`` sees the types the model promises.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.messages import KindName
 from onnxdata.model_types import DeclaredType
 
-__all__ = ["parse_type", "prepare", "tensor_code"]
+__all__ = ["as_declared", "parse_type", "prepare", "suggest_declared", "tensor_code"]
 
 _NAMES = {dt.name.lower(): code for code, dt in DATA_TYPES.items()}
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[(),])")
@@ -152,3 +157,77 @@ def _key(key: Any, code: int, path: str) -> Any:
         if info.min <= int(key) <= info.max:
             return dtype.type(key)
     raise OnnxDataError(f"{path}: key {key!r} is not a {DATA_TYPES[code].name.lower()}")
+
+
+def as_declared(value: Any, declared: str | DeclaredType) -> Any:
+    """``value`` (plain Python values from a runtime, such as ONNX Runtime's ZipMap output
+    ``[{"a": 0.25}]``) as the numpy value a file of the ``declared`` type reads as.
+
+    ``declared`` is ONNX's spelling of a type ("seq(map(string, tensor(float)))",
+    what onnxruntime's ``NodeArg.type`` says) or a DeclaredType. Python numbers,
+    bools and lists of them become ndarrays of the declared element type (0.25 in a
+    ``tensor(float)`` place: a float32 0-d array), numpy scalars of that type 0-d
+    arrays, tuples lists; None stays None (an empty optional); map keys, strings and
+    ndarrays are left as they are, so a real mismatch (an int32 array where float is
+    declared) is still reported by ``compare``. A value of the wrong shape of
+    container (a dict where a sequence is declared) raises OnnxDataError naming its
+    path.
+    """
+    t = parse_type(declared) if isinstance(declared, str) else declared
+    return _as(value, t, "value")
+
+
+def _as(value: Any, t: DeclaredType, path: str) -> Any:
+    if value is None and t.kind in ("optional", "sequence", "map"):
+        return None if t.kind == "optional" else value
+    if t.kind == "optional":
+        assert t.element is not None
+        return _as(value, t.element, path)
+    if t.kind == "sparse_tensor" or isinstance(value, np.ndarray) or hasattr(value,
+                                                                             "DESCRIPTOR"):
+        return value
+    if t.kind == "tensor":
+        dt = DATA_TYPES[t.elem_type]
+        if isinstance(value, np.generic):
+            return np.asarray(value) if value.dtype == dt.dtype else value
+        if t.elem_type == STRING:
+            return np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) \
+                else value
+        if isinstance(value, (bool, int, float, list, tuple)):
+            try:
+                return np.asarray(value, dtype=dt.dtype)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise OnnxDataError(f"{path}: cannot make a tensor({dt.name.lower()}) of "
+                                    f"{type(value).__name__}: {exc}") from None
+        return value
+    assert t.element is not None
+    if t.kind == "sequence":
+        if not isinstance(value, (list, tuple)):
+            raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
+        return [_as(v, t.element, f"{path}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
+    return {k: _as(v, t.element, f"{path}[{k!r}]") for k, v in value.items()}
+
+
+_PLAIN = {bool: "bool", int: "int64", float: "float", str: "string", bytes: "string"}
+
+
+def suggest_declared(value: Any) -> str | None:
+    """The ONNX type to pass as ``declared=`` for a value holding plain Python numbers or
+    strings ([{"a": 0.25}] -> "seq(map(string, tensor(float)))", ZipMap's output), from
+    its first items; None when it holds none."""
+    if type(value) in _PLAIN:
+        return f"tensor({_PLAIN[type(value)]})"
+    if isinstance(value, (list, tuple)) and value:
+        inner = suggest_declared(value[0])
+        if inner is not None and all(type(v) in _PLAIN for v in value):
+            return inner  # a list of numbers is one tensor
+        return None if inner is None else f"seq({inner})"
+    if isinstance(value, dict) and value:
+        key, item = next(iter(value.items()))
+        inner = suggest_declared(item)
+        if inner is None or type(key) not in (int, str, bytes):
+            return None
+        return f"map({_PLAIN[type(key)]}, {inner})"
+    return None

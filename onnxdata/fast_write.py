@@ -29,7 +29,7 @@ from typing import IO, Any, Final, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert import SparseParts, from_numpy, le_bytes
+from onnxdata.convert import SparseParts, from_numpy, le_bytes, with_arrays
 from onnxdata.declared import prepare
 from onnxdata.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
 from onnxdata.errors import no_memory_error
@@ -205,6 +205,7 @@ def write(value: Any, path: str | os.PathLike[str], kind: Kind | None = None, *,
                 if isinstance(value, (str, os.PathLike)) else "")
         raise TypeError(f"write's path must be a str or os.PathLike, not "
                         f"{type(path).__name__}{hint}")
+    value = with_arrays(value)  # an onnx_ir tensor (anything with __array__) as its ndarray
     if declared is not None:
         value, kind, elem_type, key_type = prepare(value, declared)
     skeleton = from_numpy(_skeleton(value), kind, name=name, elem_type=elem_type,

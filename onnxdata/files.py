@@ -40,6 +40,8 @@ __all__ = ["Buffer", "Source", "UnknownFieldsWarning", "atomic_writer", "byte_bu
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
+#: What ``load`` takes: a Source, or a data message (ours or onnx's) to copy into ours.
+LoadSource: TypeAlias = Source | _ProtobufMessage
 P = TypeVar("P", bound=_ProtobufMessage)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
@@ -66,32 +68,51 @@ def byte_buffer(data: object, who: str) -> Buffer:
     return view.cast("B")
 
 
-def source_bytes(source: Source) -> tuple[Buffer, str]:
-    """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``)."""
+def source_bytes(source: Source, who: str = "load") -> tuple[Buffer, str]:
+    """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``);
+    TypeError naming ``who`` and what it takes for anything else."""
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         return source, "<bytes>"
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"{who} takes a path, bytes-like data or a data message (TensorProto, "
+                        f"SequenceProto, …, ours or onnx's), not {type(source).__name__}")
     path = os.fspath(source)
     return Path(path).read_bytes(), path
 
 
+def _message_bytes(message: _ProtobufMessage) -> tuple[bytes, str]:
+    """``load(message)``: a data message's bytes, to parse as our class (or ``kind``)."""
+    try:
+        kind_name(cast(Any, message))
+    except ValueError:
+        raise OnnxDataError(f"load takes one of ONNX's data messages (TensorProto, "
+                            f"SparseTensorProto, SequenceProto, OptionalProto, MapProto), not "
+                            f"a {message.DESCRIPTOR.name}") from None
+    try:
+        return message.SerializeToString(), f"<{message.DESCRIPTOR.name}>"
+    except _ProtobufEncodeError as exc:
+        raise OnnxDataError(f"cannot serialize the {message.DESCRIPTOR.name}: {exc}") from exc
+
+
 @overload
-def load(source: Source, kind: type[P]) -> P: ...
+def load(source: LoadSource, kind: type[P]) -> P: ...
 @overload
-def load(source: Source, kind: Literal["tensor", "TensorProto"]) -> TensorProto: ...
+def load(source: LoadSource, kind: Literal["tensor", "TensorProto"]) -> TensorProto: ...
 @overload
-def load(source: Source,
+def load(source: LoadSource,
          kind: Literal["sparse_tensor", "SparseTensorProto"]) -> SparseTensorProto: ...
 @overload
-def load(source: Source, kind: Literal["sequence", "SequenceProto"]) -> SequenceProto: ...
+def load(source: LoadSource, kind: Literal["sequence", "SequenceProto"]) -> SequenceProto: ...
 @overload
-def load(source: Source, kind: Literal["optional", "OptionalProto"]) -> OptionalProto: ...
+def load(source: LoadSource, kind: Literal["optional", "OptionalProto"]) -> OptionalProto: ...
 @overload
-def load(source: Source, kind: Literal["map", "MapProto"]) -> MapProto: ...
+def load(source: LoadSource, kind: Literal["map", "MapProto"]) -> MapProto: ...
 @overload
-def load(source: Source, kind: KindName | MessageName | None = None) -> Message: ...
+def load(source: LoadSource, kind: KindName | MessageName | None = None) -> Message: ...
 @no_memory_error("source")
-def load(source: Source, kind: Any = None) -> Any:
-    """Parse one message from a path or a bytes-like object.
+def load(source: LoadSource, kind: Any = None) -> Any:
+    """Parse one message from a path or a bytes-like object (or copy a message: onnx's
+    TensorProto given to ``load`` becomes ours, of its own kind unless ``kind`` says).
 
     ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map", the
     message name ("SequenceProto", ...) or the class; given onnx's class, the
@@ -105,7 +126,13 @@ def load(source: Source, kind: Any = None) -> Any:
     ``UnknownFieldsWarning`` pointing to ``onnxdata explore``. The message is
     not validated: call ``validate`` for that.
     """
-    data, name = source_bytes(source)
+    data: Buffer
+    if isinstance(source, _ProtobufMessage):  # a message already (onnx's, say): its bytes
+        data, name = _message_bytes(source)
+        if kind is None:
+            kind = kind_name(cast(Any, source))
+    else:
+        data, name = source_bytes(source, "load")
     if kind is None:
         kind = chosen_kind(None if name == "<bytes>" else name, data)
     cls: type[Any] = kind_class(kind)

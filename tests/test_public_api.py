@@ -21,7 +21,7 @@ EXPECTED = {
     "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
     "readings", "save_test_data_set",
     # comparing values
-    "Difference", "Mismatch", "assert_close", "compare",
+    "Difference", "Mismatch", "as_declared", "assert_close", "compare",
     # running test data sets
     "OutputResult", "run_test_data_set",
     # errors

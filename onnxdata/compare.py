@@ -311,7 +311,8 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
         message += f"; worst abs {worst_abs:.4g}"
         if not exact:
             message += f", rel {worst_rel:.4g}"
-    message += "; " + ", ".join(f"{path}{m}" for m in shown)
+    message += "; " + ", ".join(f"{path or ('value' if not m.index else '')}{m}"
+                                for m in shown)
     if count > len(shown):
         message += ", …"
     out.append(Difference(path, "values", message, count, int(a.size),
@@ -402,7 +403,8 @@ def _scalar(x: Any) -> Any:
 
 
 def _index_text(index: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in index) + "]"
+    """"[0, 2]"; a 0-d value has no index: "" (its path alone names it)."""
+    return "[" + ", ".join(str(i) for i in index) + "]" if index else ""
 
 
 def _show(x: Any) -> str:

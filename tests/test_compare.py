@@ -190,3 +190,18 @@ def test_closeness_is_numpys_isclose_with_any_tolerance_even_infinite(atol: floa
     for x, y, want in zip(a, e, close, strict=True):
         got = compare(np.array([x]), np.array([y]), rtol=rtol, atol=atol)
         assert (got == []) == bool(want), (x, y, rtol, atol)
+
+
+def test_a_0d_value_is_named_by_its_path_alone() -> None:
+    """diff printed [2]['dog'][]: 0.5 vs 0.7; a 0-d value has no index to print."""
+    a = [{b"dog": np.array(0.5, np.float32)}]
+    b = [{b"dog": np.array(0.7, np.float32)}]
+    (d,) = onnxdata.compare(a, b)
+    assert str(d).endswith("; [0]['dog']: 0.5 vs 0.7") and "[]" not in str(d)
+    (top,) = onnxdata.compare(np.float32(1), np.float32(2))
+    assert str(top).endswith("; value: 1 vs 2")
+    (arr,) = onnxdata.compare(np.float32([1, 3]), np.float32([2, 3]))
+    assert str(arr).endswith("; [0]: 1 vs 2")
+    word = "日本".encode()
+    (key,) = onnxdata.compare({word: np.float32([1])}, {word: np.float32([2])})
+    assert str(key).startswith("['日本']: ")  # a UTF-8 string key prints as text

@@ -481,3 +481,19 @@ def test_merging_is_seen_inside_a_map_and_a_sparse_tensor() -> None:
     twice = m + m  # two MapProto concatenated: keys and values twice, values merged
     r = reading(twice, "map")
     assert r.merged == (("values", 2),)
+
+
+def test_read_and_load_take_the_only_reading_that_needs_no_merging(tmp_path: Path) -> None:
+    path = tmp_path / "maps.pb"
+    path.write_bytes(_two_maps())
+    assert isinstance(onnxdata.load(path), onnxdata.SequenceProto)
+    value = onnxdata.read(path)
+    assert isinstance(value, list) and len(value) == 2
+    result = explore(path)
+    assert result.chosen is not None and result.chosen.kind == "SequenceProto"
+    assert not result.ambiguous and result.note is not None
+    assert [r.kind for r in result.valid_readings] == ["SequenceProto", "OptionalProto"]
+    one = tmp_path / "one.pb"  # one element: the same bytes as an optional, still asks
+    onnxdata.write([np.ones(2, np.float32)], one)
+    with pytest.raises(onnxdata.DecodeError, match='kind="sequence" or kind="optional"'):
+        onnxdata.read(one)

@@ -1,11 +1,15 @@
 """``onnxdata explore FILE --html OUT.html``: the explorer as one self-contained page.
 
-The page shows what ``explore`` found, drawn for a person: the readings table,
-the chosen reading's bytes as a hex view with nested coloured spans kept in
-step with the byte table (hover or click either side), and the value: an
-outline for sequences and optionals, a table for maps, and for each tensor the
-pictures of ``onnxdata.pictures``. The ``--json`` facts are embedded as they
-are, and the readings table is drawn from that same dictionary, so page and
+The page shows what ``explore`` found, drawn for a person. It leads with the
+chosen reading (the model's, the only valid one, or the first of several) and
+its value: an outline for sequences and optionals, a table for maps, and for
+each tensor the pictures of ``onnxdata.pictures``; then its bytes as a hex view
+with nested coloured spans kept in step with the byte table (hover or click
+either side). Every other valid reading is laid out the same way, hidden, and
+a selector shows it in place of the first (bytes valid as several messages need
+no command-line flag to see each). The readings table comes last, each other
+reading one line with its problems folded. The ``--json`` facts are embedded as
+they are, and the readings table is drawn from that same dictionary, so page and
 JSON agree.
 
 Everything on it is capped so a page stays small for any file: at most
@@ -84,8 +88,10 @@ def render_page(result: Exploration, *, facts: dict[str, Any] | None = None) -> 
     """
     if facts is None:
         facts = result.as_json()
-    body = [_header(facts), _readings_table(facts), _bytes_section(result),
-            _value_section(result)]
+    views = _laid_out(result)
+    laid = [_view(result, r, first=i == 0) for i, r in enumerate(views)] or [
+        _no_reading_bytes(result), "<h2>Value</h2><p>No valid reading, so no value to draw.</p>"]
+    body = [_header(facts), _lead(result, views), *laid, _readings_table(facts)]
     template = resources.files("onnxdata").joinpath("page.html").read_text(encoding="utf-8")
     fill = {
         "title": _e(f"onnxdata explore {Path(result.file).name}"),
@@ -144,7 +150,14 @@ def _readings_table(facts: dict[str, Any]) -> str:
         valid = ("<td class=good>yes</td>" if r["valid"] else
                  f"<td class=warn>no ({len(r['problems'])})</td>" if r["well_formed"] else
                  "<td>-</td>")
-        what = _e(r["summary"]) + (_problems(r["problems"]) if r["problems"] else "")
+        what = _e(r["summary"])
+        if r.get("merged_count"):
+            what += (f" <span class=tag>merged</span> <span class=sub>valid only by merging "
+                     f"{_e(_merge_text(r))}</span>")
+        if r["problems"]:  # folded to one line unless it is the reading shown
+            n = r["problem_count"] or len(r["problems"])
+            what += (f"<details{' open' if is_chosen else ''}><summary>{n} problem"
+                     f"{'s' if n != 1 else ''}</summary>{_problems(r['problems'])}</details>")
         mark = " ←" if is_chosen else ""
         if facts["declared"] is not None and _kind_word(r["kind"]) == facts["declared"]:
             mark += " <span class=tag>declared</span>"
@@ -152,12 +165,77 @@ def _readings_table(facts: dict[str, Any]) -> str:
         rows.append(f"<tr{' class=chosen' if is_chosen else ''}><th>{_e(name)}{mark}</th>"
                     f"{fits}{valid}<td>{what}</td></tr>")
     legend = "; <span class=tag>declared</span> the model's" if facts["declared"] else ""
-    marks = ("← marks the one shown below" if shown is not None else
-             "none is valid, so none is laid out below")
+    marks = ("← marks the one shown above; the others are folded to one line, their "
+             "problems a click away" if shown is not None else
+             "none is valid, so none is laid out above")
     return ("<h2>Readings</h2><p class=sub>Which messages these bytes can be; "
             f"{marks}{legend}.</p><table id=readings><thead><tr><th>reading</th>"
             "<th>fits</th><th>valid</th><th>value, or what is wrong</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _merge_text(r: dict[str, Any]) -> str:
+    first = r["merged"][0]
+    more = r["merged_count"] - 1
+    return (f"{first['path'] or 'the message'} given {first['occurrences']} times"
+            + (f" and {more} more" if more else ""))
+
+
+def _laid_out(result: Exploration) -> list[Reading]:
+    """The readings the page lays out, the one shown first: the chosen (or first valid)
+    reading, then every other valid one, for the selector to switch to."""
+    shown = _shown(result)
+    if shown is None:
+        return []
+    return [shown, *(r for r in result.readings if r.valid and r is not shown)]
+
+
+def _lead(result: Exploration, views: list[Reading]) -> str:
+    """What the page says before the readings laid out: a model that declares another
+    kind, and the selector that shows another valid reading in place of the first."""
+    if not views:
+        return ("<p class=lead>No reading is valid: the readings below say what breaks "
+                "each.</p>")
+    parts = []
+    if result.mismatch is not None:
+        parts.append(f"<p class=warn>{_e(result.mismatch)}</p>")
+    if len(views) > 1:
+        options = "".join(
+            f'<option value="{_e(r.kind_name)}"{" selected" if i == 0 else ""}>{_e(r.kind)}'
+            f'{" (valid only by merging)" if r.merged_count else ""}</option>'
+            for i, r in enumerate(views))
+        parts.append(f"<p id=switch><label>{len(views)} readings are valid; show the value "
+                     f"and the bytes as <select id=reading>{options}</select></label></p>")
+    return "\n".join(parts)
+
+
+def _why(result: Exploration, shown: Reading, first: bool) -> str:
+    """Why a laid-out reading is there, in a few words."""
+    valid = result.valid_readings
+    if not first:
+        return (f"also valid, only by merging {_merge_text(shown.as_json())}"
+                if shown.merged_count else "also valid: the same bytes")
+    if result.declared is not None and result.declared.kind == shown.kind_name:
+        why = "the reading the model declares"
+    elif result.note is not None:
+        why = "the only valid reading that needs no merging"
+    elif result.chosen is None:
+        why = "one of several valid readings of the same bytes"
+    elif valid == [shown]:
+        why = "the only valid reading"
+    else:
+        why = "the reading asked for"
+    return f"{why}, {'valid' if shown.valid else 'not valid'}"
+
+
+def _view(result: Exploration, reading: Reading, *, first: bool) -> str:
+    """One reading laid out: what it is, its value, then its bytes; only the first is
+    shown at load (the selector shows another)."""
+    lead = (f"<p class=lead>Read as <b>{_e(reading.kind)}</b> ({_e(_why(result, reading, first))})"
+            f": {_e(reading.summary)}</p>")
+    return (f'<section class=view data-kind="{_e(reading.kind_name)}"'
+            f'{"" if first else " hidden"}>{lead}{_value_section(result, reading, first)}'
+            f"{_bytes_section(result, reading, first)}</section>")
 
 
 def _shown_kind(facts: dict[str, Any]) -> str | None:
@@ -276,15 +354,23 @@ class _Hex:
         self.out.append("</span>")
 
 
-def _bytes_section(result: Exploration) -> str:
+def _ids(first: bool, kind: str) -> dict[str, str]:
+    """The ids of a view's parts: plain on the view shown at load, suffixed on the others."""
+    tail = "" if first else f"-{kind}"
+    return {k: f"{k}{tail}" for k in ("hex", "bytes", "info", "value")}
+
+
+def _no_reading_bytes(result: Exploration) -> str:
+    hexer = _Hex(result.data, 256)
+    hexer.bytes(0, result.data.size, "bytes")
+    return ("<h2>Bytes</h2><p>No valid reading; explore with <code>--kind KIND</code> "
+            f"to see one laid out.</p><div id=hex class=hex>{''.join(hexer.out)}</div>")
+
+
+def _bytes_section(result: Exploration, shown: Reading, first: bool = True) -> str:
     data = result.data
     size = data.size
-    shown = _shown(result)
-    if shown is None:
-        hexer = _Hex(data, 256)
-        hexer.bytes(0, size, "bytes")
-        return ("<h2>Bytes</h2><p>No valid reading; explore with <code>--reading KIND</code> "
-                f"to see one laid out.</p><div id=hex class=hex>{''.join(hexer.out)}</div>")
+    ids = _ids(first, shown.kind_name)
     # The walk stops recording after ROW_LIMIT rows and closes the table with a row
     # counting the rest; that row names no bytes, and the hex view stops with it.
     rows = byte_table(data, shown, limit=ROW_LIMIT)
@@ -309,17 +395,19 @@ def _bytes_section(result: Exploration) -> str:
         f"<td class=off>{r.offset}</td><td class=hx>{_e(r.bytes)}</td>"
         f'<td style="padding-left:{0.4 + r.depth * 1.1:.1f}em">{_e(r.field)}</td>'
         f"<td>{_e(r.value)}</td></tr>" for i, r in enumerate(rows))
-    if result.chosen is None:
+    if result.chosen is None and first:
         others = [r.kind for r in result.readings if r.valid]
         notes.insert(0, f"These bytes are valid as {' and as '.join(others)}, and nothing "
-                        f"says which: shown as {shown.kind}. Name one with --reading.")
+                        f"says which: shown as {shown.kind}; the selector at the top shows "
+                        "the other.")
     note = "".join(f"<p class=note>{_e(n)}</p>" for n in notes)
     return (f"<h2>Bytes as {_e(shown.kind)}</h2><p class=sub>Hover or click a field "
             "on either side to see it on the other.</p>" + note +
-            f"<div class=pair><div id=hex class=hex>{''.join(hexer.out)}</div>"
-            "<div class=tablebox><div id=info class=info>click a field</div>"
-            "<table id=bytes><thead><tr><th>offset</th><th>bytes</th><th>field</th>"
-            f"<th>value</th></tr></thead><tbody>{table}</tbody></table></div></div>")
+            f"<div class=pair><div id={ids['hex']} class=hex>{''.join(hexer.out)}</div>"
+            f"<div class=tablebox><div id={ids['info']} class=info>click a field</div>"
+            f"<table id={ids['bytes']} class=bytes><thead><tr><th>offset</th><th>bytes</th>"
+            f"<th>field</th><th>value</th></tr></thead><tbody>{table}</tbody></table>"
+            "</div></div>")
 
 
 def _is_misfit(row: ByteRow) -> bool:
@@ -328,11 +416,8 @@ def _is_misfit(row: ByteRow) -> bool:
 
 # --- the value, drawn ----------------------------------------------------------------------
 
-def _value_section(result: Exploration) -> str:
-    head = "<h2>Value</h2>"
-    chosen = _shown(result)
-    if chosen is None:
-        return head + "<p>No valid reading, so no value to draw.</p>"
+def _value_section(result: Exploration, chosen: Reading, first: bool = True) -> str:
+    head = f"<h2>Value as {_e(chosen.kind)}</h2>"
     if not chosen.valid:
         return head + f"<p>Not drawn: the {_e(chosen.kind)} reading is not valid.</p>"
     if not os.path.isfile(result.file):
@@ -350,7 +435,7 @@ def _value_section(result: Exploration) -> str:
         return head + f"<p class=bad>Not drawn: reading the value failed: {_e(exc)}</p>"
     drawn = (_optional_figure(value, _Budget()) if chosen.kind_name == "optional" else
              _draw(value, "", _Budget()))
-    return head + f"<div id=value>{drawn}</div>"
+    return head + f"<div id={_ids(first, chosen.kind_name)['value']} class=value>{drawn}</div>"
 
 
 @dataclass

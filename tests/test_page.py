@@ -167,13 +167,17 @@ def test_nested_outlines_share_one_entry_budget(tmp_path: Path) -> None:
     path = tmp_path / "nested.pb"
     inner = [[np.zeros(2, np.float32)] * 3] * 30
     path.write_bytes(from_numpy([inner] * 30).SerializeToString())  # 30 x 30 x 3 tensors
-    page = _page(path)
+    whole = _page(path)
+    # two valid readings are laid out: the sequence, and (merged) the optional, hidden
+    views = whole.split("<section class=view ")[1:]
+    assert len(views) == 2 and 'data-kind="optional" hidden>' in views[1]
+    page = views[0]  # each view has its own budget
     assert page.count("<li><details open>") == ENTRY_LIMIT
     assert page.count("data-kind=tensor>") == 12
     # depth first: 30 + (30 + 30 x 3) + (30 + 25 x 3 + 1) entries, then nothing is left
     assert "… 2 more elements, not listed" in page
     assert page.count("… 30 more elements, not listed") == 28
-    assert len(page) < 300_000
+    assert len(whole) < 300_000
 
 
 def test_hex_cap_names_what_is_left_out(tmp_path: Path) -> None:
@@ -236,8 +240,9 @@ def test_bytes_no_message_fits_mark_no_reading(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pb"
     bad.write_bytes(b"\xff\xff\xff")
     page = _page(bad)
-    assert "none is valid, so none is laid out below" in page and "← marks" not in page
-    assert "← marks the one shown below" in _page(TENSOR_FILE)
+    assert "none is valid, so none is laid out above" in page and "← marks" not in page
+    assert "No reading is valid" in page
+    assert "← marks the one shown above" in _page(TENSOR_FILE)
 
 
 def test_a_single_value_is_listed_not_drawn(tmp_path: Path) -> None:
@@ -450,4 +455,63 @@ def test_browser_short_hex_view_has_no_scrollbar(browser: Any, tmp_path: Path,
         "(() => { const h = document.getElementById('hex');"
         " return [h.scrollHeight, h.clientHeight]; })()")
     assert scroll <= client
+    assert errors == []
+
+
+def test_browser_switches_between_the_valid_readings(browser: Any, tmp_path: Path) -> None:
+    """A one-element sequence is also an optional: both are laid out, the selector shows
+    one in place of the other, and each view links its own hex and byte table."""
+    path = tmp_path / "one.pb"
+    path.write_bytes(from_numpy([np.arange(6, dtype=np.float32).reshape(2, 3)])
+                     .SerializeToString())
+    tab, errors = _open(browser, _write(path, tmp_path / "one.html"))
+    lead = tab.text_content(".lead") or ""
+    assert lead.startswith("Read as SequenceProto (one of several valid readings")
+    sequence = tab.locator('section.view[data-kind="sequence"]')
+    optional = tab.locator('section.view[data-kind="optional"]')
+    assert sequence.is_visible() and not optional.is_visible()
+    assert sequence.locator("figure[data-kind=sequence]").is_visible()
+    assert tab.locator("#reading option").all_text_contents() == ["SequenceProto",
+                                                                  "OptionalProto"]
+    assert "Name one with --reading" not in tab.content()
+    tab.select_option("#reading", "optional")
+    assert optional.is_visible() and not sequence.is_visible()
+    assert (optional.locator(".lead").text_content() or "").startswith(
+        "Read as OptionalProto (also valid: the same bytes)")
+    assert optional.locator("figure[data-kind=optional] figure[data-kind=tensor] svg") \
+        .first.is_visible()
+    assert (optional.locator("h2").first.text_content() or "") == "Value as OptionalProto"
+    rows = optional.locator("table.bytes tbody tr")
+    rows.nth(1).click()
+    span = optional.locator('.hex span[data-r="1"]')
+    assert "pin" in (span.get_attribute("class") or "").split()
+    assert sequence.locator(".hex .pin").count() == 0  # the hidden view is untouched
+    assert "tensor_value" in (optional.locator(".info").text_content() or "")
+    tab.screenshot(path=str(tmp_path / "switched.png"), full_page=True)
+    assert (tmp_path / "switched.png").stat().st_size > 10_000
+    tab.select_option("#reading", "sequence")
+    assert sequence.is_visible() and not optional.is_visible()
+    assert errors == []
+
+
+def test_browser_page_leads_with_the_reading_and_folds_the_others(
+        browser: Any, tmp_path: Path) -> None:
+    """A plain 3-D tensor: the value comes first, and the four wrong readings are one line
+    each, their problems folded until clicked."""
+    tab, errors = _open(browser, _write(TENSOR_FILE, tmp_path / "tensor.html"))
+    assert (tab.text_content(".lead") or "").startswith("Read as TensorProto (the reading "
+                                                        "the model declares, valid)")
+    headings = tab.locator("h2").all_text_contents()
+    assert headings[:3] == ["Value as TensorProto", "Bytes as TensorProto", "Readings"]
+    assert tab.locator("#switch").count() == 0  # one valid reading: nothing to switch
+    rows = tab.locator("#readings tbody tr")
+    heights = [rows.nth(i).bounding_box()["height"] for i in range(1, rows.count())]
+    assert max(heights) < 80  # one line (and a folded summary), not a list of problems
+    folded = tab.locator("#readings details")
+    assert folded.count() >= 1
+    first = folded.first
+    assert not first.locator("ul.problems").is_visible()
+    first.locator("summary").click()
+    assert first.locator("ul.problems").is_visible()
+    tab.screenshot(path=str(tmp_path / "tensor.png"), full_page=True)
     assert errors == []

@@ -1,24 +1,13 @@
-"""Run a model's test data sets on ONNX Runtime and compare with the expected outputs.
+"""Run a model's test data sets on a backend and compare with the expected outputs.
 
 ``run_test_data_set(model, folder)`` reads ``folder``'s inputs and expected
-outputs with the model's declared types (``load_test_data_set``), hands the
-inputs to ONNX Runtime the way its Python API wants them, and compares each
-output with ``compare``. What ORT wants, and onnxdata's values are not:
-
-* strings as ``str``: given ``bytes``, ORT stores their repr (``"b'abc'"``);
-* map keys as ``str`` and map values as Python scalars (ORT's maps are
-  ``map(string, float)`` and the like, each value one number);
-* bfloat16, float8 and the 2- and 4-bit types as an ``OrtValue`` of their ONNX
-  type: ORT's numpy bridge does not know ml_dtypes; the sub-byte types
-  packed two (or four) to a byte at the front of a buffer of one byte per
-  element, as ORT reads it;
-* an empty optional as ``None``, a sequence as a list (as onnxdata has them).
-
-ORT's outputs come back as the declared types (map values as arrays of the
-declared element type) before they are compared. ``onnxdata run --write-outputs``
-adds them to the sets that have no expected outputs (inputs only, as a user
+outputs with the model's declared types (``load_test_data_set``), runs them on
+a backend (ONNX Runtime by default; ``onnxdata.backends`` does the conversions
+each backend needs, and gives the outputs back as the model declares them) and
+compares each output with ``compare``. ``onnxdata run --write-outputs``
+adds the outputs to the sets that have no expected outputs (inputs only, as a user
 writes them before the first run); ``--write-outputs DIR`` writes every set with
-ORT's outputs as a new test case in DIR.
+the backend's outputs as a new test case in DIR.
 
 ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 """
@@ -26,32 +15,24 @@ ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
-import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
+from onnxdata.backends import Backend, BackendUnavailable, get_backend
+from onnxdata.case_run import test_data_sets
 from onnxdata.compare import Difference, compare
-from onnxdata.convert import le_bytes
-from onnxdata.dtypes import DATA_TYPES, STRING, data_type_for_dtype
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.model_types import DeclaredType, declared_type
 from onnxdata.testdata import load_test_data_set
-from onnxdata.testdata_save import ModelArg, as_model, save_test_data_set
+from onnxdata.testdata_save import ModelArg, as_model
 
 __all__ = ["OutputResult", "add_parser", "main", "run_test_data_set", "test_data_sets"]
 
 Status = Literal["pass", "fail", "error", "unchecked"]
 ORT_MISSING = ("onnxdata run needs ONNX Runtime, an optional extra: "
                "pip install 'onnxdata[ort]' (or pip install onnxruntime)")
-_SET = re.compile(r"^test_data_set_(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -88,51 +69,38 @@ class OutputResult:
         return head
 
 
-def _ort() -> Any:
-    try:
-        return importlib.import_module("onnxruntime")  # untyped, and an optional extra
-    except ImportError as exc:
-        raise ImportError(ORT_MISSING) from exc
-
-
 class _Session:
-    """An ONNX Runtime session with the model's declared input and output types."""
+    """A model prepared on a backend, with its path and declared types."""
 
-    def __init__(self, model: ModelArg) -> None:
-        ort = _ort()
+    def __init__(self, model: ModelArg, runtime: str | Backend = "ort") -> None:
+        try:
+            backend = get_backend("ort" if runtime == "onnxruntime" else runtime) \
+                if isinstance(runtime, str) else runtime
+        except BackendUnavailable as exc:
+            if runtime in ("ort", "onnxruntime"):
+                raise ImportError(ORT_MISSING) from exc
+            raise
+        self.backend = backend
+        self.prepared = backend.prepare(model)
         self.path = Path(model) if isinstance(model, (str, os.PathLike)) else None
         if self.path is not None and self.path.is_dir():
             self.path = self.path / "model.onnx"
-            model = self.path
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # ORT's own warnings are not about the data
-        source: Any = os.fspath(self.path) if self.path is not None else \
-            as_model(model).SerializeToString()
-        try:
-            self.session = ort.InferenceSession(source, options,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # ORT raises its own Fail/NotImplemented/... types
-            name = os.fspath(self.path) if self.path is not None else "the model"
-            raise OnnxDataError(f"ONNX Runtime cannot load {name}: {exc}") from exc
-        self.model = as_model(model)
-        self.inputs = [(v.name, declared_type(v.type)) for v in self.model.graph.input]
-        self.outputs = [(v.name, declared_type(v.type)) for v in self.model.graph.output]
+        self.model = as_model(self.path if self.path is not None else model)
 
 
 def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
-                      runtime: str = "onnxruntime", *, rtol: float = 1e-3,
+                      runtime: str | Backend = "onnxruntime", *, rtol: float = 1e-3,
                       atol: float = 1e-7) -> list[OutputResult]:
     """Run ``model`` (a path or ModelProto) on the inputs in ``folder`` and compare each
     output with ``folder``'s ``output_K.pb``; one ``OutputResult`` per output.
 
-    ``runtime`` is "onnxruntime" (the only one so far). ONNX Runtime missing
-    raises ImportError saying how to install it; a model it cannot load raises
-    OnnxDataError with its message. A set that cannot be read or run gives
-    one result with status "error".
+    ``runtime`` is a backend name (``"onnxruntime"``/``"ort"``, ``"reference"``,
+    ``"module:attr"``: see ``onnxdata.backends``) or a backend. ONNX Runtime
+    missing raises ImportError saying how to install it; a model the backend
+    cannot load raises OnnxDataError with its message. A set that cannot be read
+    or run gives one result with status "error".
     """
-    if runtime != "onnxruntime":
-        raise ValueError(f"runtime must be 'onnxruntime', not {runtime!r}")
-    return _run(_Session(model), Path(folder), rtol, atol)
+    return _run(_Session(model, runtime), Path(folder), rtol, atol)
 
 
 def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResult]:
@@ -142,20 +110,13 @@ def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResu
             else _load_with(s.model, folder)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return [OutputResult(where, -1, "", "error", error=f"cannot read the set: {exc}")]
-    if len(inputs) > len(s.inputs):
-        return [OutputResult(where, -1, "", "error", error=f"{len(inputs)} inputs but the "
-                             f"model has {len(s.inputs)}")]
     try:
-        feed = {name: to_ort(v, t, f"input {i} {name!r}")
-                for i, (v, (name, t)) in enumerate(zip(inputs, s.inputs, strict=False))}
-        raw = s.session.run([name for name, _ in s.outputs], feed)
+        raw = s.prepared.run(inputs)
     except OnnxDataError as exc:
         return [OutputResult(where, -1, "", "error", error=str(exc))]
-    except Exception as exc:  # ORT's run errors
-        return [OutputResult(where, -1, "", "error", error=f"ONNX Runtime failed: {exc}")]
     out: list[OutputResult] = []
-    for k, ((name, t), value) in enumerate(zip(s.outputs, raw, strict=True)):
-        actual = from_ort(value, t)
+    names = [v.name for v in s.model.graph.output]
+    for k, (name, actual) in enumerate(zip(names, raw, strict=True)):
         if k >= len(expected):
             out.append(OutputResult(where, k, name, "unchecked", actual=actual))
             continue
@@ -174,232 +135,62 @@ def _load_with(model: ModelProto, folder: Path) -> tuple[list[Any], list[Any]]:
         return load_test_data_set(folder, model=path)
 
 
-# ---------------------------------------------------------------- to and from ORT
-
-def to_ort(value: Any, t: DeclaredType, where: str) -> Any:
-    """A numpy value as ORT's Python API takes it for declared type ``t``."""
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return to_ort(value, t.element, where)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [to_ort(v, t.element, f"{where}[{i}]") for i, v in enumerate(value)]
-    if t.kind == "map":
-        assert t.element is not None
-        return {_str(k, where) if isinstance(k, bytes) else k:
-                _map_value(to_ort(v, t.element, f"{where}[{k!r}]"))
-                for k, v in value.items()}
-    return _tensor_to_ort(np.asarray(value), where)
-
-
-def _str(b: bytes, where: str) -> str:
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OnnxDataError(f"{where}: a string that is not UTF-8 ({b[:20]!r}); ONNX Runtime "
-                            "takes str") from exc
-
-
-def _map_value(v: Any) -> Any:
-    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
-
-
-def _tensor_to_ort(arr: Any, where: str) -> Any:
-    if arr.dtype.kind in "OS":
-        flat = [_str(x, where) if isinstance(x, bytes) else x for x in arr.reshape(-1).tolist()]
-        return np.array(flat, dtype=object).reshape(arr.shape)
-    if arr.dtype.kind != "V":
-        return arr
-    dt = data_type_for_dtype(arr.dtype)
-    if dt is None:
-        raise OnnxDataError(f"{where}: dtype {arr.dtype} has no ONNX data type")
-    ort = _ort()
-    if dt.sub_byte:
-        # ORT reads the packed bytes from the front of a buffer of the array's shape
-        packed = np.frombuffer(le_bytes(arr, dt), np.uint8)
-        buf = np.zeros(arr.size, np.uint8)
-        buf[:packed.size] = packed
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), dt.code)
-    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
-    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, dt.code)
-
-
-def from_ort(value: Any, t: DeclaredType) -> Any:
-    """ORT's output as onnxdata's value of declared type ``t`` (scalars as typed arrays)."""
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return from_ort(value, t.element)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [from_ort(v, t.element) for v in value]
-    if t.kind == "map":
-        assert t.element is not None
-        return {k: from_ort(v, t.element) for k, v in value.items()}
-    dt = DATA_TYPES.get(t.elem_type)
-    arr = np.asarray(value)
-    if dt is not None and dt.code != STRING and arr.dtype != dt.dtype and \
-            arr.dtype.kind in "biufc" and arr.ndim == 0:
-        return arr.astype(dt.dtype)  # a map's Python scalar
-    return arr
-
-
-# ---------------------------------------------------------------- folders and the command
-
-def test_data_sets(model_dir: Path) -> list[Path]:
-    """The ``test_data_set_N`` folders beside a model, by N."""
-    found = [(int(m.group(1)), p) for p in model_dir.iterdir()
-             if p.is_dir() and (m := _SET.match(p.name)) is not None]
-    return [p for _, p in sorted(found)]
-
-
-test_data_sets.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
-
+# ---------------------------------------------------------------- the command
 
 def add_parser(sub: Any) -> None:
     """Add ``run`` to the ``onnxdata`` subcommands."""
     from onnxdata.diff import add_tolerances
 
     p = sub.add_parser(
-        "run", help="run a model's test data sets on ONNX Runtime and compare",
+        "run", help="run test cases on a backend (ONNX Runtime, onnx's reference, yours) "
+                    "and compare",
         description="Feed each test_data_set_N's inputs, read with the model's declared "
-                    "types, to ONNX Runtime (pip install 'onnxdata[ort]') and compare its "
-                    "outputs with the expected ones, one line per set and output. Exit 0 "
-                    "when every output passes, 1 when any differs, 2 when a set cannot be "
-                    "read or ONNX Runtime cannot load or run the model.")
-    p.add_argument("model", metavar="MODEL_DIR_OR_MODEL",
-                   help="a folder with model.onnx and test_data_set_N, the model file, or "
-                        "one test_data_set_N folder beside a model.onnx (that set only)")
+                    "types, to a backend and compare its outputs with the expected ones. "
+                    "One case: one line per set and output; many (folders of cases, "
+                    "--jobs, --report): one line per set and a summary. Exit 0 when every "
+                    "set passes (or is a known failure or skipped), 1 when any differs or "
+                    "has no expected outputs (unless --allow-unchecked), 2 when a set "
+                    "cannot be read or the backend cannot load or run a model.")
+    p.add_argument("model", metavar="CASE", nargs="+",
+                   help="a folder with model.onnx and test_data_set_N, the model file, one "
+                        "test_data_set_N folder beside a model.onnx (that set only), or "
+                        "folders holding case folders at any depth")
     p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
     add_tolerances(p)
+    p.add_argument("--backend", default="ort", metavar="NAME",
+                   help="ort (ONNX Runtime, the default), reference (onnx's "
+                        "ReferenceEvaluator) or module:attr (any onnx.backend.base.Backend)")
+    p.add_argument("--providers", metavar="LIST",
+                   help="ort's execution providers in order, comma-separated "
+                        "(CPUExecutionProvider); a missing one skips every case, saying so")
+    p.add_argument("--against", metavar="NAME",
+                   help="a second backend: compare the outputs with its outputs too")
+    p.add_argument("--expectations", metavar="FILE",
+                   help="tolerances, known failures and skips (TOML or JSON; see "
+                        "onnxdata.expectations)")
+    p.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="run the cases in N worker processes, one session per case, so a "
+                        "crash or a hang fails that case only (0: in this process)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds per case (in worker processes: implies --jobs 1 at least)")
+    p.add_argument("--shard", metavar="I/N", help="run only shard I of N (by case name)")
+    p.add_argument("--executor", choices=("processes", "dask"), default="processes",
+                   help="dask: submit the cases to --scheduler (pip install "
+                        "'onnxdata[dask]')")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler's address")
+    p.add_argument("--report", metavar="OUT", help="write a scoreboard: OUT.html (one "
+                   "page) or OUT.json")
+    p.add_argument("--allow-unchecked", action="store_true",
+                   help="exit 0 for sets without expected outputs (they are 'unchecked')")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--write-outputs", nargs="?", const="", metavar="DIR",
-                   help="alone: add ORT's outputs to the sets that have no expected outputs; "
-                        "with DIR: write each set's inputs and ORT's outputs to "
-                        "DIR/test_data_set_N, with the model (a test case to run)")
+                   help="alone: add the backend's outputs to the sets that have no expected "
+                        "outputs; with DIR: write each set's inputs and the backend's "
+                        "outputs to DIR/test_data_set_N, with the model (a new test case)")
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``onnxdata run`` with parsed arguments; 0 all pass, 1 any fails, 2 errors."""
-    from rich.text import Text
+    """Run ``onnxdata run`` with parsed arguments; the exit code."""
+    from onnxdata.run_command import run_command
 
-    from onnxdata.console import console, write_text
-
-    err = console(stderr=True)
-    target = Path(args.model)
-    model_path = target / "model.onnx" if target.is_dir() else target
-    one_set = _SET.match(target.name) if target.is_dir() else None
-    if one_set is not None and not model_path.exists() and args.set is None:
-        model_path = target.parent / "model.onnx"  # a data set folder: run that set only
-        args.set = int(one_set.group(1))
-    if target.is_file() and target.suffix == ".pb":
-        err.print(Text(f"onnxdata: {target} is a value file, not a model: pass the test case "
-                       "folder (model.onnx and test_data_set_N) or its model.onnx",
-                       style="red"), soft_wrap=True)
-        return 2
-    if not model_path.is_file():
-        err.print(Text(f"onnxdata: no model at {model_path}", style="red"), soft_wrap=True)
-        return 2
-    sets = test_data_sets(model_path.parent)
-    if not sets:
-        err.print(Text(f"onnxdata: no test_data_set_N folder beside {model_path}",
-                       style="red"), soft_wrap=True)
-        return 2
-    if args.set is not None:
-        sets = [p for p in sets if p.name == f"test_data_set_{args.set}"]
-        if not sets:
-            err.print(Text(f"onnxdata: no test_data_set_{args.set} in {model_path.parent}",
-                           style="red"), soft_wrap=True)
-            return 2
-    try:
-        session = _Session(model_path)
-    except (ImportError, OnnxDataError) as exc:
-        err.print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
-        return 2
-    results: list[OutputResult] = []
-    written: list[str] = []
-    kept: list[str] = []  # sets with expected outputs, left as they are
-    for folder in sets:
-        got = _run(session, folder, args.rtol, args.atol)
-        results.extend(got)
-        if args.write_outputs is None or not got or any(r.index < 0 for r in got):
-            continue
-        try:
-            if args.write_outputs:  # a new test case: DIR/test_data_set_N and the model
-                written.append(os.fspath(_write_outputs(session, folder, got,
-                                                        Path(args.write_outputs))))
-            elif all(r.status == "unchecked" for r in got):  # outputs filled in
-                written.append(os.fspath(_write_outputs(session, folder, got, None)))
-            else:
-                kept.append(folder.name)
-        except (OnnxDataError, OSError) as exc:
-            err.print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
-            return 2
-    code = exit_code(results)
-    if args.json:
-        write_text(json.dumps({"model": os.fspath(model_path), "passed": code == 0,
-                               "rtol": args.rtol, "atol": args.atol, "written": written,
-                               "kept": kept,
-                               "results": [r.as_json() for r in results]}, indent=2) + "\n")
-        return code
-    _print(console(), results, written)
-    if kept:
-        console().print(f"not written: {', '.join(kept)} (expected outputs there already; "
-                        "--write-outputs DIR writes ORT's outputs to a new test case)",
-                        markup=False, soft_wrap=True)
-    return code
-
-
-def exit_code(results: list[OutputResult]) -> int:
-    """2 when a set could not be read or run, 1 when an output differs, else 0."""
-    if any(r.status == "error" for r in results):
-        return 2
-    return 1 if any(r.status == "fail" for r in results) else 0
-
-
-def _write_outputs(s: _Session, folder: Path, results: list[OutputResult],
-                   case: Path | None) -> Path:
-    """The set's inputs and ORT's outputs: in place (``case`` None: a set without expected
-    outputs gets them), or as ``case``/the set's name beside a copy of the model (an
-    existing non-empty set there is refused, never replaced)."""
-    inputs, _ = load_test_data_set(folder, model=s.path)
-    outputs = [r.actual for r in results]
-    if case is None:
-        return save_test_data_set(folder, inputs, outputs, model=s.model, overwrite=True)
-    target = save_test_data_set(case / folder.name, inputs, outputs, model=s.model)
-    model = case / "model.onnx"
-    if not model.exists():
-        if s.path is not None:
-            shutil.copyfile(s.path, model)
-        else:
-            model.write_bytes(s.model.SerializeToString())
-    return target
-
-
-_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "unchecked": "cyan"}
-
-
-def _print(out: Any, results: list[OutputResult], written: list[str]) -> None:
-    from rich.text import Text
-
-    from onnxdata.diff import SHOWN
-
-    for r in results:
-        where = Path(r.folder).name
-        if r.index < 0:
-            out.print(Text.assemble((where, "bold"), ": ", ("error", "red"), f": {r.error}"),
-                      soft_wrap=True)
-            continue
-        n = len(r.differences)
-        more = f", {n} difference{'s' if n != 1 else ''}" if n else ""
-        out.print(Text.assemble((where, "bold"), f" output {r.index} {r.name!r}: ",
-                                (r.status, _STYLE[r.status]), more), soft_wrap=True)
-        for d in r.differences[:SHOWN]:
-            out.print(f"  {d}", markup=False, soft_wrap=True)
-        if n > SHOWN:
-            out.print(f"  … {n - SHOWN} more (--json lists all)", soft_wrap=True)
-    for w in written:
-        out.print(f"wrote {w}", markup=False, soft_wrap=True)
+    return run_command(args)

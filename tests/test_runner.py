@@ -103,7 +103,10 @@ def test_the_command_prints_one_line_per_set_and_output(
     capsys.readouterr()
     assert main(["run", str(NODE / "test_if_opt"), "--set", "7"]) == 2
     assert "no test_data_set_7" in capsys.readouterr().err
-    assert main(["run", str(KNOWN)]) == 2
+    assert main(["run", str(KNOWN)]) == 1  # a folder of cases: each is run
+    out = capsys.readouterr().out
+    assert "test_dft[test_data_set_0]: fail" in out and "2 sets in 2 cases: 2 fail" in out
+    assert main(["run", str(KNOWN / "no_such_case")]) == 2
     assert "no model at" in capsys.readouterr().err
 
 
@@ -113,16 +116,25 @@ def test_a_model_ort_cannot_load_exits_2_with_its_message(
     shutil.copytree(NODE / "test_abs", case)
     (case / "model.onnx").write_bytes(b"not a model")
     assert main(["run", str(case)]) == 2
-    err = capsys.readouterr().err
-    assert "ONNX Runtime cannot load" in err and "ONNXRuntimeError" in err
+    out = capsys.readouterr().out  # read for its declared types before ORT sees it
+    assert f"test_data_set_0: error: cannot read {case / 'model.onnx'} as ModelProto" in out
     model = load_model(NODE / "test_abs" / "model.onnx")
     model.graph.node[0].op_type = "NoSuchOp"
     (case / "model.onnx").write_bytes(model.SerializeToString())
     assert main(["run", str(case)]) == 2
-    assert "NoSuchOp" in capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "test_data_set_0: error: ONNX Runtime cannot load" in out and "NoSuchOp" in out
+    assert main(["run", str(case), "--json"]) == 2  # JSON on stdout all the same
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] is False and "NoSuchOp" in report["error"]
+    assert [(r["set"], r["status"]) for r in report["results"]] == [("test_data_set_0",
+                                                                     "error")]
     shutil.rmtree(case / "test_data_set_0")
     assert main(["run", str(case)]) == 2
     assert "no test_data_set_N folder" in capsys.readouterr().err
+    assert main(["run", str(case), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] is False and "no test_data_set_N folder" in report["error"]
     with pytest.raises(OnnxDataError, match="ONNX Runtime cannot load"):
         run_test_data_set(case / "model.onnx", case / "test_data_set_0")
 
@@ -209,6 +221,7 @@ def test_maps_go_to_ort_with_str_keys_and_come_back_typed(tmp_path: Path) -> Non
                                 model=tmp_path / "model.onnx")
     results = run_test_data_set(tmp_path, tmp_path / "test_data_set_0")
     assert [r.status for r in results] == ["pass", "pass"]
-    assert results[1].actual == [{"a": np.float32(1.5), "b": np.float32(0.0),
-                                  "c": np.float32(-2.0)}]
-    assert results[1].actual[0]["a"].dtype == np.float32
+    # back as onnxdata has maps: string keys as bytes, values as the declared type
+    assert results[1].actual == [{b"a": np.float32(1.5), b"b": np.float32(0.0),
+                                  b"c": np.float32(-2.0)}]
+    assert results[1].actual[0][b"a"].dtype == np.float32

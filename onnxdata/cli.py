@@ -28,6 +28,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -60,6 +61,7 @@ from onnxdata.messages import KIND_NAMES, kind_name
 from onnxdata.model_file import declared_for
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
+from onnxdata.source import set_stream_limit
 from onnxdata.table import DEFAULT_ROWS, elided_count
 
 __all__ = ["main"]
@@ -152,7 +154,25 @@ def _parser() -> argparse.ArgumentParser:
                     help="show at most N items of each list or dict (default 20)")
     diff.add_parser(sub)
     runner.add_parser(sub)
+    _add_max_bytes(sub)
     return parser
+
+
+def _add_max_bytes(sub: Any) -> None:
+    """``--max-bytes N`` on every command: the cap on what a pipe, FIFO or device gives."""
+    for command in sub.choices.values():
+        command.add_argument("--max-bytes", type=_byte_count, metavar="N",
+                             help="read at most N bytes from a pipe, FIFO or device (K, M, G "
+                                  "suffixes; default 1G); regular files have no cap")
+
+
+def _byte_count(value: str) -> int:
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    m = re.fullmatch(r"(\d+)([KMGT]?)(?:i?B)?", value.strip(), re.IGNORECASE)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"--max-bytes takes a byte count such as 64M, "
+                                         f"not {value!r}")
+    return int(m.group(1)) * units[m.group(2).upper()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # a write outside the consoles (argparse's help, say)
         _silence(sys.stdout)
         return 0
+    except MemoryError:  # anywhere: our error, not a traceback (issue 23, finding 5)
+        return _fail("out of memory (a smaller --max-bytes, --limit or input helps)")
 
 
 def _warning_printer() -> Callable[..., None]:
@@ -184,6 +206,8 @@ def _warning_printer() -> Callable[..., None]:
 def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if getattr(args, "max_bytes", None) is not None:
+        set_stream_limit(args.max_bytes)
     if args.command == "explore":
         if args.model is not None and args.input is None and args.output is None:
             args.explore_parser.error("--model needs --input K or --output K")
@@ -433,7 +457,7 @@ def _show(name: str, kind: str | None, limit: int) -> int:
     try:
         guessed = kind is None
         with progress_bar(_size(name), f"reading {Path(name).name}") as progress, \
-                contextlib.closing(open_source(name)) as src:  # once: it may be a pipe
+                contextlib.closing(open_source(name, copy=True)) as src:  # once: a pipe
             if kind is None:
                 declared = declared_for(name)
                 if declared.warning is not None:

@@ -129,6 +129,10 @@ def read_source(src: Source, kind: Kind | None = None, *,
     except WireError as exc:
         raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
                           offset=exc.offset) from exc
+    except ValidationError as exc:  # over the budget: say which file
+        if exc.source is not None:
+            raise
+        raise ValidationError(exc.problems, source=name) from exc
     src.check()
     src.finish()
     if engine.problems:

@@ -3,7 +3,9 @@
 A sparse tensor of a few bytes can claim dims of a gigabyte, and a message
 of a hundred bytes can hold several of them. The densify limit
 (``onnxdata.set_densify_limit``, default 1 GiB) is therefore a budget for the
-whole call, shared by every sparse tensor in it:
+whole call, shared by every sparse tensor in it and by every tensor's external
+data (a 2 KB file of 64 tensors can each name the whole of one 256 MiB file;
+``external.read_external`` spends from it before it allocates):
 
 - ``to_numpy`` adds up what every sparse tensor of the message needs
   (:func:`sparse_need`) before it densifies any, so an over-budget message is
@@ -54,23 +56,25 @@ def densify_budget(limit: int) -> Iterator[None]:
         _left.reset(token)
 
 
-def spend(nbytes: int, limit: int, path: str, what: str) -> None:
-    """Take ``nbytes`` from the open budget (or check them against ``limit`` with none open)."""
+def spend(nbytes: int, limit: int, path: str, what: str, doing: str = "densifying") -> None:
+    """Take ``nbytes`` from the open budget (or check them against ``limit`` with none open).
+    ``doing`` names the spending in the error: densifying, or reading external data."""
     left = _left.get()
     available = limit if left is None else left[0]
     if nbytes > available:
-        raise over_budget(path, what, nbytes, limit, available)
+        raise over_budget(path, what, nbytes, limit, available, doing)
     if left is not None:
         left[0] -= nbytes
 
 
-def over_budget(path: str, what: str, nbytes: int, limit: int, available: int) -> ValidationError:
+def over_budget(path: str, what: str, nbytes: int, limit: int, available: int,
+                doing: str = "densifying") -> ValidationError:
     if available >= limit:
         why = f"over the limit of {limit} bytes for one call"
     else:
-        why = (f"but other sparse tensors of this call took {limit - available} of the "
-               f"{limit}-byte limit for one call, leaving {available}")
-    return ValidationError([Problem(path, f"densifying {what} needs {nbytes} bytes, {why} "
+        why = (f"but other sparse or external tensors of this call took {limit - available} "
+               f"of the {limit}-byte limit for one call, leaving {available}")
+    return ValidationError([Problem(path, f"{doing} {what} needs {nbytes} bytes, {why} "
                                           "(onnxdata.set_densify_limit, or "
                                           "onnxdata.sparse_parts)")])
 

@@ -63,6 +63,7 @@ from onnxdata.explorer import (
 from onnxdata.messages import kind_word
 from onnxdata.model_types import IO
 from onnxdata.progress import progress_bar
+from onnxdata.source import set_stream_limit
 from onnxdata.table import DEFAULT_ROWS, elided_count
 
 __all__ = ["EXIT_CODES", "STDIN", "main"]
@@ -176,6 +177,7 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     for p in sub.choices.values():  # usage errors show the command's usage, not the top's
         p.set_defaults(command_parser=p)
+    _add_max_bytes(sub)
     return parser
 
 
@@ -203,6 +205,23 @@ def _json_option(p: argparse.ArgumentParser) -> None:
                         "command failed)")
 
 
+def _add_max_bytes(sub: Any) -> None:
+    """``--max-bytes N`` on every command: the cap on what a pipe, FIFO or device gives."""
+    for command in sub.choices.values():
+        command.add_argument("--max-bytes", type=_byte_count, metavar="N",
+                             help="read at most N bytes from a pipe, FIFO or device (K, M, G "
+                                  "suffixes; default 1G); regular files have no cap")
+
+
+def _byte_count(value: str) -> int:
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    m = re.fullmatch(r"(\d+)([KMGT]?)(?:i?B)?", value.strip(), re.IGNORECASE)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"--max-bytes takes a byte count such as 64M, "
+                                         f"not {value!r}")
+    return int(m.group(1)) * units[m.group(2).upper()]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status is the return value (also on a closed pipe)."""
     try:
@@ -212,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # a write outside the consoles (argparse's help, say)
         _silence(sys.stdout)
         return 0
+    except MemoryError:  # anywhere: our error, not a traceback (issue 23, finding 5)
+        return fail("out of memory (a smaller --max-bytes, --limit or input helps)")
 
 
 def _warning_printer() -> Callable[..., None]:
@@ -271,6 +292,8 @@ def _run(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(json_errors="--json" in words)
     args = parser.parse_args(words)
+    if getattr(args, "max_bytes", None) is not None:
+        set_stream_limit(args.max_bytes)
     if args.command == "explore":
         return _explore(args)
     if args.command == "validate":

@@ -47,7 +47,7 @@ def show_command(args: argparse.Namespace) -> int:
     try:
         guessed = kind is None
         with progress_bar(_size(path), f"reading {Path(name).name}") as progress, \
-                contextlib.closing(open_source(path)) as src:  # once: it may be a pipe
+                contextlib.closing(open_source(path, copy=True)) as src:  # once: a pipe
             if kind is None:
                 declared = declared_for(path, model=model, io=io, index=index)
                 if declared.warning is not None:

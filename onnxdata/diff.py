@@ -72,7 +72,8 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
 
     try:
         with contextlib.ExitStack() as stack:  # each file opened once: it may be a pipe
-            srcs = [stack.enter_context(contextlib.closing(open_source(p))) for p in (a, b)]
+            srcs = [stack.enter_context(contextlib.closing(open_source(p, copy=True)))
+                    for p in (a, b)]
             kinds: list[str | None] = [kind, kind]
             if kind is None:
                 errors: list[OnnxDataError] = []

@@ -11,6 +11,8 @@ and every later check and the read itself go through that descriptor:
 - the file's real location, from the descriptor (``/proc/self/fd``, or where
   there is no such folder, device and inode compared with the resolved
   name's), must lie inside the base folder;
+- the bytes count in the call's memory budget (``budget.spend``, the densify
+  limit) before the buffer is made;
 - the bytes are read with ``pread`` into one buffer and the descriptor is
   closed before returning, so no descriptor is held per tensor and a file
   truncated later cannot fault a mapping (the data is a copy).
@@ -26,6 +28,9 @@ import os
 import stat
 from typing import Union
 
+import numpy as np
+
+from onnxdata.budget import spend
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 
 __all__ = ["read_external"]
@@ -67,6 +72,9 @@ def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
         if offset + length > st.st_size:
             raise _refuse(where, f"file {location!r} has {st.st_size} bytes but offset {offset}"
                                  f" + {length} bytes runs past its end")
+        from onnxdata.convert_sparse import get_densify_limit
+
+        spend(length, get_densify_limit(), where, f"{location!r}", "reading external data")
         return _pread_all(fd, offset, length, where, location)
     except OSError as exc:
         raise _unreadable(where, location, exc) from exc
@@ -95,18 +103,51 @@ def _real_location(fd: int, resolved: str, st: os.stat_result) -> str | None:
 
 
 def _pread_all(fd: int, offset: int, length: int, where: str, location: str) -> memoryview:
-    buf = bytearray(length)
-    view = memoryview(buf)
-    done = 0
-    while done < length:
-        part = view[done:done + _CHUNK]
-        n = (os.preadv(fd, [part], offset + done) if hasattr(os, "preadv")
-             else _pread_into(fd, part, offset + done))
-        if n == 0:
-            raise _refuse(where, f"file {location!r} ended after {offset + done} bytes while "
-                                 "it was being read (truncated by another process?)")
-        done += n
+    """The bytes into one zeroed buffer (``np.zeros``: pages the kernel maps on first
+    touch), reading only the file's data and leaving its holes untouched, so a sparse
+    file's holes cost no memory."""
+    buf = np.zeros(length, np.uint8)
+    view = memoryview(buf.data)
+    for a, b in _data_extents(fd, offset, offset + length):
+        done = a
+        while done < b:
+            part = view[done - offset:min(b, done + _CHUNK) - offset]
+            n = (os.preadv(fd, [part], done) if hasattr(os, "preadv")
+                 else _pread_into(fd, part, done))
+            if n == 0:
+                raise _refuse(where, f"file {location!r} ended after {done} bytes while "
+                                     "it was being read (truncated by another process?)")
+            done += n
+    if os.fstat(fd).st_size < offset + length:  # a hole past a new end reads as no data
+        raise _refuse(where, f"file {location!r} shrank below {offset + length} bytes while "
+                             "it was being read (truncated by another process?)")
     return view.toreadonly()
+
+
+def _data_extents(fd: int, start: int, end: int) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` that hold data (SEEK_DATA/SEEK_HOLE); the whole range
+    where the system cannot say."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None or start >= end:
+        return [(start, end)] if start < end else []
+    out: list[tuple[int, int]] = []
+    at = start
+    try:
+        while at < end:
+            try:
+                a = os.lseek(fd, at, seek_data)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # no data past `at`
+                    break
+                raise
+            if a >= end:
+                break
+            b = min(os.lseek(fd, a, seek_hole), end)
+            out.append((a, b))
+            at = b
+    except OSError:
+        return [(start, end)]
+    return out
 
 
 def _pread_into(fd: int, view: memoryview, offset: int) -> int:

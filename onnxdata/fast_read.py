@@ -17,12 +17,15 @@ Two modes:
   truncation in the microseconds between that check and the payload's decode.
   After the call the arrays reflect the file as it is: truncating it then
   makes touching them raise SIGBUS, and rewriting it changes them.
-- ``copy=True``: the file is read once into one buffer and the arrays view
-  that buffer (about 1x the file's size in memory); later changes to the file
-  cannot affect them. The CLI reads this way.
+- ``copy=True``: the file is read into one buffer and the arrays view that
+  buffer (about 1x the file's size in memory); later changes to the file
+  cannot affect them. The buffer is the file as it was at one instant: a read
+  that a write overlapped is retried, and a file that keeps changing raises
+  ``DecodeError("... file changed while reading")`` (``source.read_settled``).
+  The CLI reads this way.
 
-Both compare the file's size and mtime before and after the walk and raise
-``DecodeError("... file changed while reading")`` when they differ.
+The mmap mode compares the file's size and mtime before and after the walk and
+raises ``DecodeError("... file changed while reading")`` when they differ.
 
 Descriptors: the file's own descriptor is closed before ``read`` returns. On
 Python >= 3.13 the mapping is made with ``trackfd=False`` and holds none; on
@@ -126,6 +129,10 @@ def read_source(src: Source, kind: Kind | None = None, *,
     except WireError as exc:
         raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
                           offset=exc.offset) from exc
+    except ValidationError as exc:  # over the budget: say which file
+        if exc.source is not None:
+            raise
+        raise ValidationError(exc.problems, source=name) from exc
     src.check()
     src.finish()
     if engine.problems:

@@ -23,6 +23,7 @@ naming the model and the byte: one clear problem for a corrupt model.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Final
 
@@ -104,13 +105,34 @@ def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
     the way to the graph's inputs and outputs break the wire format.
     """
     name = os.fspath(path)
-    with open(name, "rb") as fh:
-        reader = _Reader(fh.fileno(), os.fstat(fh.fileno()).st_size, name)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the first read forever
+            raise DecodeError("not a regular file (a model must be one)", source=name,
+                              kind="ModelProto")
+        key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = _read_before.get(key)
+        if known is not None:
+            return known
+        reader = _Reader(fd, st.st_size, name)
         try:
-            return reader.model()
+            types = reader.model()
         except WireError as exc:
             raise DecodeError(exc.reason, source=name, kind="ModelProto",
                               offset=exc.offset) from None
+        if len(_read_before) >= _REMEMBERED:
+            _read_before.pop(next(iter(_read_before)))
+        _read_before[key] = types
+        return types
+    finally:
+        os.close(fd)
+
+
+#: Models already read, by name and the file's identity and stamps: a command that reads
+#: many data files beside one model reads the model once (issue 23, finding 14).
+_read_before: dict[tuple[str, int, int, int, int, int], ModelTypes] = {}
+_REMEMBERED: Final = 8
 
 
 class _Reader:

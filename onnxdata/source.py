@@ -7,12 +7,17 @@ never reads tags, lengths, varints or strings from a mapping: a file
 ``Source`` serves them with ``os.pread`` through a cached window (64 KiB,
 larger when one message needs it), and a read that comes back short is a
 ``DecodeError`` saying the file changed. Only bulk payloads that ``read``
-returns as zero-copy arrays are mapped (``mode="mmap"``); ``mode="copy"`` reads
-the file once into one buffer and views into that; ``mode="pread"`` (what
-validation, the explorer and the CLI use) maps nothing at all.
+returns as zero-copy arrays are mapped (``mode="mmap"``); ``mode="copy"`` (what
+the CLI's ``show`` and ``diff`` use) reads the file into one buffer that was the
+file at one instant (``read_settled``: a read a write overlapped is retried, then
+refused) and views into that; ``mode="pread"`` (validation, the explorer) maps
+nothing at all.
 
 ``finish()`` compares the file's size and mtime with those at the start and
 raises ``DecodeError("... file changed while reading")`` when they differ.
+
+A pipe, FIFO or device is read to its end, at most ``get_stream_limit()`` bytes
+(``STREAM_LIMIT``, 1 GiB, by default; the CLI's ``--max-bytes``).
 
 Descriptors: on Python >= 3.13 the mapping is made with ``trackfd=False``, so a
 live ``read`` result holds no descriptor. Older Pythons' ``mmap`` keeps a
@@ -27,6 +32,7 @@ import mmap
 import os
 import stat
 import sys
+import time
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -35,7 +41,8 @@ import numpy.typing as npt
 from onnxdata.errors import DecodeError
 from onnxdata.wire import WireBuffer
 
-__all__ = ["WINDOW", "Mode", "Source"]
+__all__ = ["STREAM_LIMIT", "WINDOW", "Mode", "Source", "get_stream_limit", "read_settled",
+           "set_stream_limit"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
@@ -85,19 +92,15 @@ class Source:
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
             if not stat.S_ISREG(st.st_mode):  # a pipe, FIFO or device: its bytes as they come
-                data = _read_stream(fd)
+                data = _read_stream(fd, path)
                 os.close(fd)
                 return cls(path, len(data), data=data)
             stamp = (st.st_size, st.st_mtime_ns)
             size = st.st_size
-            if mode == "copy":
-                buf = bytearray(size)
-                got = _readinto(fd, buf)
-                if got != size:
-                    raise DecodeError(f"the file changed while reading: {got} of {size} bytes "
-                                      "could be read", source=path)
-                # the descriptor stays open until close, for finish's fstat
-                return cls(path, size, data=memoryview(buf).toreadonly(), fd=fd, stamp=stamp)
+            if mode == "copy":  # one instant's bytes, or DecodeError; no descriptor kept
+                data = read_settled(fd, path)
+                os.close(fd)
+                return cls(path, len(data), data=data)
             mapping = None
             if mode == "mmap" and size:
                 try:
@@ -250,21 +253,119 @@ class Source:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _read_stream(fd: int) -> bytes:
-    """Everything a pipe, FIFO or device gives until its end (its size says nothing)."""
-    parts: list[bytes] = []
-    while True:
-        part = os.read(fd, 1 << 20)
-        if not part:
-            return b"".join(parts)
-        parts.append(part)
+def get_stream_limit() -> int:
+    """The most bytes read from a pipe, FIFO or device (``set_stream_limit``)."""
+    return _stream_limit
 
 
-def _readinto(fd: int, buf: bytearray) -> int:
-    view = memoryview(buf)
+def set_stream_limit(nbytes: int) -> None:
+    """Read at most ``nbytes`` from a non-regular input (default ``STREAM_LIMIT``, 1 GiB);
+    past it the read stops with ``DecodeError`` (``/dev/zero`` never ends)."""
+    global _stream_limit
+    if nbytes < 0:
+        raise ValueError(f"the stream limit must be >= 0, not {nbytes}")
+    _stream_limit = int(nbytes)
+
+
+def _read_stream(fd: int, name: str) -> memoryview:
+    """Everything a pipe, FIFO or device gives until its end (its size says nothing), up to
+    the stream limit, into one buffer that grows (no list of parts joined at the end)."""
+    limit = _stream_limit
+    buf = bytearray(min(limit + 1, 1 << 20))
     got = 0
-    while got < len(buf):
-        n = os.readv(fd, [view[got:]])
+    while True:
+        if got == len(buf):
+            if got > limit:
+                raise DecodeError(f"a pipe or device gave more than the limit of {limit} bytes "
+                                  "for a non-regular input (--max-bytes, or "
+                                  "onnxdata.set_stream_limit)", source=name)
+            buf.extend(bytes(min(len(buf), limit + 1 - len(buf))))
+        n = os.readv(fd, [memoryview(buf)[got:]])
+        if n == 0:
+            del buf[got:]
+            return memoryview(buf).toreadonly()
+        got += n
+
+
+def read_settled(fd: int, name: str) -> memoryview:
+    """The regular file's bytes as they were at one instant, or DecodeError.
+
+    The kernel stamps a write's mtime before it copies the data, so a write under
+    way when the first stamp is taken changes nothing a later stamp shows, and a
+    writer descheduled in the middle of its copy leaves the file torn for as long
+    as it sleeps (two reads can agree on torn bytes). So: ``lseek(SEEK_DATA)``
+    first, which takes the inode lock a write holds on ext4, xfs and tmpfs (it
+    waits for a write under way); then size, mtime and ctime before and after one
+    read. A file last changed more than ``SETTLED_NS`` before the read began cannot
+    have changed unseen (any write since the wait stamps a later time). One changed
+    more recently waits for writes again and is read a second time and compared
+    (about 2x the read, at memory bandwidth, for files written in the last second).
+    A file that keeps changing is tried ``_TRIES`` times, then refused.
+    """
+    for attempt in range(_TRIES):
+        _wait_for_writes(fd)
+        before = _stamp(fd)
+        began = time.time_ns()
+        buf = bytearray(before[0])
+        got = _preadinto(fd, memoryview(buf), 0)
+        if got == len(buf) and _stamp(fd) == before:
+            if max(before[1], before[2]) < began - SETTLED_NS:
+                return memoryview(buf).toreadonly()
+            _wait_for_writes(fd)  # a write that began before `before` has ended: compare
+            if _same(fd, buf) and _stamp(fd) == before:
+                return memoryview(buf).toreadonly()
+        del buf
+        time.sleep(0.001 * attempt)
+    raise DecodeError(f"the file changed while reading ({_TRIES} reads, each of them overlapped "
+                      "by a write)", source=name)
+
+
+#: A file whose mtime and ctime are older than this before the read began is trusted by its
+#: stamps; a newer one is read twice.
+SETTLED_NS: Final = 1_000_000_000
+_TRIES: Final = 8
+#: The cap on what a pipe, FIFO or device may give (``set_stream_limit``).
+STREAM_LIMIT: Final = 1 << 30
+_stream_limit = STREAM_LIMIT
+_COMPARE: Final = 1 << 22
+
+
+def _wait_for_writes(fd: int) -> None:
+    """Wait for a write under way: ``SEEK_DATA`` takes the inode lock that a write holds
+    (ext4, xfs, btrfs, tmpfs); elsewhere it is only a cheap seek."""
+    with contextlib.suppress(OSError):
+        os.lseek(fd, 0, getattr(os, "SEEK_DATA", os.SEEK_SET))
+
+
+def _stamp(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _same(fd: int, buf: bytearray) -> bool:
+    """Whether the file still holds ``buf``'s bytes, compared a few MiB at a time."""
+    scratch = bytearray(min(len(buf), _COMPARE))
+    view = memoryview(scratch)
+    for at in range(0, len(buf), _COMPARE):
+        n = min(_COMPARE, len(buf) - at)
+        if _preadinto(fd, view[:n], at) != n:
+            return False
+        if not np.array_equal(np.frombuffer(scratch, _U8, n),
+                              np.frombuffer(buf, _U8, n, at)):
+            return False
+    return True
+
+
+def _preadinto(fd: int, view: memoryview, offset: int) -> int:
+    got = 0
+    while got < len(view):
+        part = view[got:got + (1 << 30)]
+        if hasattr(os, "preadv"):
+            n = os.preadv(fd, [part], offset + got)
+        else:
+            data = os.pread(fd, len(part), offset + got)
+            part[:len(data)] = data
+            n = len(data)
         if n == 0:
             break
         got += n

@@ -12,29 +12,41 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
-from onnxdata.files import load
+from onnxdata.files import Buffer, load
 from onnxdata.fit import fit
 from onnxdata.messages import MESSAGE_CLASSES
 from onnxdata.model_file import ModelTypes, read_model_types
 from onnxdata.model_types import IO, type_problems
+from onnxdata.source import read_settled
 from onnxdata.strings import Strings, convert_strings
 
 __all__ = ["load_test_data_set", "test_data_files"]
 
 _FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
+#: Loads tried while saves keep replacing the folder.
+_TRIES = 5
 
 
 def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
-    """The input and output files of a test data set, by index; a gap is a DecodeError."""
+    """The input and output files of a test data set, by index; a gap, or one that is not a
+    regular file (a FIFO would block the read forever), is a DecodeError."""
+    inputs, outputs = _layout(os.listdir(folder), Path(folder))
+    for p in inputs + outputs:
+        _regular(os.stat(p).st_mode, p)
+    return inputs, outputs
+
+
+def _layout(names: list[str], folder: Path) -> tuple[list[Path], list[Path]]:
     found: dict[str, dict[int, Path]] = {"input": {}, "output": {}}
-    for p in Path(folder).iterdir():
-        m = _FILE.match(p.name)
+    for entry in names:
+        m = _FILE.match(entry)
         if m is not None:
-            found[m.group(1)][int(m.group(2))] = p
+            found[m.group(1)][int(m.group(2))] = folder / entry
     out: list[list[Path]] = []
     for io in ("input", "output"):
         files = found[io]
@@ -46,14 +58,20 @@ def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Pa
     return out[0], out[1]
 
 
+def _regular(mode: int, path: Path) -> None:
+    if not stat.S_ISREG(mode):
+        raise DecodeError("not a regular file (a FIFO, device, socket or folder found in a "
+                          "test data set is refused, not read)", source=os.fspath(path))
+
+
 test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def _read(path: Path, model: ModelTypes, io: IO, index: int, strings: Strings) -> Any:
+def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
+          strings: Strings) -> Any:
     from onnxdata.convert import to_numpy
 
     declared = model.declared(io, index)
-    data = path.read_bytes()
     walked = fit(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
     if walked.misfit is not None:
         raise DecodeError(str(walked.misfit), source=os.fspath(path),
@@ -64,6 +82,40 @@ def _read(path: Path, model: ModelTypes, io: IO, index: int, strings: Strings) -
         raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
     return convert_strings(to_numpy(load(data, declared.kind), base_dir=path.parent), strings,
                            os.fspath(path))
+
+
+class _Replaced(Exception):
+    """The set's folder was replaced (and the old one removed) while it was read."""
+
+
+def _read_set(folder: Path) -> tuple[list[tuple[Path, Buffer]], list[tuple[Path, Buffer]]]:
+    """Every ``input_K.pb``/``output_K.pb`` of one version of the folder: it is opened once
+    and each file opened relative to that descriptor, so a save that swaps the folder in
+    meanwhile cannot give files of two versions (issue 23, finding 2)."""
+    dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                  | getattr(os, "O_CLOEXEC", 0))
+    try:
+        inputs, outputs = _layout(os.listdir(dfd), folder)
+        read: list[list[tuple[Path, Buffer]]] = []
+        for files in (inputs, outputs):
+            read.append([(p, _read_in(dfd, p)) for p in files])
+        return read[0], read[1]
+    except FileNotFoundError:
+        if os.fstat(dfd).st_nlink == 0:  # removed by the save that replaced it
+            raise _Replaced from None
+        raise
+    finally:
+        os.close(dfd)
+
+
+def _read_in(dfd: int, path: Path) -> Buffer:
+    fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    try:
+        _regular(os.fstat(fd).st_mode, path)
+        return read_settled(fd, os.fspath(path))
+    finally:
+        os.close(fd)
 
 
 @no_memory_error("folder")
@@ -90,7 +142,15 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
         if not folder.exists():
             raise FileNotFoundError(errno.ENOENT, "no such test data set folder", name)
         raise NotADirectoryError(errno.ENOTDIR, "not a test data set folder", name)
-    inputs, outputs = test_data_files(folder)
+    for _ in range(_TRIES):
+        try:
+            inputs, outputs = _read_set(folder)
+            break
+        except _Replaced:
+            continue
+    else:
+        raise DecodeError(f"the folder was replaced {_TRIES} times while it was read",
+                          source=name)
     if not inputs and not outputs:
         sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
         hint = (f"; it looks like a test case folder: pass one of its data sets "
@@ -104,9 +164,9 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     m = read_model_types(model)
     for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
         if len(files) > len(declared):
-            raise ValidationError([Problem(os.fspath(files[len(declared)]),
+            raise ValidationError([Problem(os.fspath(files[len(declared)][0]),
                                            f"the model declares {len(declared)} {io}s, but "
                                            f"the folder has {len(files)} {io} files")],
                                   source=name)
-    return ([_read(p, m, "input", i, strings) for i, p in enumerate(inputs)],
-            [_read(p, m, "output", i, strings) for i, p in enumerate(outputs)])
+    return ([_read(p, d, m, "input", i, strings) for i, (p, d) in enumerate(inputs)],
+            [_read(p, d, m, "output", i, strings) for i, (p, d) in enumerate(outputs)])

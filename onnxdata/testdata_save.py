@@ -15,9 +15,13 @@ only when every file is written, so a failure leaves no half-written set.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
 import os
 import secrets
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,7 +98,12 @@ def save_test_data_set(folder: str | os.PathLike[str],
     tmp.mkdir()
     try:
         for file, value, name, declared in plan:
-            _write(tmp / file, value, name, declared)
+            try:
+                _write(tmp / file, value, name, declared)
+            except OSError as exc:  # a full disk: name the user's folder, not ours
+                raise OSError(exc.errno, exc.strerror, os.fspath(target / file)) from exc
+            except OnnxDataError as exc:
+                raise type(exc)(str(exc).replace(os.fspath(tmp), os.fspath(target))) from exc
         _fsync_dir(tmp)
         _swap_in(tmp, target)
     except BaseException:
@@ -231,12 +240,72 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _swap_in(tmp: Path, target: Path) -> None:
-    """Rename ``tmp`` to ``target``; an existing target is moved aside first and removed
-    only once the new set is in place (put back if the rename fails)."""
-    if not target.exists():
-        os.rename(tmp, target)
+    """Put the set at ``tmp`` in place of ``target`` with one rename.
+
+    Where the kernel can exchange two names atomically (Linux ``renameat2``
+    with ``RENAME_EXCHANGE``), an existing set is swapped with the new one, so
+    ``target`` always names a whole set, and whichever set comes back at
+    ``tmp`` is removed: concurrent saves each remove what they swapped out and
+    leave nothing behind (issue 23, finding 8). Elsewhere the old set is moved
+    aside first and removed once the new one is in place.
+    """
+    for _ in range(100):
+        try:
+            os.rename(tmp, target)  # no set there yet (or an empty folder)
+            _fsync_dir(target.parent)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise
+        swapped = _exchange(tmp, target)
+        if swapped is None:
+            continue  # the set there was removed meanwhile: rename again
+        if not swapped:
+            _move_aside(tmp, target)
+            return
         _fsync_dir(target.parent)
+        _remove(tmp)  # now the set that was there
         return
+    raise OSError(errno.EBUSY, "other processes keep replacing it", os.fspath(target))
+
+
+def _exchange(a: Path, b: Path) -> bool | None:
+    """Swap the names ``a`` and ``b`` in one step; False where the kernel cannot, None when
+    ``b`` vanished meanwhile (the caller renames again)."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    at_fdcwd = -100
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.ENOENT:
+        return None
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
+
+
+_RENAME_EXCHANGE = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _move_aside(tmp: Path, target: Path) -> None:
+    """The fallback: the old set moved aside, removed only once the new set is in place
+    (put back if the rename fails)."""
     old = target.parent / f".{target.name}.onnxdata-old-{secrets.token_hex(4)}"
     os.rename(target, old)
     try:
@@ -245,6 +314,10 @@ def _swap_in(tmp: Path, target: Path) -> None:
         os.rename(old, target)
         raise
     _fsync_dir(target.parent)
+    _remove(old)
+
+
+def _remove(old: Path) -> None:
     if old.is_dir() and not old.is_symlink():
         shutil.rmtree(old, ignore_errors=True)
     else:

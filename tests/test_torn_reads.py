@@ -1,0 +1,104 @@
+"""Reads that cannot tear (issue 23, finding 1): ``read(path, copy=True)`` returns bytes that
+were the file at one instant, or raises DecodeError "file changed while reading".
+
+The writer rewrites the file in place with one ``pwrite`` per version, so the file at rest
+is always wholly one version; a read that mixes two versions is torn.
+``ONNXDATA_TORN_READS`` sets the number of reads (default 10,000; about 10 s here).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import onnxdata
+from onnxdata.errors import DecodeError
+
+READS = int(os.environ.get("ONNXDATA_TORN_READS", "10000"))
+N = 64 * 1024  # a tensor of 64 Ki uint8: 16 pages, so a pwrite takes a while to copy
+
+WRITER = textwrap.dedent("""
+    import os, sys
+    path, header_len = sys.argv[1], int(sys.argv[2])
+    header = open(path, "rb").read()[:header_len]
+    fd = os.open(path, os.O_WRONLY)
+    n = os.fstat(fd).st_size - header_len
+    versions = [header + bytes([v]) * n for v in range(1, 256)]
+    print("ready", flush=True)
+    i = 0
+    while True:
+        os.pwrite(fd, versions[i % 255], 0)  # one pwrite per version, same size every time
+        i += 1
+""")
+
+
+def _tensor_file(path: Path) -> int:
+    """A uint8 tensor of N zeros in raw_data; returns where its payload starts."""
+    onnxdata.write(np.zeros(N, np.uint8), path)
+    data = path.read_bytes()
+    return len(data) - N
+
+
+def test_copy_reads_under_a_rewriting_writer_are_never_torn(tmp_path: Path) -> None:
+    path = tmp_path / "t.pb"
+    header = _tensor_file(path)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(header)],
+                              stdout=subprocess.PIPE, text=True)
+    torn = whole = refused = 0
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+        for _ in range(READS):
+            try:
+                value = onnxdata.read(path, "tensor", copy=True)
+            except DecodeError as exc:
+                assert "changed while reading" in str(exc)
+                refused += 1
+                continue
+            if int(value.min()) != int(value.max()):
+                torn += 1
+            else:
+                whole += 1
+    finally:
+        writer.kill()
+        writer.wait()
+    assert torn == 0, f"{torn} torn values in {READS} reads ({whole} whole, {refused} refused)"
+    assert whole > READS // 2, f"only {whole} of {READS} reads gave a value ({refused} refused)"
+
+
+def test_a_file_at_rest_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file last changed long ago is trusted by its stamps: no second read."""
+    from onnxdata import source
+
+    path = tmp_path / "t.pb"
+    _tensor_file(path)
+    calls: list[int] = []
+    real = source._same
+
+    def counting(fd: int, buf: bytearray) -> bool:
+        calls.append(len(buf))
+        return real(fd, buf)
+
+    monkeypatch.setattr(source, "_same", counting)
+    assert onnxdata.read(path, "tensor", copy=True).shape == (N,)  # just written: verified
+    assert len(calls) == 1
+    monkeypatch.setattr(source, "SETTLED_NS", -(10 ** 18))  # as if written long ago
+    assert onnxdata.read(path, "tensor", copy=True).shape == (N,)
+    assert len(calls) == 1
+
+
+def test_a_file_that_never_stops_changing_is_refused(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxdata import source
+
+    path = tmp_path / "t.pb"
+    _tensor_file(path)
+    monkeypatch.setattr(source, "_same", lambda fd, buf: False)
+    with pytest.raises(DecodeError, match="changed while reading") as info:
+        onnxdata.read(path, "tensor", copy=True)
+    assert str(path) in str(info.value)

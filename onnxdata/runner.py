@@ -1,24 +1,13 @@
-"""Run a model's test data sets on ONNX Runtime and compare with the expected outputs.
+"""Run a model's test data sets on a backend and compare with the expected outputs.
 
 ``run_test_data_set(model, folder)`` reads ``folder``'s inputs and expected
-outputs with the model's declared types (``load_test_data_set``), hands the
-inputs to ONNX Runtime the way its Python API wants them, and compares each
-output with ``compare``. What ORT wants, and onnxdata's values are not:
-
-* strings as ``str``: given ``bytes``, ORT stores their repr (``"b'abc'"``);
-* map keys as ``str`` and map values as Python scalars (ORT's maps are
-  ``map(string, float)`` and the like, each value one number);
-* bfloat16, float8 and the 2- and 4-bit types as an ``OrtValue`` of their ONNX
-  type: ORT's numpy bridge does not know ml_dtypes; the sub-byte types
-  packed two (or four) to a byte at the front of a buffer of one byte per
-  element, as ORT reads it;
-* an empty optional as ``None``, a sequence as a list (as onnxdata has them).
-
-ORT's outputs come back as the declared types (map values as arrays of the
-declared element type) before they are compared. ``onnxdata run --write-outputs``
-adds them to the sets that have no expected outputs (inputs only, as a user
+outputs with the model's declared types (``load_test_data_set``), runs them on
+a backend (ONNX Runtime by default; ``onnxdata.backends`` does the conversions
+each backend needs, and gives the outputs back as the model declares them) and
+compares each output with ``compare``. ``onnxdata run --write-outputs``
+adds the outputs to the sets that have no expected outputs (inputs only, as a user
 writes them before the first run); ``--write-outputs DIR`` writes every set with
-ORT's outputs as a new test case in DIR.
+the backend's outputs as a new test case in DIR.
 
 ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 """
@@ -26,7 +15,6 @@ ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
@@ -35,14 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
+from onnxdata.backends import Backend, BackendUnavailable, get_backend
 from onnxdata.compare import Difference, compare
-from onnxdata.convert import le_bytes
-from onnxdata.dtypes import DATA_TYPES, STRING, data_type_for_dtype
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.model_types import DeclaredType, declared_type
 from onnxdata.testdata import load_test_data_set
 from onnxdata.testdata_save import ModelArg, as_model, save_test_data_set
 
@@ -88,51 +72,38 @@ class OutputResult:
         return head
 
 
-def _ort() -> Any:
-    try:
-        return importlib.import_module("onnxruntime")  # untyped, and an optional extra
-    except ImportError as exc:
-        raise ImportError(ORT_MISSING) from exc
-
-
 class _Session:
-    """An ONNX Runtime session with the model's declared input and output types."""
+    """A model prepared on a backend, with its path and declared types."""
 
-    def __init__(self, model: ModelArg) -> None:
-        ort = _ort()
+    def __init__(self, model: ModelArg, runtime: str | Backend = "ort") -> None:
+        try:
+            backend = get_backend("ort" if runtime == "onnxruntime" else runtime) \
+                if isinstance(runtime, str) else runtime
+        except BackendUnavailable as exc:
+            if runtime in ("ort", "onnxruntime"):
+                raise ImportError(ORT_MISSING) from exc
+            raise
+        self.backend = backend
+        self.prepared = backend.prepare(model)
         self.path = Path(model) if isinstance(model, (str, os.PathLike)) else None
         if self.path is not None and self.path.is_dir():
             self.path = self.path / "model.onnx"
-            model = self.path
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # ORT's own warnings are not about the data
-        source: Any = os.fspath(self.path) if self.path is not None else \
-            as_model(model).SerializeToString()
-        try:
-            self.session = ort.InferenceSession(source, options,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:  # ORT raises its own Fail/NotImplemented/... types
-            name = os.fspath(self.path) if self.path is not None else "the model"
-            raise OnnxDataError(f"ONNX Runtime cannot load {name}: {exc}") from exc
-        self.model = as_model(model)
-        self.inputs = [(v.name, declared_type(v.type)) for v in self.model.graph.input]
-        self.outputs = [(v.name, declared_type(v.type)) for v in self.model.graph.output]
+        self.model = as_model(self.path if self.path is not None else model)
 
 
 def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
-                      runtime: str = "onnxruntime", *, rtol: float = 1e-3,
+                      runtime: str | Backend = "onnxruntime", *, rtol: float = 1e-3,
                       atol: float = 1e-7) -> list[OutputResult]:
     """Run ``model`` (a path or ModelProto) on the inputs in ``folder`` and compare each
     output with ``folder``'s ``output_K.pb``; one ``OutputResult`` per output.
 
-    ``runtime`` is "onnxruntime" (the only one so far). ONNX Runtime missing
-    raises ImportError saying how to install it; a model it cannot load raises
-    OnnxDataError with its message. A set that cannot be read or run gives
-    one result with status "error".
+    ``runtime`` is a backend name (``"onnxruntime"``/``"ort"``, ``"reference"``,
+    ``"module:attr"``: see ``onnxdata.backends``) or a backend. ONNX Runtime
+    missing raises ImportError saying how to install it; a model the backend
+    cannot load raises OnnxDataError with its message. A set that cannot be read
+    or run gives one result with status "error".
     """
-    if runtime != "onnxruntime":
-        raise ValueError(f"runtime must be 'onnxruntime', not {runtime!r}")
-    return _run(_Session(model), Path(folder), rtol, atol)
+    return _run(_Session(model, runtime), Path(folder), rtol, atol)
 
 
 def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResult]:
@@ -142,20 +113,13 @@ def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResu
             else _load_with(s.model, folder)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return [OutputResult(where, -1, "", "error", error=f"cannot read the set: {exc}")]
-    if len(inputs) > len(s.inputs):
-        return [OutputResult(where, -1, "", "error", error=f"{len(inputs)} inputs but the "
-                             f"model has {len(s.inputs)}")]
     try:
-        feed = {name: to_ort(v, t, f"input {i} {name!r}")
-                for i, (v, (name, t)) in enumerate(zip(inputs, s.inputs, strict=False))}
-        raw = s.session.run([name for name, _ in s.outputs], feed)
+        raw = s.prepared.run(inputs)
     except OnnxDataError as exc:
         return [OutputResult(where, -1, "", "error", error=str(exc))]
-    except Exception as exc:  # ORT's run errors
-        return [OutputResult(where, -1, "", "error", error=f"ONNX Runtime failed: {exc}")]
     out: list[OutputResult] = []
-    for k, ((name, t), value) in enumerate(zip(s.outputs, raw, strict=True)):
-        actual = from_ort(value, t)
+    names = [v.name for v in s.model.graph.output]
+    for k, (name, actual) in enumerate(zip(names, raw, strict=True)):
         if k >= len(expected):
             out.append(OutputResult(where, k, name, "unchecked", actual=actual))
             continue
@@ -172,79 +136,6 @@ def _load_with(model: ModelProto, folder: Path) -> tuple[list[Any], list[Any]]:
         path = Path(tmp) / "model.onnx"
         path.write_bytes(model.SerializeToString())
         return load_test_data_set(folder, model=path)
-
-
-# ---------------------------------------------------------------- to and from ORT
-
-def to_ort(value: Any, t: DeclaredType, where: str) -> Any:
-    """A numpy value as ORT's Python API takes it for declared type ``t``."""
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return to_ort(value, t.element, where)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [to_ort(v, t.element, f"{where}[{i}]") for i, v in enumerate(value)]
-    if t.kind == "map":
-        assert t.element is not None
-        return {_str(k, where) if isinstance(k, bytes) else k:
-                _map_value(to_ort(v, t.element, f"{where}[{k!r}]"))
-                for k, v in value.items()}
-    return _tensor_to_ort(np.asarray(value), where)
-
-
-def _str(b: bytes, where: str) -> str:
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OnnxDataError(f"{where}: a string that is not UTF-8 ({b[:20]!r}); ONNX Runtime "
-                            "takes str") from exc
-
-
-def _map_value(v: Any) -> Any:
-    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
-
-
-def _tensor_to_ort(arr: Any, where: str) -> Any:
-    if arr.dtype.kind in "OS":
-        flat = [_str(x, where) if isinstance(x, bytes) else x for x in arr.reshape(-1).tolist()]
-        return np.array(flat, dtype=object).reshape(arr.shape)
-    if arr.dtype.kind != "V":
-        return arr
-    dt = data_type_for_dtype(arr.dtype)
-    if dt is None:
-        raise OnnxDataError(f"{where}: dtype {arr.dtype} has no ONNX data type")
-    ort = _ort()
-    if dt.sub_byte:
-        # ORT reads the packed bytes from the front of a buffer of the array's shape
-        packed = np.frombuffer(le_bytes(arr, dt), np.uint8)
-        buf = np.zeros(arr.size, np.uint8)
-        buf[:packed.size] = packed
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), dt.code)
-    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
-    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, dt.code)
-
-
-def from_ort(value: Any, t: DeclaredType) -> Any:
-    """ORT's output as onnxdata's value of declared type ``t`` (scalars as typed arrays)."""
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return from_ort(value, t.element)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [from_ort(v, t.element) for v in value]
-    if t.kind == "map":
-        assert t.element is not None
-        return {k: from_ort(v, t.element) for k, v in value.items()}
-    dt = DATA_TYPES.get(t.elem_type)
-    arr = np.asarray(value)
-    if dt is not None and dt.code != STRING and arr.dtype != dt.dtype and \
-            arr.dtype.kind in "biufc" and arr.ndim == 0:
-        return arr.astype(dt.dtype)  # a map's Python scalar
-    return arr
 
 
 # ---------------------------------------------------------------- folders and the command

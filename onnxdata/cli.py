@@ -40,7 +40,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from onnxdata import __version__, diff, runner
+from onnxdata import __version__, diff, make_data, runner
 from onnxdata.console import console as _console
 from onnxdata.console import silence as _silence
 from onnxdata.console import write_text
@@ -152,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="show at most N items of each list or dict (default 20)")
     diff.add_parser(sub)
     runner.add_parser(sub)
+    make_data.add_parser(sub)
     return parser
 
 
@@ -196,6 +197,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return diff.main(args)
     if args.command == "run":
         return runner.main(args)
+    if args.command == "make":
+        return make_data.main(args)
     return _show(args.file, args.kind, args.limit)
 
 

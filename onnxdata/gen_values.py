@@ -9,15 +9,15 @@ of a ``Choices``. ``onnxdata.strategies`` answers them with hypothesis's
 Shapes follow the declared dims: a fixed dim is kept, a named (symbolic) dim
 takes one size per ``Plan`` (shared by every input that names it), an
 unnamed one a size of its own. A tensor whose shape is not declared at all
-takes ``Plan.shape`` when given, else any rank (``open_rank="draw"``) or an
-error naming the input (``open_rank="refuse"``, what ``make`` uses: nothing
-says which rank the model wants). Every tensor's elements count against one
-budget for the whole plan, so a test stays fast.
+takes ``Plan.shape`` when given, else any rank (``open_dims="draw"``) or an
+error naming the input (``open_dims="refuse"``, what ``make`` uses: nothing
+says which rank the model wants; an unnamed dim is refused the same way).
+Every tensor's elements count against one budget for the whole plan, so a
+test stays fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -71,12 +71,13 @@ class Plan:
 
     budget: int = 256
     max_len: int = 3
+    length: int | None = None  # every sequence and map this long (SequenceMap wants equal ones)
     max_dim: int = 4
     min_named_dim: int = 0
     style: Style = "any"
     special_floats: bool = True
     utf8: bool = False
-    open_rank: Literal["draw", "refuse"] = "draw"
+    open_dims: Literal["draw", "refuse"] = "draw"
     shape: tuple[Dim, ...] | None = None
     dims: dict[str, int] = field(default_factory=dict)
     spent: int = 0
@@ -128,7 +129,7 @@ def _small(dt: DataType, count: int, ch: Choices) -> np.ndarray[Any, Any]:
 def _shape(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> tuple[int, ...]:
     declared = t.shape if t.shape is not None else plan.shape
     if declared is None:
-        if plan.open_rank == "refuse":
+        if plan.open_dims == "refuse":
             raise GenerationError(f"{where}: the shape of its {t} is not declared (no rank), "
                                   "so nothing says what the model takes; give one (--shape "
                                   "NAME=2,N or shapes=)")
@@ -142,6 +143,10 @@ def _shape(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> tuple[int, .
             if d not in plan.dims:
                 plan.dims[d] = ch.integer(plan.min_named_dim, plan.max_dim)
             out.append(plan.dims[d])
+        elif plan.open_dims == "refuse":
+            raise GenerationError(f"{where}: axis {len(out)} of its {t} has neither a size "
+                                  "nor a name, so nothing says what the model takes; give "
+                                  "the shape (--shape NAME=2,N or shapes=)")
         else:  # unnamed: a size of its own, within what the budget has left
             left = plan.budget - plan.spent
             out.append(ch.integer(0, max(0, min(plan.max_dim, left))))
@@ -205,7 +210,7 @@ def generate(t: DeclaredType, ch: Choices, plan: Plan, where: str = "value") -> 
         if ch.integer(0, 3) == 0:
             return None
         return generate(t.element, ch, plan, where)
-    n = ch.integer(0, plan.max_len)
+    n = plan.length if plan.length is not None else ch.integer(0, plan.max_len)
     if t.kind == "sequence":
         return [generate(t.element, ch, plan, f"{where}[{i}]") for i in range(n)]
     if t.elem_type not in KEY_TYPES:
@@ -220,8 +225,10 @@ def check_generable(t: DeclaredType, plan: Plan, where: str) -> None:
         if t.elem_type not in DATA_TYPES:
             raise GenerationError(f"{where}: data type {t.elem_type} is not an ONNX tensor "
                                   "type that can be generated")
-        if t.shape is None and plan.shape is None and plan.open_rank == "refuse":
-            _shape(t, NumpyChoices(0), plan, where)  # raises, with the message
+        shape = t.shape if t.shape is not None else plan.shape
+        if plan.open_dims == "refuse" and (shape is None or None in shape or "" in shape):
+            _shape(t, NumpyChoices(0), Plan(open_dims="refuse", shape=plan.shape,
+                                            budget=1 << 62), where)  # raises, with the message
         return
     if t.element is None:
         raise GenerationError(f"{where}: {t} has no element type")
@@ -269,8 +276,3 @@ class NumpyChoices:
             out[self.text(max_len, utf8)] = None
         return list(out)
 
-
-def input_plan(shapes: Mapping[str, Sequence[Dim]] | None, name: str, plan: Plan) -> Plan:
-    """``plan`` with the shape given for input ``name`` (its open-rank tensors)."""
-    plan.shape = tuple(shapes[name]) if shapes and name in shapes else None
-    return plan

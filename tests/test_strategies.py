@@ -3,6 +3,7 @@ read unchanged, bit for bit, and validate accepts every message built from them.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -181,3 +182,32 @@ def test_importing_onnxdata_does_not_import_hypothesis() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_readme_example_runs_as_written() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)
+                if "strategies" in b]
+    assert len(block.strip().splitlines()) == 6  # five lines and a blank one
+    seen: list[Any] = []
+
+    def my_encode(value: Any) -> bytes:
+        seen.append(value)
+        return onnxdata.serialize(onnxdata.from_numpy(value, declared="seq(map(int64, "
+                                                                       "tensor(float)))"))
+
+    def my_decode(data: bytes) -> Any:
+        return onnxdata.to_numpy(onnxdata.load(data, "sequence"))
+
+    names: dict[str, Any] = {"my_encode": my_encode, "my_decode": my_decode}
+    exec(compile(block, "README.md (strategies)", "exec"), names)
+    names["test_my_converter_round_trips"]()
+    assert len(seen) > 10 and any(v and any(m for m in v) for v in seen)
+
+    def broken(data: bytes) -> Any:  # drops the last map: the example must notice
+        return my_decode(data)[:-1]
+
+    names["my_decode"] = broken
+    exec(compile(block, "README.md (strategies)", "exec"), names)
+    with pytest.raises(AssertionError):
+        names["test_my_converter_round_trips"]()

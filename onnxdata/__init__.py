@@ -26,6 +26,7 @@ from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table, explore
 from onnxdata.fast_read import read
 from onnxdata.fast_write import write
 from onnxdata.files import load, save
+from onnxdata.make_data import make_test_data_sets
 from onnxdata.messages import (
     MapProto,
     OptionalProto,
@@ -73,6 +74,7 @@ __all__ = [
     "load_test_data_set",
     "readings",
     "save_test_data_set",
+    "make_test_data_sets",
     # comparing values
     "Difference",
     "as_declared",

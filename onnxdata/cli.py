@@ -47,7 +47,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from onnxdata import __version__, diff, runner
+from onnxdata import __version__, diff, make_data, runner
 from onnxdata.console import console as _console
 from onnxdata.console import silence as _silence
 from onnxdata.console import write_text
@@ -172,6 +172,7 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
                                              "(two files named input_K.pb or output_K.pb, or "
                                              "with --kind's default for folders: their own)")
     runner.add_parser(sub)
+    make_data.add_parser(sub)
     run_parser = sub.choices["run"]
     run_parser.epilog = EXIT_CODES
     run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -304,6 +305,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return _diff(args)
     if args.command == "run":
         return runner.main(args)
+    if args.command == "make":
+        return make_data.main(args)
     from onnxdata.cli_show import show_command
 
     return show_command(args)

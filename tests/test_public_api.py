@@ -19,7 +19,7 @@ EXPECTED = {
     "problems", "validate",
     # exploring files
     "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
-    "readings", "save_test_data_set",
+    "readings", "save_test_data_set", "make_test_data_sets",
     # comparing values
     "Difference", "Mismatch", "as_declared", "assert_close", "compare",
     # running test data sets

@@ -1,0 +1,317 @@
+"""Timing (not a test): every entry point on many tiny elements of every kind (issue 18).
+
+For each shape of ``bench/shapes.py`` at each size, each entry point runs in its own
+process under a time limit (``--timeout``; a run over it prints ``> N s``):
+
+- ``validate``, ``explore-json``: the CLI (``python -m onnxdata validate FILE``,
+  ``explore FILE --json``); CPU seconds from wait4 minus those of the same command on
+  a 30-byte file (the CLI's start-up), peak RSS from wait4;
+- ``readings`` (the file's bytes, every reading's as_json), ``explore`` (the path, its
+  as_json and byte table), ``read`` (the path, the shape's kind), ``to_numpy(load())``:
+  CPU seconds of the call alone, after imports, in a fresh process;
+- ``onnx``: onnx's parse + numpy_helper (to_array / to_list / to_dict / to_optional),
+  where onnx can make that value at all.
+
+Each cell is MB/s (1 MB = 10**6 bytes of the .pb file) and, in brackets, onnx's
+time over ours (above 1: faster than onnx). The best of ``--repeat`` runs counts.
+Below each size's table: per shape, whether any entry point kept a 1 MB-or-smaller
+input busy for more than 0.2 s, and which of the issue's goals are met (readings,
+explore and CLI validate >= 20 MB/s; read >= 5 MB/s; read >= 2x onnx on valid shapes).
+
+    .venv/bin/python bench/bench_shapes.py                      # 1 MB and 32 MB
+    .venv/bin/python bench/bench_shapes.py --quick              # 1 MB, one run, 2 s limit
+    .venv/bin/python bench/bench_shapes.py --sizes 1 --only zipmap-string,strings-empty
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shapes import Shape, by_name, tensor
+
+MB = 10**6
+ENTRIES = ("validate", "explore-json", "readings", "explore", "read", "to_numpy(load())")
+CLI = {"validate": ["validate"], "explore-json": ["explore", "--json"]}
+LIBRARY = ("readings", "explore", "read", "to_numpy(load())", "onnx")
+BUSY_LIMIT = 0.2  # seconds, for any input of 1 MB or less (issue 18)
+STARTUP_LIMIT = 120.0  # seconds a child may take to import before its clock starts
+
+
+# --- in the child process ---------------------------------------------------------------
+
+def child(entry: str, path: str, kind: str, repeat: int) -> None:
+    """Time ``entry`` on ``path`` ``repeat`` times, printing one JSON line after each run
+    (so a run the parent kills still leaves the earlier ones)."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    folder = str(Path(path).parent)
+    op = _operation(entry, path, kind, folder)
+    print("ready", flush=True)  # the parent's clock starts here, after the imports
+    for _ in range(repeat):
+        start = time.process_time()
+        try:
+            outcome = op()
+        except Exception as exc:  # a refusal is an outcome too: it is timed like a value
+            outcome = f"{type(exc).__name__}"
+        seconds = time.process_time() - start
+        print(json.dumps({"seconds": seconds, "outcome": outcome}), flush=True)
+
+
+def _operation(entry: str, path: str, kind: str, folder: str) -> Any:
+    if entry == "onnx":
+        import onnx
+        from onnx import numpy_helper as nh
+
+        cls = {"sequence": onnx.SequenceProto, "map": onnx.MapProto, "tensor": onnx.TensorProto,
+               "optional": onnx.OptionalProto}[kind]
+        convert = {"sequence": nh.to_list, "map": nh.to_dict, "tensor": nh.to_array,
+                   "optional": nh.to_optional}[kind]
+        data = Path(path).read_bytes()
+        return lambda: (convert(cls.FromString(data)), "ok")[1]
+    import onnxdata
+
+    if entry == "readings":
+        data = Path(path).read_bytes()
+
+        def readings() -> str:
+            rs = onnxdata.readings(data, base_dir=folder)
+            [r.as_json() for r in rs]
+            mine = next(r for r in rs if r.kind_name == kind)
+            return _verdict(mine.well_formed, mine.valid)
+        return readings
+    if entry == "explore":
+        def explore() -> str:
+            ex = onnxdata.explore(path)
+            ex.as_json()
+            ex.byte_table()
+            return "ok"
+        return explore
+    if entry == "read":
+        return lambda: (onnxdata.read(path, kind), "ok")[1]
+    assert entry == "to_numpy(load())"
+    return lambda: (onnxdata.to_numpy(onnxdata.load(path, kind), base_dir=folder), "ok")[1]
+
+
+def _verdict(well_formed: bool, valid: bool) -> str:
+    return "valid" if valid else "invalid" if well_formed else "not well-formed"
+
+
+# --- in the parent -------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    seconds: float | None  # None: over the time limit (or failed) with no run finished
+    rss_mib: float
+    outcome: str = ""
+
+
+def timed(args: list[str], timeout: float, cwd: str, ready: bool = False
+          ) -> tuple[str, float, float, bool]:
+    """Run ``args`` for at most ``timeout`` s (counted from its line "ready" if ``ready``):
+    stdout, CPU s, peak RSS MiB, and whether it was killed."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, cwd=cwd,
+                                start_new_session=True)
+        waiting = ready
+        deadline = time.monotonic() + (STARTUP_LIMIT if ready else timeout)
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if waiting and os.pread(out.fileno(), 6, 0) == b"ready\n":
+                waiting, deadline = False, time.monotonic() + timeout
+            if time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)  # the child's own session, no one else
+                killed = True
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.005)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, killed
+
+
+def run_library(entry: str, path: Path, kind: str, repeat: int, timeout: float) -> Run:
+    text, _, rss, _ = timed([sys.executable, __file__, "--child", entry, str(path), kind,
+                             str(repeat)], timeout, str(path.parent), ready=True)
+    runs = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    if not runs:
+        return Run(None, rss)
+    return Run(min(r["seconds"] for r in runs), rss, runs[-1]["outcome"])
+
+
+def run_cli(entry: str, path: Path, repeat: int, timeout: float,
+            startup: dict[str, tuple[float, float]]) -> Run:
+    """The CLI's best CPU seconds over ``repeat`` runs, its start-up taken off; each run may
+    take ``timeout`` s beyond twice the start-up's wall time."""
+    best: float | None = None
+    rss = 0.0
+    cpu_startup, wall_startup = startup[entry]
+    for _ in range(repeat):
+        _, cpu, rss, killed = timed([sys.executable, "-m", "onnxdata", CLI[entry][0],
+                                     str(path), *CLI[entry][1:]], timeout + 2 * wall_startup,
+                                    str(path.parent))
+        if killed:
+            break
+        net = max(0.0, cpu - cpu_startup)
+        best = net if best is None else min(best, net)
+    return Run(best, rss)
+
+
+def cli_startup(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """The CLI's CPU and wall seconds on a 30-byte tensor file (imports, start-up): the
+    least of a few runs."""
+    tiny = folder / "startup.pb"
+    tiny.write_bytes(tensor(1, [2], b"\x22\x08" + b"\x00" * 8))
+    out = {}
+    for entry, words in CLI.items():
+        cpus, walls = [], []
+        for _ in range(max(repeat, 3)):
+            start = time.monotonic()
+            cpus.append(timed([sys.executable, "-m", "onnxdata", words[0], str(tiny),
+                               *words[1:]], STARTUP_LIMIT, str(folder))[1])
+            walls.append(time.monotonic() - start)
+        out[entry] = (min(cpus), min(walls))
+    return out
+
+
+def cell(size: int, run: Run | None, onnx: Run | None, timeout: float) -> str:
+    if run is None:
+        return "-"
+    if run.seconds is None:
+        return f"> {timeout:g} s"
+    rate = size / MB / max(run.seconds, 1e-6)
+    text = f"{rate:.3g}" if rate < 1000 else f"{rate:.0f}"
+    if onnx is not None and onnx.seconds is not None:
+        text += f" ({onnx.seconds / max(run.seconds, 1e-6):.2g}x)"
+    return text
+
+
+def mb_per_s(size: int, run: Run | None) -> float:
+    if run is None or run.seconds is None:
+        return 0.0
+    return size / MB / max(run.seconds, 1e-6)
+
+
+def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: float
+          ) -> str:
+    """The issue's goals for one shape at one size, each ok or FAIL."""
+    out = []
+    for entry, least in (("readings", 20), ("explore", 20), ("validate", 20), ("read", 5)):
+        met = mb_per_s(size, runs.get(entry)) >= least
+        out.append(f"{entry} >= {least} MB/s {'ok' if met else 'FAIL'}")
+    onnx, read = runs.get("onnx"), runs.get("read")
+    if verdict == "valid" and onnx is not None:
+        fast = read is not None and read.seconds is not None and (
+            onnx.seconds is None or onnx.seconds >= 2 * read.seconds)
+        out.append(f"read >= 2x onnx {'ok' if fast else 'FAIL'}")
+    if nominal <= MB:
+        slow = [(e, r.seconds) for e, r in runs.items() if e != "onnx"
+                and (r.seconds is None or r.seconds > BUSY_LIMIT)]
+        if slow:
+            worst = ", ".join(f"{e} {f'> {timeout:g}' if s is None else f'{s:.2f}'} s"
+                              for e, s in slow)
+            out.append(f"busy > {BUSY_LIMIT} s: YES ({worst})")
+        else:
+            out.append(f"busy > {BUSY_LIMIT} s: no")
+    return "; ".join(out)
+
+
+def bench_one(shape: Shape, size: int, folder: Path, args: argparse.Namespace,
+              startup: dict[str, tuple[float, float]]) -> tuple[int, dict[str, Run], str]:
+    built = shape(size)
+    path = folder / f"{shape.name}.pb"
+    path.write_bytes(built.data)
+    for name, data in built.extras.items():
+        (folder / name).write_bytes(data)
+    runs: dict[str, Run] = {}
+    for entry in ENTRIES:
+        if entry in CLI:
+            runs[entry] = run_cli(entry, path, args.repeat, args.timeout, startup)
+        else:
+            runs[entry] = run_library(entry, path, shape.kind, args.repeat, args.timeout)
+    if shape.onnx:
+        onnx = run_library("onnx", path, shape.kind, args.repeat, args.timeout)
+        if onnx.outcome == "ok" or onnx.seconds is None:  # left out where onnx refuses it
+            runs["onnx"] = onnx
+    path.unlink()
+    for name in built.extras:
+        (folder / name).unlink()
+    return len(built.data), runs, verdict_of(runs)
+
+
+def verdict_of(runs: dict[str, Run]) -> str:
+    """The verdict on the shape's own kind: its reading's, else what read() did."""
+    if runs["readings"].outcome:
+        return runs["readings"].outcome
+    return {"ok": "valid", "ValidationError": "invalid",
+            "DecodeError": "not well-formed"}.get(runs["read"].outcome, "?")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1,32", help="sizes in MB, comma-separated")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 MB only, one run of each, a 2 s limit")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each; the best counts")
+    parser.add_argument("--timeout", type=float, default=5.0,
+                        help="seconds each entry point may take per file (all its runs)")
+    parser.add_argument("--only", help="comma-separated shape names")
+    parser.add_argument("--dir", help="folder for the files (default: a temporary one)")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args, _ = parser.parse_known_args()  # run.py passes every script the same arguments
+    if args.child:
+        entry, path, kind, repeat = args.child
+        child(entry, path, kind, int(repeat))
+        return 0
+    if args.quick:
+        args.sizes, args.repeat, args.timeout = "1", 1, 2.0
+    shapes = by_name(args.only)
+    sizes = [int(float(s) * MB) for s in args.sizes.split(",")]
+    folder = Path(tempfile.mkdtemp(prefix="bench-shapes-", dir=args.dir))
+    try:
+        startup = cli_startup(folder, args.repeat)
+        print(f"CLI start-up taken off: validate {startup['validate'][0]:.2f} s, explore --json "
+              f"{startup['explore-json'][0]:.2f} s (CPU); limit {args.timeout:g} s per entry "
+              f"point and file; best of {args.repeat}", flush=True)
+        for size in sizes:
+            print(f"\n--- {size / MB:g} MB: MB/s (onnx's time / ours) ---")
+            head = f"{'shape':26} {'verdict':9}" + "".join(f" {e:>16}" for e in ENTRIES) + \
+                f" {'onnx':>10} {'RSS MiB':>8}"
+            print(head, flush=True)
+            notes = []
+            for shape in shapes:
+                actual, runs, verdict = bench_one(shape, size, folder, args, startup)
+                onnx = runs.get("onnx")
+                row = f"{shape.name:26} {verdict[:9]:9}" + "".join(
+                    f" {cell(actual, runs[e], onnx, args.timeout):>16}" for e in ENTRIES)
+                row += f" {cell(actual, onnx, None, args.timeout):>10}"
+                row += f" {runs['validate'].rss_mib:8.0f}"
+                print(row, flush=True)
+                notes.append(f"{shape.name}: {goals(actual, size, runs, verdict, args.timeout)}")
+            print("\ngoals at this size:")
+            for line in notes:
+                print("  " + line)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert_common import SparseParts
-from onnxdata.dtypes import DATA_TYPES
+from onnxdata.dtypes import DATA_TYPES, KEY_TYPES
 from onnxdata.gen_values import GenerationError
 from onnxdata.messages import KindName
 from onnxdata.model_types import DeclaredType
@@ -115,6 +115,17 @@ def test_every_data_type_round_trips_through_save_and_read(code: int) -> None:
         lambda t: values(t, budget=24).map(lambda v: (t, v))))
     def check(case: tuple[DeclaredType, Any]) -> None:
         _round_trip(*case)
+
+    check()
+
+
+@pytest.mark.parametrize("key", sorted(KEY_TYPES), ids=lambda c: DATA_TYPES[c].name)
+def test_every_key_type_round_trips_through_save_and_read(key: int) -> None:
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(values(DeclaredType("map", key, element=DeclaredType("tensor", 7)), budget=8,
+                  max_len=5))
+    def check(value: Any) -> None:
+        _round_trip(DeclaredType("map", key, element=DeclaredType("tensor", 7)), value)
 
     check()
 

@@ -121,3 +121,15 @@ def test_a_dask_local_cluster_runs_the_cases() -> None:
         ("test_abs", "pass"), ("test_sequence_insert_at_back", "pass")]
     with pytest.raises(ValueError, match="--scheduler"):
         run_cases([CaseTask(str(cases[0]))], executor="dask")
+
+
+def test_a_missing_provider_skips_every_case_saying_why(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(NODE / "test_abs"), "--providers", "NoSuchExecutionProvider"]) == 0
+    out = capsys.readouterr().out
+    assert "test_data_set_0: skip: execution provider NoSuchExecutionProvider is not " \
+        "available here" in out
+    assert main(["run", str(NODE / "test_abs"), "--backend", "nonsense"]) == 2
+    assert "'ort', 'reference' or 'module:attr'" in capsys.readouterr().err
+    assert main(["run", str(NODE / "test_abs"), "--backend", "reference"]) == 0
+    assert capsys.readouterr().out.strip() == "test_data_set_0 output 0 'y': pass"

@@ -189,7 +189,9 @@ def _execute(tasks: list[CaseTask], jobs: int, args: argparse.Namespace,
                          scheduler=args.scheduler, progress=lambda rs: _print_sets(out, rs))
     from rich.progress import Progress
 
-    with Progress(console=out, transient=True) as bar:
+    # no redirection: onnxdata's console writes to sys.stdout, which Live would wrap (a loop)
+    with Progress(console=out, transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as bar:
         job = bar.add_task("cases", total=len(tasks))
 
         def step(rs: list[SetResult]) -> None:

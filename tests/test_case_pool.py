@@ -133,3 +133,31 @@ def test_a_missing_provider_skips_every_case_saying_why(
     assert "'ort', 'reference' or 'module:attr'" in capsys.readouterr().err
     assert main(["run", str(NODE / "test_abs"), "--backend", "reference"]) == 0
     assert capsys.readouterr().out.strip() == "test_data_set_0 output 0 'y': pass"
+
+
+def test_on_a_terminal_a_progress_bar_runs_and_the_lines_and_summary_print() -> None:
+    # rich's Live wrapped sys.stdout, which onnxdata's console writes to: an endless loop
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "onnxdata", "run",
+                             str(NODE.parent / "ort-known")], stdin=secondary,
+                            stdout=secondary, stderr=secondary, close_fds=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 1 << 16)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=300) == 1
+    os.close(primary)
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert "2 sets in 2 cases: 2 fail" in out and "test_dft[test_data_set_0]" in out

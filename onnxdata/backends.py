@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from onnxdata.backend_errors import BackendCannotTake, BackendUnavailable
 from onnxdata.dtypes import DATA_TYPES, STRING
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
@@ -51,14 +52,6 @@ __all__ = ["Backend", "BackendCannotTake", "BackendUnavailable", "Prepared", "ge
 
 ORT_MISSING = ("the ort backend needs ONNX Runtime, an optional extra: "
                "pip install 'onnxdata[ort]' (or pip install onnxruntime)")
-
-
-class BackendUnavailable(OnnxDataError):
-    """The backend cannot run on this machine (not installed, a provider missing): a skip."""
-
-
-class BackendCannotTake(OnnxDataError):
-    """A value or type the backend cannot take (a sparse input, say): a skip with the reason."""
 
 
 class Prepared(Protocol):

@@ -80,7 +80,13 @@ def _lost(task: CaseTask, why: str, seconds: float) -> list[SetResult]:
 
 # ---------------------------------------------------------------- worker processes
 
-def _worker(conn: Connection) -> None:
+def _worker(conn: Connection, warm: tuple[str, ...]) -> None:
+    from onnxdata.backends import get_backend
+
+    for name in warm:  # the backends imported before the first case's clock starts
+        with contextlib.suppress(Exception):
+            get_backend(name)
+    conn.send("ready")
     while True:
         try:
             task = conn.recv()
@@ -92,11 +98,12 @@ def _worker(conn: Connection) -> None:
 
 
 class _Slot:
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, warm: tuple[str, ...]) -> None:
         self.parent, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.process = ctx.Process(target=_worker, args=(child, warm), daemon=True)
         self.process.start()
         child.close()
+        self.ready = False
         self.task: CaseTask | None = None
         self.started = 0.0
 
@@ -120,53 +127,71 @@ class _Slot:
         self.parent.close()
 
 
+# a worker that has not said "ready" after this long (imports on a loaded machine) is lost
+_START = 300.0
+
+
 def _processes(tasks: Sequence[CaseTask], jobs: int, timeout: float | None
                ) -> Iterator[list[SetResult]]:
     ctx = multiprocessing.get_context("spawn")
+    warm = tuple(sorted({t.backend for t in tasks} | {t.against for t in tasks if t.against}))
     queue = list(reversed(tasks))
-    slots = [_Slot(ctx) for _ in range(min(jobs, len(tasks)))]
+    slots = [_Slot(ctx, warm) for _ in range(min(jobs, len(tasks)))]
+    born = time.monotonic()
     try:
-        for s in slots:
-            if queue:
-                s.give(queue.pop())
-        while any(s.task is not None for s in slots):
-            busy = [s for s in slots if s.task is not None]
-            wait_for = None
-            if timeout is not None:
-                now = time.monotonic()
-                wait_for = max(0.0, min(s.started + timeout - now for s in busy))
-            ready = wait([x for s in busy for x in (s.parent, s.process.sentinel)], wait_for)
+        while queue or any(s.task is not None for s in slots):
+            live = [s for s in slots if s.task is not None or not s.ready]
+            if not live:  # every worker idle and ready, cases left: give them out
+                for s in slots:
+                    if queue and s.task is None:
+                        s.give(queue.pop())
+                continue
+            limits = [s.started + timeout for s in live if s.task is not None
+                      and timeout is not None] + [born + _START for s in live if not s.ready]
+            wait_for = max(0.0, min(limits) - time.monotonic()) if limits else None
+            ready = wait([x for s in live for x in (s.parent, s.process.sentinel)], wait_for)
             for i, s in enumerate(slots):
-                if s.task is None:
+                if s.task is None and s.ready:
                     continue
-                task, spent = s.task, time.monotonic() - s.started
                 if s.parent in ready:
                     try:
-                        results = s.parent.recv()
+                        message = s.parent.recv()
                     except (EOFError, OSError):
-                        results = None
-                    if results is not None:
-                        s.task = None
-                        yield results
+                        message = None
+                    if message == "ready":
+                        s.ready = True
                         if queue:
                             s.give(queue.pop())
                         continue
-                if s.process.sentinel in ready or not s.process.is_alive():
+                    if message is not None:
+                        s.task = None
+                        yield message
+                        if queue:
+                            s.give(queue.pop())
+                        continue
+                spent = time.monotonic() - s.started
+                if s.process.sentinel in ready or not s.process.is_alive() or \
+                        s.parent in ready:  # its pipe closed: it died
+                    s.process.join(5)
                     code = s.process.exitcode
                     why = f"the backend's process died (exit code {code}" + (
                         f", signal {-code})" if code is not None and code < 0 else ")")
-                elif timeout is not None and spent >= timeout:
+                elif s.task is not None and timeout is not None and spent >= timeout:
                     why = f"timed out after {timeout:g} s"
+                elif not s.ready and time.monotonic() - born >= _START:
+                    why = f"a worker process did not start in {_START:g} s"
                 else:
                     continue
+                task = s.task
                 s.kill()
+                if task is None:  # died before its first case: that is no case's fault
+                    raise OSError(f"onnxdata run: {why} before running a case")
                 yield _lost(task, why, spent)
-                slots[i] = _Slot(ctx)
-                if queue:
-                    slots[i].give(queue.pop())
+                slots[i] = _Slot(ctx, warm)
+                born = time.monotonic()
     finally:
         for s in slots:
-            if s.task is None:
+            if s.task is None and s.ready:
                 s.stop()
             else:
                 s.kill()

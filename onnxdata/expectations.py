@@ -25,6 +25,7 @@ Later entries win over earlier ones. A file that is not this shape is an
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -137,9 +138,9 @@ def _toml() -> Any:
         import tomllib
 
         return tomllib
-    import tomli  # Python 3.10: the same parser, as a package (the [pytest] extra)
-
-    return tomli
+    # Python 3.10: the same parser, as a package (the [pytest] extra); imported by name so
+    # a user's mypy on 3.11+, where it is absent, has nothing to find
+    return importlib.import_module("tomli")
 
 
 def _number(d: dict[str, Any], key: str, where: str, default: float) -> float:

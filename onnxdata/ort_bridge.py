@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxdata.backend_errors import BackendCannotTake
 from onnxdata.convert import le_bytes
 from onnxdata.convert_common import from_le_bytes
 from onnxdata.dtypes import DATA_TYPES, STRING, DataType, data_type_for_dtype
@@ -63,8 +64,9 @@ def to_ort(ort: Any, value: Any, t: DeclaredType, where: str) -> Any:
                 _map_value(to_ort(ort, v, t.element, f"{where}[{k!r}]"))
                 for k, v in value.items()}
     if t.kind == "sparse_tensor":
-        raise OnnxDataError(f"{where}: a sparse tensor input; onnxdata does not hand sparse "
-                            "tensors to ONNX Runtime")
+        raise BackendCannotTake(f"{where}: a sparse tensor input; ONNX Runtime's Python "
+                                "API takes sparse tensors only as OrtValues, which onnxdata "
+                                "does not make yet")
     return _tensor_to_ort(ort, np.asarray(value), t.elem_type, where)
 
 

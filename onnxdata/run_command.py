@@ -148,8 +148,9 @@ def _run(args: argparse.Namespace) -> int:
         results = _execute(tasks, jobs, args, many)
     except (ImportError, ValueError, OSError) as exc:
         raise _Stop(str(exc)) from exc
-    written, kept = _write(args, cases, results) if args.write_outputs is not None else ([], [])
-    code = exit_code(results, args.allow_unchecked, written)
+    written, kept, sources = _write(args, cases, results) if args.write_outputs is not None \
+        else ([], [], [])
+    code = exit_code(results, args.allow_unchecked, sources)
     if args.report:
         try:
             write_report(args.report, results, _header(args, providers))
@@ -168,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
         _print_outputs(out, results, written, kept)
     else:
         _print_summary(out, results)
-    if code == 1 and any(r.status == "unchecked" and r.folder not in written
+    if code == 1 and any(r.status == "unchecked" and r.folder not in sources
                          for r in results):
         out.print("unchecked: a set has no expected outputs (exit 1): --write-outputs adds "
                   "them, --allow-unchecked accepts them", markup=False, soft_wrap=True)
@@ -188,7 +189,9 @@ def _execute(tasks: list[CaseTask], jobs: int, args: argparse.Namespace,
                          scheduler=args.scheduler, progress=lambda rs: _print_sets(out, rs))
     from rich.progress import Progress
 
-    with Progress(console=out, transient=True) as bar:
+    # no redirection: onnxdata's console writes to sys.stdout, which Live would wrap (a loop)
+    with Progress(console=out, transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as bar:
         job = bar.add_task("cases", total=len(tasks))
 
         def step(rs: list[SetResult]) -> None:
@@ -213,7 +216,9 @@ def exit_code(results: list[SetResult], allow_unchecked: bool = False,
 
 
 def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
-           results: list[SetResult]) -> tuple[list[str], list[str]]:
+           results: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
+    """The folders written, the sets kept as they were, and the sets whose outputs were
+    written (in place or to the new case)."""
     from onnxdata.testdata import load_test_data_set
     from onnxdata.testdata_save import as_model
 
@@ -221,6 +226,7 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
     model = as_model(model_path)
     written: list[str] = []
     kept: list[str] = []
+    sources: list[str] = []
     target = Path(args.write_outputs) if args.write_outputs else None
     try:
         for r in results:
@@ -233,13 +239,15 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
                     start_case(target, model_path, model)
                 inputs, _ = load_test_data_set(folder, model=model_path)
                 written.append(os.fspath(new_case(target, folder, inputs, outputs, model)))
+                sources.append(r.folder)
             elif all(not o.checked for o in r.outputs):
                 written.append(os.fspath(fill_in(folder, outputs, model)))
+                sources.append(r.folder)
             else:
                 kept.append(r.set)
     except (OnnxDataError, OSError) as exc:
         raise _Stop(str(exc)) from exc
-    return written, kept
+    return written, kept, sources
 
 
 def _header(args: argparse.Namespace, providers: list[str] | None) -> dict[str, str]:

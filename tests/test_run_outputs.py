@@ -102,3 +102,13 @@ def test_a_set_without_expected_outputs_exits_1_unless_allowed(
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] is False and report["results"][0]["status"] == "unchecked"
     assert not (case / "test_data_set_0" / "output_0.pb").exists()
+
+
+def test_writing_an_inputs_only_set_to_a_new_case_exits_0_and_the_case_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case, expected = _inputs_only(tmp_path)
+    new = tmp_path / "new"
+    assert main(["run", str(case), "--write-outputs", str(new)]) == 0
+    assert (new / "test_data_set_0" / "output_0.pb").read_bytes() == expected
+    assert main(["run", str(new)]) == 0
+    assert not (case / "test_data_set_0" / "output_0.pb").exists()

@@ -43,8 +43,8 @@ from rich.text import Text
 
 from onnxdata import __version__, diff, runner
 from onnxdata.console import console as _console
+from onnxdata.console import printable, write_text
 from onnxdata.console import silence as _silence
-from onnxdata.console import write_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import (
     ByteRow,
@@ -323,7 +323,7 @@ _LEGEND = ("← the reading used (the model's declared type, else the only valid
 
 def _print_exploration(out: Console, result: Exploration,
                        limit: int | None = DEFAULT_ROWS) -> None:
-    out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
+    out.print(Text.assemble((printable(result.file), "bold"), f"  {result.size} bytes"))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("reading")
     table.add_column("fits")
@@ -392,22 +392,23 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
             with progress_bar(_size(name), f"validating {Path(name).name}") as progress:
                 result = explore(name, reading=kind, progress=progress)
         except (OnnxDataError, OSError, IndexError, ValueError) as exc:
-            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"), f": {exc}"))
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("cannot read", "red"),
+                                    f": {exc}"))
             worst = 2
             continue
         if result.model_warning is not None and result.model_warning not in warned:
             warned.add(result.model_warning)
-            out.print(Text.assemble((name, "bold"), ": ", ("warning", "yellow"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("warning", "yellow"),
                                     f": {result.model_warning}"))
         if result.ambiguous:
             valid = result.valid_readings
-            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("valid", "green"),
                                     f" as {' or '.join(r.kind for r in valid)} (the same "
                                     f"bytes): {valid[0].summary}"))
             continue
         chosen = result.chosen
         if chosen is None and result.size == 0 and kind is None:
-            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
                                     ": the file is empty (0 bytes); no data message is "
                                     "valid empty"))
             worst = max(worst, 1)
@@ -415,27 +416,27 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
         if chosen is None:
             formed = [r for r in result.readings if r.well_formed]
             if _model_hint(name) and not result.valid_readings:
-                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+                out.print(Text.assemble((printable(name), "bold"), ": ", ("cannot read", "red"),
                                         f": no data message reads it validly"
                                         f"{_model_hint(name)}"))
                 worst = 2
                 continue
             if not formed:
                 best = result.readings[0]
-                out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+                out.print(Text.assemble((printable(name), "bold"), ": ", ("cannot read", "red"),
                                         f": no message fits; nearest is {best.kind}: "
                                         f"{best.misfit}{_model_hint(name)}"))
                 worst = 2
                 continue
             chosen = formed[0]
         if not chosen.well_formed:
-            out.print(Text.assemble((name, "bold"), ": ", ("cannot read", "red"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("cannot read", "red"),
                                     f" as {chosen.kind}: {chosen.misfit}"))
             worst = 2
             continue
         found: list[Problem] = list(chosen.problems) + list(result.type_problems)
         if found:
-            out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
                                     f" as {chosen.kind}, {len(found)} problem"
                                     f"{'s' if len(found) != 1 else ''}:"))
             for p in found:
@@ -443,7 +444,7 @@ def _validate(files: Sequence[str], kind: str | None) -> int:
             worst = max(worst, 1)
         else:
             how = f" (declared {result.declared})" if result.declared is not None else ""
-            out.print(Text.assemble((name, "bold"), ": ", ("valid", "green"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("valid", "green"),
                                     f" {chosen.kind}: {chosen.summary}{how}"))
     return worst
 
@@ -476,14 +477,14 @@ def _show(name: str, kind: str | None, limit: int) -> int:
         if guessed and _model_hint(name):
             return _fail(f"cannot read {name}: no data message reads it validly"
                          f"{_model_hint(name)}")
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+        out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
                                 f" as {kind}:" if kind else ":"))
         for p in exc.problems:
             out.print(f"  - {p}", markup=False)
         return 1
     except (OnnxDataError, OSError) as exc:
         return _fail(str(exc))
-    out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
+    out.print(Text.assemble((printable(os.fspath(name)), "bold"), f"  {kind}"))
     with np.printoptions(threshold=64, edgeitems=3):
         _print_value(out, value, "", limit)
     return 0

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from onnxdata.compare import Difference, collect
-from onnxdata.console import console, write_text
+from onnxdata.console import console, printable, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
 from onnxdata.messages import kind_name
 
@@ -297,7 +297,7 @@ _STYLE = {"equal": "green", "different": "yellow", "missing": "yellow", "unreada
 
 def print_file(out: Console, f: FileDiff, label: str | None = None) -> None:
     """One line for a file, then its first differences by path."""
-    head = Text.assemble((label or f.name, "bold"), ": ", (f.status, _STYLE[f.status]))
+    head = Text.assemble((printable(label or f.name), "bold"), ": ", (f.status, _STYLE[f.status]))
     if f.error:
         head.append(f": {f.error}")
     elif f.total:

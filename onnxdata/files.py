@@ -63,13 +63,17 @@ def byte_buffer(data: object, who: str) -> Buffer:
     if not view.c_contiguous:
         raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
                         "contiguous (copy it with bytes() first)")
+    if view.nbytes == 0:  # cast refuses a view with a 0 in its shape
+        return b""
     return view.cast("B")
 
 
 def source_bytes(source: Source) -> tuple[Buffer, str]:
     """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``)."""
-    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+    if isinstance(source, (bytes, bytearray, mmap.mmap)):
         return source, "<bytes>"
+    if isinstance(source, memoryview):  # any shape or format: its bytes, flat
+        return byte_buffer(source, "load"), "<bytes>"
     path = os.fspath(source)
     return Path(path).read_bytes(), path
 

@@ -17,7 +17,7 @@ import pytest
 
 import onnxdata
 from onnxdata.cli import main
-from onnxdata.compare import collect, compare
+from onnxdata.compare import compare
 
 
 def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
@@ -30,6 +30,8 @@ def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
 
 
 def test_collect_counts_every_difference_and_keeps_the_first(tmp_path: Path) -> None:
+    from onnxdata.compare import collect
+
     a = [np.full(4, i, np.float32) for i in range(3000)] + [[1], {b"k": np.zeros(1)}]
     b = [x * 2 + 1 for x in a[:3000]] + [[1, 2], {b"j": np.zeros(1)}]
     found = collect(a, b, keep=7)

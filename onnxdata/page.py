@@ -18,7 +18,9 @@ few pages of each tensor, not its payload. Values that ``read`` must build
 whole (strings, sparse tensors, maps) are not drawn for files over
 ``DRAW_LIMIT``, and the densified sparse tensors and external data of the value
 drawn may take at most ``DRAW_LIMIT`` bytes in all. Every string, name and key
-shown is cut to ``pictures.STRING_LIMIT`` characters.
+shown is cut to ``pictures.STRING_LIMIT`` characters. A file of at most
+``DRAW_LIMIT`` bytes is read as one copy (``copy=True``), so a rewrite cannot
+fault it; a larger one is mapped, as ``read`` documents.
 
 It uses only the explorer's public API: ``Exploration`` (``as_json``,
 ``chosen``, ``data``, ``file``, ``size``), ``Reading`` (``kind``,
@@ -367,7 +369,9 @@ def _value_section(result: Exploration) -> str:
         # what read builds (densified sparse tensors, external data) is judged by the value's
         # size, not the file's: a 2 KB file can name gigabytes of external data
         with densify_budget(min(DRAW_LIMIT, get_densify_limit())):
-            value = read(result.file, chosen.kind_name)
+            # a copy (the file at one instant) where it is small enough: a file truncated
+            # while its mapped pages are drawn would end the command by SIGBUS
+            value = read(result.file, chosen.kind_name, copy=result.size <= DRAW_LIMIT)
     except (OnnxDataError, OSError, ValueError, MemoryError) as exc:
         return head + f"<p class=bad>Not drawn: reading the value failed: {_e(exc)}</p>"
     drawn = (_optional_figure(value, _Budget()) if chosen.kind_name == "optional" else

@@ -66,11 +66,13 @@ def test_diff_json_keeps_the_first_differences_and_counts_all(
 
 
 REWRITER = textwrap.dedent("""
-    import os, sys
+    import os, sys, time
     path, whole = sys.argv[1], open(sys.argv[1], "rb").read()
     print("ready", flush=True)
-    while True:
-        os.truncate(path, 100)
+    while True:  # whole long enough to be read, then short while it is compared
+        time.sleep(0.15)
+        os.truncate(path, 100)  # a mapped page past the end faults: SIGBUS
+        time.sleep(0.15)
         with open(path, "r+b") as fh:
             fh.write(whole)
 """)
@@ -78,7 +80,7 @@ REWRITER = textwrap.dedent("""
 
 def test_diff_under_a_truncating_rewriter_never_dies_by_a_signal(tmp_path: Path) -> None:
     pa, pb = _pair(tmp_path, 200)
-    big = [np.arange(200_000, dtype=np.float32) + i for i in range(8)]  # past a window
+    big = [np.arange(1 << 20, dtype=np.float32) + i for i in range(8)]  # 32 MiB mapped
     onnxdata.write(big, pa)
     onnxdata.write(big, pb)
     writer = subprocess.Popen([sys.executable, "-c", REWRITER, str(pa)], stdout=subprocess.PIPE,

@@ -49,8 +49,8 @@ from rich.text import Text
 
 from onnxdata import __version__, diff, make_data, runner
 from onnxdata.console import console as _console
+from onnxdata.console import printable, write_text
 from onnxdata.console import silence as _silence
-from onnxdata.console import write_text
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import (
     ByteRow,
@@ -462,7 +462,7 @@ def _merge_list(r: Reading) -> str:
 
 def _print_exploration(out: Console, result: Exploration,
                        limit: int | None = DEFAULT_ROWS) -> None:
-    out.print(Text.assemble((result.file, "bold"), f"  {result.size} bytes"))
+    out.print(Text.assemble((printable(result.file), "bold"), f"  {result.size} bytes"))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("reading")
     table.add_column("fits")

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from onnxdata.cli import _model_hint, _size, fail, file_arg, missing, model_choice
-from onnxdata.console import console, write_text
+from onnxdata.console import console, printable, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import choose_kind, message_of_kind, readings
 from onnxdata.messages import kind_name
@@ -86,7 +86,7 @@ def show_command(args: argparse.Namespace) -> int:
                               indent=2) + "\n")
         return 0
     out = console()
-    out.print(Text.assemble((os.fspath(name), "bold"), f"  {kind}"))
+    out.print(Text.assemble((printable(os.fspath(name)), "bold"), f"  {kind}"))
     with np.printoptions(threshold=64, edgeitems=3):
         _print_value(out, value, "", limit)
     return 0
@@ -110,9 +110,10 @@ def _invalid(args: argparse.Namespace, name: str, kind: str | None,
         return 1
     out = console()
     if headline is not None:
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"), f": {headline}"))
+        out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
+                                f": {headline}"))
     else:
-        out.print(Text.assemble((name, "bold"), ": ", ("invalid", "yellow"),
+        out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
                                 f" as {kind}:" if kind else ":"))
     for p in problems:
         out.print(f"  - {p}", markup=False)

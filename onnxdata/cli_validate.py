@@ -17,7 +17,7 @@ from typing import Any
 from rich.text import Text
 
 from onnxdata.cli import _model_hint, _size, file_arg, missing, model_choice
-from onnxdata.console import console, write_text
+from onnxdata.console import console, printable, write_text
 from onnxdata.errors import OnnxDataError, Problem
 from onnxdata.explorer import Exploration, explore
 from onnxdata.progress import progress_bar
@@ -121,11 +121,11 @@ def validate_command(args: argparse.Namespace) -> int:
             continue
         if v.warning is not None and v.warning not in warned:
             warned.add(v.warning)
-            out.print(Text.assemble((name, "bold"), ": ", ("warning", "yellow"),
+            out.print(Text.assemble((printable(name), "bold"), ": ", ("warning", "yellow"),
                                     f": {v.warning}"))
         word = "cannot read" if v.status == "unreadable" else v.status
         sep = " " if v.text.startswith("as ") or v.status == "valid" else ": "
-        out.print(Text.assemble((name, "bold"), ": ", (word, _STYLE[v.status]),
+        out.print(Text.assemble((printable(name), "bold"), ": ", (word, _STYLE[v.status]),
                                 f"{sep}{v.text}"))
         for p in v.problems:
             out.print(f"  - {p}", markup=False)

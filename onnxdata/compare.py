@@ -38,7 +38,8 @@ import numpy.typing as npt
 from onnxdata.dtypes import data_type_for_dtype
 from onnxdata.model_types import DeclaredType
 
-__all__ = ["Difference", "Mismatch", "assert_close", "compare", "format_differences"]
+__all__ = ["Collected", "Difference", "Mismatch", "assert_close", "collect", "compare",
+           "format_differences"]
 
 Array: TypeAlias = "npt.NDArray[Any]"
 What: TypeAlias = Literal["kind", "length", "keys", "dtype", "shape", "values"]
@@ -106,15 +107,57 @@ def compare(actual: object, expected: object, *, rtol: float = 1e-3, atol: float
     ``NodeArg.type`` gives it) first turns plain Python values on either side into
     that type (``as_declared``): ZipMap's Python floats compare as float32.
     """
+    return collect(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                   declared=declared).kept
+
+
+@dataclass
+class Collected:
+    """What ``collect`` found: the first ``keep`` differences, and how many there are."""
+
+    kept: list[Difference]
+    #: Differences found in all (``len(kept)`` when nothing was left out).
+    count: int
+    #: Of the differences left out, how many are of each kind (``what``).
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+def collect(actual: object, expected: object, *, rtol: float = 1e-3, atol: float = 1e-7,
+            equal_nan: bool = True, keep: int | None = None,
+            declared: str | DeclaredType | None = None) -> Collected:
+    """``compare``, streamed: every difference is counted, only the first ``keep`` are built
+    (None: all), so memory is bounded by ``keep`` whatever the values hold. Past ``keep``
+    a differing array costs one pass that only asks whether anything differs."""
     if not (rtol >= 0 and atol >= 0):
         raise ValueError(f"rtol and atol must be >= 0, not rtol={rtol!r}, atol={atol!r}")
     if declared is not None:
         from onnxdata.declared import as_declared
 
         actual, expected = as_declared(actual, declared), as_declared(expected, declared)
-    out: list[Difference] = []
-    _walk(actual, expected, "", _Tolerance(rtol, atol, equal_nan), out)
-    return out
+    sink = _Sink(keep)
+    _walk(actual, expected, "", _Tolerance(rtol, atol, equal_nan), sink)
+    return Collected(sink.kept, sink.count, sink.left_out)
+
+
+class _Sink:
+    """Where the walk puts differences: the first ``keep`` kept, the rest counted."""
+
+    def __init__(self, keep: int | None) -> None:
+        self.keep = keep
+        self.kept: list[Difference] = []
+        self.count = 0
+        self.left_out: dict[str, int] = {}
+
+    @property
+    def full(self) -> bool:
+        return self.keep is not None and len(self.kept) >= self.keep
+
+    def append(self, d: Difference) -> None:
+        self.count += 1
+        if not self.full:
+            self.kept.append(d)
+        else:
+            self.left_out[d.what] = self.left_out.get(d.what, 0) + 1
 
 
 def assert_close(actual: object, expected: object, *, rtol: float = 1e-3, atol: float = 1e-7,
@@ -180,7 +223,7 @@ def _as_value(value: object) -> object:
 
 
 def _walk(actual: object, expected: object, path: str, tol: _Tolerance,
-          out: list[Difference]) -> None:
+          out: _Sink) -> None:
     actual, expected = _as_value(actual), _as_value(expected)
     ka, ke = _kind(actual), _kind(expected)
     if ka != ke:
@@ -214,7 +257,7 @@ def _key(k: object) -> object:
 
 
 def _walk_dicts(actual: dict[Any, Any], expected: dict[Any, Any], path: str, tol: _Tolerance,
-                out: list[Difference]) -> None:
+                out: _Sink) -> None:
     a_keys = {_key(k): k for k in actual}
     e_keys = {_key(k): k for k in expected}
     missing = [e_keys[k] for k in e_keys if k not in a_keys]
@@ -271,7 +314,7 @@ def _family(dtype: np.dtype[Any]) -> tuple[str, np.dtype[Any]]:
 
 
 def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
-                    out: list[Difference]) -> None:
+                    out: _Sink) -> None:
     fa, fe = _family(a.dtype), _family(e.dtype)
     if fa[0] != fe[0] or (fa[0] != "string" and a.dtype != e.dtype):
         out.append(Difference(path, "dtype", f"actual dtype {a.dtype}, expected {e.dtype}"))
@@ -281,10 +324,17 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
                                              f"{list(e.shape)}"))
         return
     family, work = fa
+    if out.full:  # counted, not built: does anything differ at all?
+        if not _equal(a, e, family, work, tol):
+            out.count += 1
+            out.left_out["values"] = out.left_out.get("values", 0) + 1
+        return
     count = 0
     first: list[int] = []
     worst_abs = worst_rel = math.nan
     for offset, ca, ce in _chunks(a, e):
+        if _same_bytes(ca, ce, family, tol):
+            continue
         if family == "string":
             bad = _string_mismatch(ca, ce)
         else:
@@ -318,6 +368,43 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
     out.append(Difference(path, "values", message, count, int(a.size),
                           None if family == "string" else worst_abs,
                           None if exact else worst_rel, shown))
+
+
+def _equal(a: Array, e: Array, family: str, work: np.dtype[Any], tol: _Tolerance) -> bool:
+    """Whether no element differs (the question asked of arrays past ``keep``)."""
+    for _, ca, ce in _chunks(a, e):
+        if _same_bytes(ca, ce, family, tol):
+            continue
+        if family == "string":
+            bad = _string_mismatch(ca, ce)
+        else:
+            if ca.dtype != work:
+                ca, ce = ca.astype(work), ce.astype(work)
+            bad = _close_mismatch(ca, ce, tol) if family == "float" else ca != ce
+        if bad.any():
+            return False
+    return True
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _same_bytes(a: Array, e: Array, family: str, tol: _Tolerance) -> bool:
+    """Whether two chunks hold the same bytes, checked as unsigned words (one pass at
+    memory bandwidth): equal arrays need no tolerance arithmetic. Equal bytes are equal
+    values, save a float NaN when NaN is not equal to itself (``equal_nan=False``: the
+    arithmetic decides)."""
+    if family == "string" or not (a.flags.c_contiguous and e.flags.c_contiguous):
+        return False
+    if a.dtype != e.dtype or a.dtype.hasobject:
+        return False
+    size = a.dtype.itemsize
+    word = _UINT.get(size)
+    if word is not None:
+        same = bool(np.array_equal(a.view(word), e.view(word)))
+    else:  # complex128, float80: compare the bytes
+        same = bool(np.array_equal(a.view(np.uint8), e.view(np.uint8)))
+    return same and (tol.equal_nan or family != "float")
 
 
 def _chunks(a: Array, e: Array, offset: int = 0) -> Iterator[tuple[int, Array, Array]]:

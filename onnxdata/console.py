@@ -7,13 +7,41 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 from typing import IO as TextFile
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from rich.console import Console
+from rich.text import Text
 
-__all__ = ["Stream", "console", "silence", "write_text"]
+__all__ = ["Stream", "console", "printable", "silence", "write_text"]
+
+#: Control characters (C0, DEL, C1), and the escaped form of each: what a file name or a
+#: value must not put raw on a terminal (an ANSI escape repaints it, a newline breaks
+#: "one record per line").
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\udc80-\udcff]")
+_SURROGATE = re.compile(r"[\udc80-\udcff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group(0)
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): \xNN
+        return f"\\x{code - 0xDC00:02x}"
+    return _NAMED.get(c) or f"\\x{code:02x}"
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to print: control characters, ANSI escapes and bytes that were not
+    UTF-8 (a file name's surrogate escapes) shown as ``\\n``, ``\\x1b``, ``\\xff``.
+    ``newlines=True`` keeps line breaks (text of several lines, not a name). JSON output
+    never goes through this: it stays exact."""
+    pattern = _CONTROL_BUT_NEWLINE if newlines else _CONTROL
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
 
 
 class Stream(io.TextIOBase):
@@ -41,6 +69,8 @@ class Stream(io.TextIOBase):
     def write(self, text: str) -> int:
         if not self.tty:
             text = "\n".join(line.rstrip() for line in text.split("\n"))
+        if _SURROGATE.search(text):  # a file name's undecodable bytes, from a table cell
+            text = _SURROGATE.sub(_escape, text)
         target = self._target()
         try:
             target.write(text)
@@ -62,14 +92,37 @@ def silence(target: TextIO) -> None:
         os.close(devnull)
 
 
+class _SafeConsole(Console):
+    """A rich Console that prints every string and Text through ``printable`` (line breaks
+    kept): no name or value can send a terminal escape or crash the encoder."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_safe(o) for o in objects), **kwargs)
+
+
+def _safe(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return printable(obj, newlines=True)
+    if isinstance(obj, Text) and printable(obj.plain, newlines=True) != obj.plain:
+        offsets = sorted({i for span in obj.spans for i in (span.start, span.end)})
+        pieces = obj.divide(offsets)
+        safe = Text(style=obj.style, end=obj.end, justify=obj.justify, no_wrap=obj.no_wrap)
+        for piece in pieces:
+            styles = [str(span.style) for span in piece.spans]
+            safe.append(printable(piece.plain, newlines=True), " ".join(styles) or None)
+        return safe
+    return obj
+
+
 def console(stderr: bool = False) -> Console:
     """Rich output: colour and the terminal's width on a terminal; piped, plain text with
-    one record per line (no wrapping, no padding), so grep and wc -l count records."""
+    one record per line (no wrapping, no padding), so grep and wc -l count records.
+    Strings and Text are escaped (``printable``); tables are built from escaped cells."""
     stream = Stream(stderr)
     if stream.tty:
-        return Console(file=cast("TextFile[str]", stream), highlight=False)
-    return Console(file=cast("TextFile[str]", stream), highlight=False, width=1 << 20,
-                   no_color=True, color_system=None, soft_wrap=True)
+        return _SafeConsole(file=cast("TextFile[str]", stream), highlight=False)
+    return _SafeConsole(file=cast("TextFile[str]", stream), highlight=False, width=1 << 20,
+                        no_color=True, color_system=None, soft_wrap=True)
 
 
 def write_text(text: str, stderr: bool = False) -> None:

@@ -16,6 +16,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,15 +24,18 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from onnxdata.compare import Difference, compare
-from onnxdata.console import console, write_text
+from onnxdata.compare import Difference, collect
+from onnxdata.console import console, printable, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
 from onnxdata.messages import kind_name, kind_word
 
 __all__ = ["FileDiff", "add_parser", "diff_paths", "main", "read_value"]
 
-#: Differences printed per file (all of them go to --json).
+#: Differences printed per file.
 SHOWN = 10
+#: Differences kept per file for --json; the rest are counted (``count``, ``left_out``), so
+#: memory is bounded whatever the files hold.
+JSON_LIMIT = 1000
 
 
 @dataclass
@@ -45,10 +49,19 @@ class FileDiff:
     status: str
     differences: list[Difference] = field(default_factory=list)
     error: str = ""
+    #: Differences found in all; ``differences`` holds the first of them.
+    count: int | None = None
+    #: Of those left out of ``differences``, how many of each kind.
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.differences) if self.count is None else self.count
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "actual": self.actual, "expected": self.expected,
                 "status": self.status, "error": self.error or None,
+                "count": self.total, "left_out": dict(self.left_out),
                 "differences": [d.as_json() for d in self.differences]}
 
 
@@ -66,7 +79,7 @@ def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
 
 
 def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
-          atol: float) -> FileDiff:
+          atol: float, keep: int | None = None) -> FileDiff:
     from onnxdata.explorer import choose_kind
     from onnxdata.fast_read import open_source, read_source
 
@@ -91,11 +104,14 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                 kinds = [kinds[0] or kinds[1], kinds[1] or kinds[0]]
             actual, expected = (read_source(src, None if k is None else kind_name(k))
                                 for src, k in zip(srcs, kinds, strict=True))
-            found = compare(actual, expected, rtol=rtol, atol=atol)
+            found = collect(actual, expected, rtol=rtol, atol=atol, keep=keep)
     except (OnnxDataError, OSError) as exc:
         return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable", error=_reason(exc))
-    return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found else "equal",
-                    found)
+    except MemoryError:
+        return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable",
+                        error="out of memory comparing them")
+    return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found.count else "equal",
+                    found.kept, count=found.count, left_out=found.left_out)
 
 
 def _noter(path: Path) -> Any:
@@ -110,12 +126,14 @@ def _reason(exc: BaseException) -> str:
 
 
 def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
-               rtol: float = 1e-3, atol: float = 1e-7, kind: str | None = None
-               ) -> list[FileDiff]:
+               rtol: float = 1e-3, atol: float = 1e-7, kind: str | None = None,
+               keep: int | None = JSON_LIMIT) -> list[FileDiff]:
     """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected);
     two test case folders are compared data set by data set.
 
-    Raises OnnxDataError when one is a folder and the other a file, and
+    Each file keeps its first ``keep`` differences (None: all) and counts the rest.
+    A file found in a folder that is not a regular file (a FIFO would block) is
+    "unreadable". Raises OnnxDataError when one is a folder and the other a file, and
     FileNotFoundError when one is a folder and the other does not exist.
     """
     pa, pb = Path(a), Path(b)
@@ -128,7 +146,7 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                             f"{'a folder' if pb.is_dir() else 'not a folder'}")
     if not pa.is_dir():
         return [_pair(pa.name if pa.name == pb.name else f"{pa.name} vs {pb.name}",
-                      pa, pb, kind, rtol, atol)]
+                      pa, pb, kind, rtol, atol, keep)]
     names_a = {p.name for p in pa.glob("*.pb")}
     names_b = {p.name for p in pb.glob("*.pb")}
     cases = [_has_sets(pa), _has_sets(pb)]
@@ -139,7 +157,7 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                             f"onnxdata diff {one} {case}/test_data_set_0")
     out: list[FileDiff] = []
     if any(cases) or not (names_a or names_b):  # test case folders (or nothing to compare)
-        out += _diff_sets(pa, pb, rtol, atol, kind)  # and loose .pb files beside their sets
+        out += _diff_sets(pa, pb, rtol, atol, kind, keep)  # and loose .pb files beside their sets
     for name in sorted(names_a | names_b, key=_file_order):
         if name not in names_b:
             out.append(FileDiff(name, os.fspath(pa / name), None, "missing",
@@ -148,7 +166,10 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
             out.append(FileDiff(name, None, os.fspath(pb / name), "missing",
                                 error=f"only in {pb}"))
         else:
-            out.append(_pair(name, pa / name, pb / name, kind, rtol, atol))
+            odd = _not_regular(pa / name, pb / name)
+            out.append(_pair(name, pa / name, pb / name, kind, rtol, atol, keep) if odd is None
+                       else FileDiff(name, os.fspath(pa / name), os.fspath(pb / name),
+                                     "unreadable", error=odd))
     return out
 
 
@@ -156,8 +177,20 @@ def _has_sets(folder: Path) -> bool:
     return any(p.is_dir() for p in folder.glob("test_data_set_*"))
 
 
-def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None
-               ) -> list[FileDiff]:
+def _not_regular(*paths: Path) -> str | None:
+    """Why a file found by listing a folder is refused (not a regular file), or None."""
+    for p in paths:
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):
+                return f"{p} is not a regular file (a FIFO or device found in a folder is " \
+                       "refused, not read)"
+        except OSError as exc:
+            return str(exc)
+    return None
+
+
+def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None,
+               keep: int | None) -> list[FileDiff]:
     """Two test case folders: their ``test_data_set_N`` folders matched by name, each file
     named ``test_data_set_N/input_K.pb``. Folders with neither ``.pb`` files nor data sets
     are an OnnxDataError, never a silent "equal"."""
@@ -176,7 +209,8 @@ def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None
             out.append(FileDiff(f"{name}/", None, os.fspath(pb / name), "missing",
                                 error=f"only in {pb}"))
         else:
-            for f in diff_paths(pa / name, pb / name, rtol=rtol, atol=atol, kind=kind):
+            for f in diff_paths(pa / name, pb / name, rtol=rtol, atol=atol, kind=kind,
+                                keep=keep):
                 f.name = f"{name}/{f.name}"
                 out.append(f)
     return out
@@ -248,7 +282,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata diff`` with parsed arguments; the exit code."""
     try:
         found = diff_paths(args.actual, args.expected, rtol=args.rtol, atol=args.atol,
-                           kind=args.kind)
+                           kind=args.kind, keep=JSON_LIMIT if args.json else SHOWN)
     except (OnnxDataError, OSError, ValueError) as exc:
         console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"))
         if args.json:  # a program reading the JSON still gets an object, with the reason
@@ -271,14 +305,14 @@ _STYLE = {"equal": "green", "different": "yellow", "missing": "yellow", "unreada
 
 def print_file(out: Console, f: FileDiff, label: str | None = None) -> None:
     """One line for a file, then its first differences by path."""
-    head = Text.assemble((label or f.name, "bold"), ": ", (f.status, _STYLE[f.status]))
+    head = Text.assemble((printable(label or f.name), "bold"), ": ", (f.status, _STYLE[f.status]))
     if f.error:
         head.append(f": {f.error}")
-    elif f.differences:
-        n = len(f.differences)
+    elif f.total:
+        n = f.total
         head.append(f", {n} difference{'s' if n != 1 else ''}")
     out.print(head, soft_wrap=True)
     for d in f.differences[:SHOWN]:
         out.print(f"  {d}", markup=False, soft_wrap=True)
-    if len(f.differences) > SHOWN:
-        out.print(f"  … {len(f.differences) - SHOWN} more (--json lists all)")
+    if f.total > SHOWN:
+        out.print(f"  … {f.total - SHOWN} more (--json lists the first {JSON_LIMIT})")

@@ -65,14 +65,18 @@ def byte_buffer(data: object, who: str) -> Buffer:
     if not view.c_contiguous:
         raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
                         "contiguous (copy it with bytes() first)")
+    if view.nbytes == 0:  # cast refuses a view with a 0 in its shape
+        return b""
     return view.cast("B")
 
 
 def source_bytes(source: Source, who: str = "load") -> tuple[Buffer, str]:
     """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``);
     TypeError naming ``who`` and what it takes for anything else."""
-    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+    if isinstance(source, (bytes, bytearray, mmap.mmap)):
         return source, "<bytes>"
+    if isinstance(source, memoryview):  # any shape or format: its bytes, flat
+        return byte_buffer(source, who), "<bytes>"
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(f"{who} takes a path, bytes-like data or a data message (TensorProto, "
                         f"SequenceProto, …, ours or onnx's), not {type(source).__name__}")

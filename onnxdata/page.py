@@ -20,7 +20,11 @@ a note such as "raw_data, 16 MiB"), ``ROW_LIMIT`` byte-table rows,
 picture reads a bounded sample of it, so drawing a 1 GiB sequence touches a
 few pages of each tensor, not its payload. Values that ``read`` must build
 whole (strings, sparse tensors, maps) are not drawn for files over
-``DRAW_LIMIT``.
+``DRAW_LIMIT``, and the densified sparse tensors and external data of the value
+drawn may take at most ``DRAW_LIMIT`` bytes in all. Every string, name and key
+shown is cut to ``pictures.STRING_LIMIT`` characters. A file of at most
+``DRAW_LIMIT`` bytes is read as one copy (``copy=True``), so a rewrite cannot
+fault it; a larger one is mapped, as ``read`` documents.
 
 It uses only the explorer's public API: ``Exploration`` (``as_json``,
 ``chosen``, ``data``, ``file``, ``size``), ``Reading`` (``kind``,
@@ -46,7 +50,7 @@ import numpy as np
 
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table
-from onnxdata.pictures import tensor_figure
+from onnxdata.pictures import clip, tensor_figure
 
 __all__ = ["DRAW_LIMIT", "HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
 
@@ -74,10 +78,25 @@ _BUILT: Final = ("string", "sparse", "map", "mixed")
 
 def write_page(result: Exploration, out: str | os.PathLike[str], *,
                facts: dict[str, Any] | None = None) -> Path:
-    """Write the page for ``result`` to ``out`` (UTF-8) and return its path."""
+    """Write the page for ``result`` to ``out`` (UTF-8) and return its path.
+
+    The page is rendered whole first, then written atomically (``atomic_writer``):
+    a failure (a full disk, a name that cannot be encoded) leaves the old page as
+    it was, never a partial or empty one.
+    """
+    from onnxdata.files import atomic_writer
+
     path = Path(out)
-    path.write_text(render_page(result, facts=facts), encoding="utf-8")
+    data = page_bytes(render_page(result, facts=facts))
+    with atomic_writer(path) as fh:
+        fh.write(data)
     return path
+
+
+def page_bytes(page: str) -> bytes:
+    """The page as UTF-8; a file name's undecodable bytes (surrogate escapes) as ``\\xNN``."""
+    return re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m.group(0)) - 0xDC00:02x}",
+                  page).encode("utf-8", "backslashreplace")
 
 
 def render_page(result: Exploration, *, facts: dict[str, Any] | None = None) -> str:
@@ -104,7 +123,7 @@ def render_page(result: Exploration, *, facts: dict[str, Any] | None = None) -> 
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(clip(str(text)), quote=True)
 
 
 def _size(n: int) -> str:
@@ -427,10 +446,17 @@ def _value_section(result: Exploration, chosen: Reading, first: bool = True) -> 
         return head + (f"<p>Not drawn: a {_size(result.size)} value of {', '.join(built)} "
                        "would be built whole in memory to draw it; "
                        f"<code>onnxdata.read(path, \"{chosen.kind_name}\")</code> gives it.</p>")
+    from onnxdata.budget import densify_budget
+    from onnxdata.convert import get_densify_limit
     from onnxdata.fast_read import read
 
     try:
-        value = read(result.file, chosen.kind_name)
+        # what read builds (densified sparse tensors, external data) is judged by the value's
+        # size, not the file's: a 2 KB file can name gigabytes of external data
+        with densify_budget(min(DRAW_LIMIT, get_densify_limit())):
+            # a copy (the file at one instant) where it is small enough: a file truncated
+            # while its mapped pages are drawn would end the command by SIGBUS
+            value = read(result.file, chosen.kind_name, copy=result.size <= DRAW_LIMIT)
     except (OnnxDataError, OSError, ValueError, MemoryError) as exc:
         return head + f"<p class=bad>Not drawn: reading the value failed: {_e(exc)}</p>"
     drawn = (_optional_figure(value, _Budget()) if chosen.kind_name == "optional" else

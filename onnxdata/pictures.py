@@ -36,7 +36,19 @@ Array = npt.NDArray[Any]
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(clip(str(text)), quote=True)
+
+
+#: Characters of one string, name or key shown on a page; the rest are counted.
+STRING_LIMIT: Final = 256
+
+
+def clip(text: str, limit: int = STRING_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters with a note of how many were left out: every
+    string on the page is capped, so 58 MB of strings make a page of kilobytes."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def tensor_figure(a: Array, title: str, listed: int = 64) -> str:

@@ -87,7 +87,7 @@ def sources(data: bytes) -> list[Source]:
 
 
 def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 1000) -> None:
-    for src in sources(data):
+    for by_pread, src in zip((False, True), sources(data), strict=True):
         with src:
             at = where or Where([(0, len(data))])
             got = compiled_scan(src, at, schema, limit)
@@ -96,6 +96,8 @@ def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 
             except WireError:
                 assert got is None, "the compiled loop took bytes the Python walk refuses"
                 continue
+            if got is None and by_pread and getattr(at.ranges, "starts", None):
+                continue  # many occurrences (a RangeStore) by pread: left to the Python walk
             if got is None:  # only a group stops it on bytes the Python walk takes
                 assert any(wt == SGROUP for _, wt, *_ in walk.fields_in(src, walk.occurrences(
                     src, at))), data.hex()

@@ -32,7 +32,7 @@ ALL_VENVS := $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(ON
 	$(PYENV_VENVS)
 
 .PHONY: run browser test check venvs test-new test-old test-onnx-versions test-pythons lint gen \
-	check-gen bench fuzz fuzz-ci fuzz-regress clean
+	check-gen bench fuzz fuzz-ci fuzz-regress clean test-pure
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
@@ -55,7 +55,8 @@ check: $(VENV)/.ok
 test: browser
 	$(MAKE) -j$(JOBS) venvs
 	$(MAKE) check-gen lint fuzz-regress
-	$(MAKE) -j2 --output-sync=target fuzz-ci test-old test-onnx-versions test-pythons
+	$(MAKE) -j2 --output-sync=target fuzz-ci test-old test-onnx-versions test-pythons \
+	  test-pure
 	$(MAKE) test-new
 
 venvs: $(ALL_VENVS)
@@ -72,6 +73,12 @@ browser:
 	      { apt-get update -q && apt-get install -y -q chromium; } || \
 	        echo "could not install chromium: the browser tests will skip"; \
 	    else echo "no chromium and not root: the browser tests will skip"; fi; }
+
+# The same suite with the Python walk and numpy's varint decoder (ONNXDATA_PURE_PYTHON=1:
+# the compiled loops are not imported), as where no C compiler is at hand: the reference
+# twins must pass on their own.
+test-pure: $(VENV)/.ok
+	ONNXDATA_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider
 
 # The same suite on the oldest protobuf runtime we support; onnx tests skip there.
 test-old: $(VENV_OLD)/.ok
@@ -124,7 +131,7 @@ build:
 # (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
 # Every venv depends on it, so a change to the loop rebuilds them (their editable
 # installs compile it in place).
-$(WHEEL): pyproject.toml setup.py onnxdata/_varints.pyx | build
+$(WHEEL): pyproject.toml setup.py onnxdata/_varints.pyx onnxdata/_walk.pyx | build
 	rm -rf build/wheel
 	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps \
 	  -w build/wheel .

@@ -1,8 +1,10 @@
-"""The compiled varint decoder (onnxdata._varints), built from its Cython source.
+"""The compiled loops (onnxdata._varints, the varint decoder, and onnxdata._walk, the
+fields of a message by its schema), built from their Cython sources.
 
 pyproject.toml holds everything else; setuptools reads extensions only from here.
 ``optional=True``: where no C compiler is at hand the build goes on without it and
-onnxdata uses the pure-numpy decoder (decode.py), which gives the same results.
+onnxdata uses the pure-numpy decoder (decode.py) and the Python walk (walk.py), which
+give the same results.
 ``ONNXDATA_PURE_PYTHON=1`` builds no extension at all: a pure wheel (py3-none-any),
 as the Makefile's dependency wheel is, so venvs of every Python install from it.
 """
@@ -15,4 +17,5 @@ PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 
 setup(ext_modules=[] if PURE else [
     Extension("onnxdata._varints", ["onnxdata/_varints.pyx"], optional=True),
+    Extension("onnxdata._walk", ["onnxdata/_walk.pyx"], optional=True),
 ])

@@ -165,6 +165,11 @@ class _Tensor:
         self.decoded: dict[str, npt.NDArray[Any]] = {}
 
 
+#: An invalid element remembered by its bytes: its outcome, path, problems (None when
+#: they cannot be added again under another path) and how many it added.
+_Remembered = tuple[Outcome, str, list[Problem] | None, int]
+
+
 class Deferred:
     """A sparse tensor's value, its bytes taken from the call's budget, not yet densified."""
 
@@ -205,6 +210,9 @@ class Engine:
         #: Outcomes of small valid elements by their bytes (a million empty optionals are
         #: one walk of one optional), for elements whose value is None.
         self.small: dict[str, dict[bytes, Outcome]] = {}
+        #: Outcomes of small invalid elements by their bytes, with the problems they added
+        #: (``remember``), so 500,000 empty tensors are one walk of one tensor.
+        self.small_bad: dict[str, dict[bytes, _Remembered]] = {}
         #: How many sparse values wait in the value as ``Deferred`` (see densify_deferred).
         self.deferred = 0
         #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
@@ -223,6 +231,34 @@ class Engine:
             self.merged_count += 1
             if len(self.merged) < 8:
                 self.merged.append((_join(path, field_name), n))
+
+    def remember(self, got: Outcome, before: tuple[int, int], path: str) -> _Remembered:
+        """What the element at ``path`` added to the problems since ``before``: their count,
+        and (when none was dropped, and each lies inside the element and names no path)
+        the problems themselves, to add again for an element of the same bytes."""
+        sink = self.problems
+        items = sink.items[before[0]:]
+        count = len(items) + sink.dropped - before[1]
+        found: list[Problem] | None = items
+        if sink.dropped != before[1] or any(
+                not (p.path == path or p.path.startswith((path + ".", path + "[")))
+                or path in p.message for p in items):
+            found = None
+        return got, path, found, count
+
+    def replay(self, kept: _Remembered, path: str) -> Outcome | None:
+        """The outcome of an element whose bytes equal a remembered one's, its problems
+        added again under ``path`` (None: walk it, the problems cannot be told apart)."""
+        got, old, found, count = kept
+        sink = self.problems
+        if len(sink.items) >= sink.cap:  # full: only the count of those dropped changes
+            sink.drop(count)
+            return got
+        if found is None:
+            return None
+        cut = len(old)
+        sink.add([Problem(path + p.path[cut:], p.message) for p in found])
+        return got
 
     def run(self, kind: str) -> Outcome:
         return self.message(kind, whole(0, self.src.size), "", 0)
@@ -550,20 +586,26 @@ class Engine:
             alike = small is not None and w.ranges is not None and len(w.ranges) >= MIN_RUN \
                 and 0 < w.ranges[0][1] - w.ranges[0][0] <= _SMALL \
                 and same_layout(src, w.ranges, w.ranges[0][1] - w.ranges[0][0])
+            bad = self.small_bad.setdefault(kind, {})
             for i, (a, b) in enumerate(occurrences(src, w)):
-                got = self.plain(a, b) if kind == "tensor" and deep_ok else None
-                key = src.read(a, b) if small is not None and b - a <= _SMALL else None
+                key = src.read(a, b) if deep_ok and b - a <= _SMALL else None
+                got = None
                 if key is not None:
-                    assert small is not None
-                    got = small.get(key)
+                    got = small.get(key) if small is not None else None
+                    if got is None and key in bad:
+                        got = self.replay(bad[key], _join(path, f"{field_name}[{i}]"))
+                if got is None and kind == "tensor" and deep_ok:
+                    got = self.plain(a, b)
                 if got is None:
                     before = (len(self.problems.items), self.problems.dropped)
-                    got = self.message(kind, Where([(a, b)]), _join(path, f"{field_name}[{i}]"),
-                                       depth + 1)
-                    if key is not None and got.value is None and len(small or ()) < 4096 \
-                            and before == (len(self.problems.items), self.problems.dropped):
-                        assert small is not None
-                        small[key] = got  # valid and nothing built: the same bytes, the same
+                    at_path = _join(path, f"{field_name}[{i}]")
+                    got = self.message(kind, Where([(a, b)]), at_path, depth + 1)
+                    if key is not None and got.value is None:
+                        if before == (len(self.problems.items), self.problems.dropped):
+                            if small is not None and len(small) < 4096:
+                                small[key] = got  # valid, nothing built: the same bytes, the same
+                        elif len(bad) < 4096:
+                            bad[key] = self.remember(got, before, at_path)
                 if kind in codes and got.code is not None:
                     codes[kind].append(got.code)
                 if kind in types:

@@ -94,6 +94,10 @@ def varints(src: Source, pieces: Iterable[Piece] | None,
     """A repeated varint field's values, in order, from its packed and single pieces, as
     uint64 or (an int32 field's low 32 bits) uint32."""
     want = np.dtype(dtype)
+    if isinstance(pieces, Compact):
+        many = _varints_joined(src, pieces, want)
+        if many is not None:
+            return many
     parts: list[npt.NDArray[Any]] = []
     for wt, a, b in pieces or ():
         if wt == VARINT:
@@ -101,6 +105,20 @@ def varints(src: Source, pieces: Iterable[Piece] | None,
             parts.append(single if want == _U64 else single.astype(want))
         else:
             parts.append(decode_varints(src.u8(a, b), a, want))
+    if not parts:
+        return np.zeros(0, want)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _varints_joined(src: Source, kept: Compact, want: np.dtype[Any]) -> npt.NDArray[Any] | None:
+    """``varints`` of many kept pieces (a bogus reading's keys can be 500,000 empty packed
+    runs): decoded as ``joined`` joins them, not one array per run; None where a run is
+    bad (``varints`` then decodes run by run and names the bad one exactly)."""
+    try:
+        parts = [part.astype(want) if part.dtype == _U64 else decode_varints(part, 0, want)
+                 for part in joined(src, kept)]
+    except WireError:
+        return None
     if not parts:
         return np.zeros(0, want)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -62,6 +62,7 @@ from onnxdata.explorer import (
 )
 from onnxdata.messages import kind_word
 from onnxdata.model_types import IO
+from onnxdata.plain_table import PLAIN_ROWS, print_plain_table
 from onnxdata.progress import progress_bar
 from onnxdata.source import set_stream_limit
 from onnxdata.table import DEFAULT_ROWS, elided_count
@@ -75,6 +76,9 @@ EXIT_CODES = """exit status (every command):
   2  something cannot be read or run: no such file, an unreadable model, bad
      arguments, or bytes valid as several kinds with nothing to say which"""
 
+#: The most byte table rows ``--json`` (and the page's facts) carry, ``--limit all``
+#: included: 100,000 rows are about 12 MB of JSON; the rest are counted in one row.
+JSON_ROWS = 100_000
 #: What ``-`` stands for as a FILE: standard input, read once to its end.
 STDIN = "/dev/stdin"
 #: The words a missing file is reported with, by every command.
@@ -138,7 +142,8 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     ex.add_argument("--limit", "--rows", dest="limit", type=_limit, default=DEFAULT_ROWS,
                     metavar="N|all",
                     help=f"byte table rows to show (default {DEFAULT_ROWS}); the rest are "
-                         "counted in one row (--rows is the same)")
+                         f"counted in one row (--rows is the same); --json and --html keep "
+                         f"at most {JSON_ROWS:,} even with all")
     _json_option(ex)
     ex.add_argument("--html", metavar="OUT.html",
                     help="write the exploration as one self-contained HTML page "
@@ -400,6 +405,7 @@ def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
     """What ``--json`` prints and ``--html`` embeds: one dict, so they never disagree."""
     out = result.as_json()
     shown = _shown(result)
+    limit = JSON_ROWS if limit is None else min(limit, JSON_ROWS)
     head, elided, tail = _capped_rows(result, shown, limit)
     rows: list[dict[str, Any]] = [_row_json(r) for r in head]
     if elided:
@@ -511,11 +517,18 @@ def _print_exploration(out: Console, result: Exploration,
                                 " (one of the valid readings)"))
     else:
         out.print(Text.assemble("\nbytes as ", (shown.kind, "bold")))
+    head, elided, tail = _capped_rows(result, shown, limit)
+    if len(head) + len(tail) > PLAIN_ROWS:  # rich costs about a millisecond a row
+        cells = [(r.bytes, r.field, r.value) for r in head]
+        if elided:
+            cells.append(("…", _elided(elided), "--limit all shows them"))
+        cells.extend((r.bytes, r.field, r.value) for r in tail)
+        print_plain_table(("Bytes", "Field", "Value"), cells)
+        return
     rows = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     rows.add_column("Bytes", no_wrap=True)
     rows.add_column("Field", overflow="fold")  # a path folds onto more lines, never cut with …
     rows.add_column("Value", overflow="fold")
-    head, elided, tail = _capped_rows(result, shown, limit)
     for i, row in enumerate(head + tail):
         if elided and i == len(head):
             rows.add_row(Text("…", "dim"), Text(_elided(elided), "dim"),

@@ -332,17 +332,7 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
     count = 0
     first: list[int] = []
     worst_abs = worst_rel = math.nan
-    for offset, ca, ce in _chunks(a, e):
-        if _same_bytes(ca, ce, family, tol):
-            continue
-        if family == "string":
-            bad = _string_mismatch(ca, ce)
-        else:
-            if ca.dtype != work:
-                ca, ce = ca.astype(work), ce.astype(work)
-            bad = _close_mismatch(ca, ce, tol) if family == "float" else ca != ce
-        if not bad.any():
-            continue
+    for offset, ca, ce, bad in _mismatched_chunks(a, e, family, work, tol):
         where = np.flatnonzero(bad)
         count += int(where.size)
         if len(first) < SHOWN:
@@ -370,9 +360,11 @@ def _compare_arrays(a: Array, e: Array, path: str, tol: _Tolerance,
                           None if exact else worst_rel, shown))
 
 
-def _equal(a: Array, e: Array, family: str, work: np.dtype[Any], tol: _Tolerance) -> bool:
-    """Whether no element differs (the question asked of arrays past ``keep``)."""
-    for _, ca, ce in _chunks(a, e):
+def _mismatched_chunks(a: Array, e: Array, family: str, work: np.dtype[Any], tol: _Tolerance
+                       ) -> Iterator[tuple[int, Array, Array, npt.NDArray[np.bool_]]]:
+    """``(offset, a_chunk, e_chunk, mismatch mask)`` of every chunk where an element
+    differs; chunks of equal bytes are passed over without the tolerance arithmetic."""
+    for offset, ca, ce in _chunks(a, e):
         if _same_bytes(ca, ce, family, tol):
             continue
         if family == "string":
@@ -382,7 +374,13 @@ def _equal(a: Array, e: Array, family: str, work: np.dtype[Any], tol: _Tolerance
                 ca, ce = ca.astype(work), ce.astype(work)
             bad = _close_mismatch(ca, ce, tol) if family == "float" else ca != ce
         if bad.any():
-            return False
+            yield offset, ca, ce, bad
+
+
+def _equal(a: Array, e: Array, family: str, work: np.dtype[Any], tol: _Tolerance) -> bool:
+    """Whether no element differs (the question asked of arrays past ``keep``)."""
+    for _ in _mismatched_chunks(a, e, family, work, tol):
+        return False
     return True
 
 

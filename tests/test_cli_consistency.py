@@ -4,6 +4,7 @@ that says what each command does and what its exit status means."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,11 @@ def test_run_errors_are_one_line_when_piped(tmp_path: Path,
     shutil.copy(CORPUS / "test_abs" / "model.onnx", case / "model.onnx")
     assert main(["run", str(case)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and str(case / "model.onnx") in err, err
+    assert err.count("\n") == 1, err
+    if importlib.util.find_spec("onnxruntime") is None:  # the backend is the first thing asked
+        assert "needs ONNX Runtime" in err, err
+    else:
+        assert str(case / "model.onnx") in err, err
 
 
 @pytest.mark.parametrize("command", ["explore", "validate", "show", "diff", "run"])

@@ -68,7 +68,9 @@ def test_copy_reads_under_a_rewriting_writer_are_never_torn(tmp_path: Path) -> N
         writer.kill()
         writer.wait()
     assert torn == 0, f"{torn} torn values in {READS} reads ({whole} whole, {refused} refused)"
-    assert whole > READS // 2, f"only {whole} of {READS} reads gave a value ({refused} refused)"
+    # how many reads the writer lets through depends on the machine's load (622 of 10,000 on
+    # a loaded CI run): the outcome checked is that none is torn and that values do come back
+    assert whole > 0, f"no read of {READS} gave a value ({refused} refused)"
 
 
 def test_a_file_at_rest_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,6 +32,7 @@ from onnxdata.validation import problems
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 from test_wire_differential import ld, message_bytes, mutated  # noqa: E402
+from wire_model import upb7_zero_in_group  # noqa: E402
 
 HOSTILE = sorted((DATA / "hostile").glob("*.pb"))
 KINDS = list(KIND_NAMES)
@@ -70,6 +71,8 @@ def _via_read(data: bytes, kind: str, folder: Path) -> list[Problem] | str | Non
 def check_same_verdicts(data: bytes, kind: str) -> None:
     theirs = _via_load(data, kind)
     ours = _via_reading(data, kind)
+    if ours == "refused" and theirs != "refused" and upb7_zero_in_group(data):
+        return  # upb 7 takes field 0 inside an unknown group; the spec, 4.25 and we refuse
     assert ours == theirs, f"{kind}: reading {ours!r:.2000}\nvalidate {theirs!r:.2000}"
     with tempfile.TemporaryDirectory() as folder:
         got = _via_read(data, kind, Path(folder))

@@ -271,6 +271,11 @@ def write_inputs(folder: Path) -> list[str]:
         for name, data in built.extras.items():
             (where / name).write_bytes(data)
         paths.append(str(where / "value.pb"))
+    shapes = bench_shapes()
+    elem, field_number, body = shapes.chain(shapes.CHAIN_LEVELS + 1)  # one past the limit
+    over = folder / "shapes" / "chain-past-depth-limit.pb"
+    over.write_bytes(shapes.vint(shapes.S_ELEM, elem) + shapes.ld(field_number, body))
+    paths.append(str(over))
     drawn = folder / "drawn"
     drawn.mkdir()
     (drawn / "data.bin").write_bytes(bytes(range(256)) * 4)  # for the external references

@@ -47,6 +47,7 @@ CLI = {"validate": ["validate"], "explore-json": ["explore", "--json"]}
 LIBRARY = ("readings", "explore", "read", "to_numpy(load())", "onnx")
 BUSY_LIMIT = 0.2  # seconds, for any input of 1 MB or less (issue 18)
 STARTUP_LIMIT = 120.0  # seconds a child may take to import before its clock starts
+CLI_FLOOR = 0.01  # seconds: a CLI's time less its start-up is noise below this
 
 
 # --- in the child process ---------------------------------------------------------------
@@ -116,6 +117,7 @@ class Run:
     seconds: float | None  # None: over the time limit (or failed) with no run finished
     rss_mib: float
     outcome: str = ""
+    floor: float = 1e-4  # seconds the measure resolves: a CLI's, after its start-up, far less
 
 
 def timed(args: list[str], timeout: float, cwd: str, ready: bool = False
@@ -170,7 +172,7 @@ def run_cli(entry: str, path: Path, repeat: int, timeout: float,
             break
         net = max(0.0, cpu - cpu_startup)
         best = net if best is None else min(best, net)
-    return Run(best, rss)
+    return Run(best, rss, floor=CLI_FLOOR)
 
 
 def cli_startup(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
@@ -195,17 +197,19 @@ def cell(size: int, run: Run | None, onnx: Run | None, timeout: float) -> str:
         return "-"
     if run.seconds is None:
         return f"> {timeout:g} s"
-    rate = size / MB / max(run.seconds, 1e-6)
+    if run.seconds < run.floor:  # below what the clock (or the start-up's noise) resolves
+        return f"> {size / MB / run.floor:.0f}"
+    rate = size / MB / run.seconds
     text = f"{rate:.3g}" if rate < 1000 else f"{rate:.0f}"
     if onnx is not None and onnx.seconds is not None:
-        text += f" ({onnx.seconds / max(run.seconds, 1e-6):.2g}x)"
+        text += f" ({onnx.seconds / run.seconds:.2g}x)"
     return text
 
 
 def mb_per_s(size: int, run: Run | None) -> float:
     if run is None or run.seconds is None:
         return 0.0
-    return size / MB / max(run.seconds, 1e-6)
+    return size / MB / max(run.seconds, run.floor)
 
 
 def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: float

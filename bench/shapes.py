@@ -311,9 +311,9 @@ def _deep96(size: int) -> bytes:
     return repeat_to(size, vint(S_ELEM, SEQUENCE), ld(S_SEQ, nested_sequences(95)))
 
 
-# Messages nest at most 100 deep (protobuf's limit, onnxdata's max_depth): the
-# outer sequence, 98 levels of chain and the tensor at the bottom.
-CHAIN_LEVELS = 98
+# Messages nest at most 100 deep (protobuf's limit, onnxdata's max_depth): below the
+# outer sequence, a chain of 99 levels is the deepest both accept (100 is refused).
+CHAIN_LEVELS = 99
 
 
 def chain(levels: int) -> tuple[int, int, bytes]:
@@ -323,7 +323,7 @@ def chain(levels: int) -> tuple[int, int, bytes]:
     elem, seq_field, body = TENSOR, S_TENSOR, tensor(INT64, [2], packed(T_INT64, [1, 2]))
     used, turn = 0, 0
     while used < levels:
-        step = ("sequence", "optional", "map")[turn % 3]
+        step = ("sequence", "map", "optional")[turn % 3]  # map values are never optionals
         turn += 1
         if step == "map" and levels - used >= 2:
             body = (vint(M_KEY_TYPE, INT64) + packed(M_KEYS, [7])
@@ -352,9 +352,11 @@ def merged_optional(pad: int) -> bytes:
     return optional(TENSOR, O_TENSOR, t)
 
 
-@shape("optional-merged-2000", "optional", "one optional written 2,000 times, merged")
+@shape("optional-merged-2000", "optional",
+       "one optional written 2,000 times, merged (fewer below 32 kB)")
 def _optional_2000(size: int) -> bytes:
-    return merged_optional(max(0, size // 2000 - 16)) * 2000
+    copies = min(2000, max(2, size // 16))
+    return merged_optional(max(0, size // copies - 16)) * copies
 
 
 @shape("optional-merged-tiny", "optional", "one tiny optional written over and over, merged")

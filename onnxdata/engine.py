@@ -21,11 +21,8 @@ refuses them: a message nested deeper than 100 too.
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -34,20 +31,27 @@ from onnxdata.budget import spend
 from onnxdata.convert import (
     SparseParts,
     densify,
-    from_le_bytes,
     get_densify_limit,
-    unpack_bits,
 )
 from onnxdata.convert_sparse import densify_cost
-from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
-from onnxdata.errors import Problem, ValidationError
-from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
+from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.engine_tensor import (
+    _EXTERNAL,
+    Outcome,
+    TensorWalk,
+    _int32,
+    _join,
+    _read_only,
+    _shape_errors,
+    _Tensor,
+)
+from onnxdata.errors import Problem
+from onnxdata.payloads import string_values, varint_count, varints
 from onnxdata.plain_runs import MIN_RUN, plain_run_arrays, same_layout
 from onnxdata.rules_common import (
     DEFAULT_MAX_DEPTH,
     ELEM_FIELDS,
     OPTIONAL_FIELDS,
-    TYPED_FIELDS,
     ProblemSink,
 )
 from onnxdata.rules_containers import (
@@ -62,13 +66,9 @@ from onnxdata.rules_containers import (
     sparse_tensor_problems,
 )
 from onnxdata.rules_tensor import (
-    element_count,
-    external_data_problems,
     numpy_shape_problems,
     tensor_storage_problems,
-    typed_entry_problems,
 )
-from onnxdata.rules_wire import wire_field_problems
 from onnxdata.source import Source
 from onnxdata.summaries import (
     SequenceFacts,
@@ -76,93 +76,32 @@ from onnxdata.summaries import (
     optional_summary,
     sequence_summary,
     sparse_detail,
-    tensor_detail,
 )
 from onnxdata.validation import too_deep
 from onnxdata.walk import (
-    ENTRY,
     MAP,
     OPTIONAL,
-    SEGMENT,
     SEQUENCE,
     SPARSE,
     TENSOR,
     Fields,
-    Piece,
     RangeStore,
-    Schema,
     Where,
-    _varint,
     occurrences,
     scan,
     whole,
 )
-from onnxdata.wire import LEN, WireError
+from onnxdata.wire import WireError
 
 __all__ = ["PROTOBUF_DEPTH", "Engine", "Outcome"]
 
 #: The nesting protobuf's parser allows (root plus 100 levels); deeper bytes are refused.
 PROTOBUF_DEPTH: Final = 100
-_LITTLE: Final = sys.byteorder == "little"
-_U8: Final = np.dtype(np.uint8)
-#: The one-byte tags the plain-tensor path reads: dims, data_type (VARINT), name, raw_data.
-_PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
 _ELEM_KINDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
-_EXTERNAL: Final = 1
 _MESSAGE: Final = {"tensor": "TensorProto", "sparse_tensor": "SparseTensorProto",
                    "sequence": "SequenceProto", "optional": "OptionalProto", "map": "MapProto"}
-#: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length).
-_PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
-_DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
-#: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
-_LONG_INTS: Final = 1 << 16
 #: Sequence elements up to this many bytes have their verdict cached by their bytes.
 _SMALL: Final = 64
-
-
-def _int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >= 1 << 31 else value
-
-
-def _join(path: str, name: str) -> str:
-    if not path:
-        return name
-    return f"{path}{name}" if name.startswith("[") else f"{path}.{name}"
-
-
-class Outcome:
-    """What one message gave: its value (when built), data type code, summary line, and
-    type all the way down (``rules_containers.nested_type``'s, for the sequence rule)."""
-
-    __slots__ = ("code", "ntype", "summary", "value")
-
-    def __init__(self, value: Any = None, code: int | None = None, summary: str = "",
-                 ntype: NestedType = None) -> None:
-        self.value = value
-        self.code = code
-        self.summary = summary
-        self.ntype = ntype
-
-
-class _Tensor:
-    """One TensorProto scanned and checked; its data is not touched until ``tensor_value``."""
-
-    __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "path",
-                 "problems", "raw_len", "where")
-
-    def __init__(self, path: str, fields: Fields, where: Where) -> None:
-        self.path = path
-        self.where = where
-        self.fields = fields
-        self.dims: Sequence[int] = []
-        self.code = 0
-        self.location = 0
-        self.counts: dict[str, int] = {}
-        self.raw_len: int | None = None
-        self.external: list[tuple[str, str]] = []
-        self.problems: list[Problem] = []
-        self.decoded: dict[str, npt.NDArray[Any]] = {}
 
 
 #: An invalid element remembered by its bytes: its outcome, path, problems (None when
@@ -193,7 +132,7 @@ def densify_deferred(value: Any) -> Any:
     return value
 
 
-class Engine:
+class Engine(TensorWalk):
     """One walk of ``src`` as one kind. ``run`` returns the root's Outcome; the problems
     found are in ``problems`` (a capped ProblemSink); bad wire raises WireError."""
 
@@ -292,106 +231,7 @@ class Engine:
             return self.map(where, path, depth)
         return self.sparse(where, path, depth)
 
-    def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
-        found = wire_field_problems(path, message, f.unknown) if f.unknown else []
-        if f.unknown_more:
-            self.problems.drop(f.unknown_more)
-        return found
-
     # -- tensors
-
-    def tensor(self, where: Where, path: str) -> Outcome:
-        if where.ranges is not None and len(where.ranges) == 1:
-            plain = self.plain(*where.ranges[0])
-            if plain is not None:
-                return plain
-        t = self.scan_tensor(where, path)
-        self.problems.add(t.problems)
-        out = Outcome(None, t.code, ntype=("tensor", t.code))
-        if self.summaries:
-            out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == _EXTERNAL)
-        if self.values and not self.problems:
-            with _shape_errors(path):
-                out.value = _read_only(self.tensor_value(t))
-        return out
-
-    def plain(self, start: int, end: int) -> Outcome | None:
-        """The common tensor, fast: only dims, data_type, name and raw_data, and valid.
-
-        None for anything else (another field, a bad size...): ``scan_tensor``
-        then reads it and says what is wrong. Validity is
-        ``tensor_storage_problems`` of the facts, cached per (data_type, dims,
-        raw_data length), so a million tensors of one shape cost one call.
-        """
-        src = self.src
-        buf, base = src.window(start, end if end < start + 64 else start + 64)
-        hi = base + len(buf)
-        pos = start
-        dims: list[int] = []
-        code = 0
-        raw = -1
-        raw_len = 0
-        while pos < end:
-            if pos + 16 > hi and hi < end:
-                buf, base = src.window(pos, min(end, pos + 64))
-                hi = base + len(buf)
-            i = pos - base
-            key = buf[i]
-            if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
-                return None
-            i += 1
-            lim = (end if end < hi else hi) - base
-            if i >= lim:
-                return None
-            b = buf[i]
-            if b < 0x80:
-                value = b
-                i += 1
-            else:
-                try:
-                    value, i = _varint(buf, i, lim, base)
-                except WireError:
-                    return None
-            pos = i + base
-            if key == 0x08:
-                dims.append(value)
-            elif key == 0x10:
-                code = value
-            else:
-                if value > end - pos:
-                    return None
-                if key == 0x4A:
-                    raw, raw_len = pos, value
-                pos += value
-        if raw < 0:
-            return None
-        self.plain_payload = (raw, raw + raw_len)
-        facts = (code, tuple(dims), raw_len)
-        ok = _PLAIN_OK.get(facts)
-        if ok is None:
-            ok = not tensor_storage_problems("", code, dims, {}, raw_len)
-            if len(_PLAIN_OK) < 4096:
-                _PLAIN_OK[facts] = ok
-        if not ok:
-            return None
-        out = Outcome(None, code, ntype=("tensor", code))
-        if self.summaries:
-            key2 = (code, facts[1])
-            detail = _DETAILS.get(key2)
-            if detail is None:
-                detail = tensor_detail(code, dims, False)
-                if len(_DETAILS) < 4096:
-                    _DETAILS[key2] = detail
-            out.summary = "tensor " + detail
-        if self.values:
-            dt = DATA_TYPES[code]
-            count = element_count(dims) or 0
-            try:
-                out.value = _read_only(_from_raw(src, dt, raw, count, dims))
-            except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
-                return None
-        return out
-
     def plain_run(self, ranges: RangeStore | list[tuple[int, int]]) -> tuple[int, list[Any]] | None:
         """(data type, arrays) of a sequence's tensors that are all the first plain one
         with other payload bytes (``plain_runs``); None: take them one by one."""
@@ -400,132 +240,6 @@ class Engine:
             return None
         arrays = plain_run_arrays(self.src, ranges, first.value)
         return None if arrays is None else (first.code, arrays)
-
-    def scan_tensor(self, where: Where, path: str) -> _Tensor:
-        """Scan and check one TensorProto as ``validate`` checks it."""
-        src = self.src
-        f = scan(src, where, TENSOR, self.problems.cap)
-        t = _Tensor(path, f, where)
-        t.location = _int32(f.bad_enum if f.bad_enum is not None else
-                            f.scalars.get("data_location", 0))
-        problems = self._wire(path, "TensorProto", f)
-        seg = f.where("segment", where, TENSOR)
-        if seg is not None:
-            problems += self._wire(_join(path, "segment"), "Segment",
-                                   scan(src, seg, SEGMENT, self.problems.cap))
-        for name in ("external_data", "metadata_props"):
-            w = f.where(name, where, TENSOR)
-            if w is None:
-                continue
-            for i, r in enumerate(occurrences(src, w)):
-                e = scan(src, Where([r]), ENTRY, self.problems.cap)
-                problems += self._wire(_join(path, f"{name}[{i}]"), "StringStringEntryProto", e)
-                if name == "external_data":
-                    t.external.append((self.text(e.last.get("key")),
-                                       self.text(e.last.get("value"))))
-        t.dims = self.ints(f, "dims", where, TENSOR)
-        t.code = _int32(f.scalars.get("data_type", 0))
-        raw = f.last.get("raw_data")
-        t.raw_len = raw[1] - raw[0] if raw is not None else None
-        dt = DATA_TYPES.get(t.code)
-        for name in TYPED_FIELDS:
-            t.counts[name] = self.count(t, name, dt)
-        storage = tensor_storage_problems(
-            path, t.code, t.dims, t.counts, t.raw_len, data_location=t.location,
-            external_entries=len(t.external), has_segment=seg is not None)
-        problems += storage
-        if t.external and t.location == _EXTERNAL:
-            n = element_count(t.dims)
-            nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and \
-                not dt.is_string else None
-            problems += external_data_problems(path, t.external, self.base_dir, nbytes=nbytes)
-        elif not storage and dt is not None and dt.field in t.decoded:
-            problems += typed_entry_problems(path, t.code, dt.field, t.decoded[dt.field])
-        t.problems = problems
-        return t
-
-    def ints(self, f: Fields, name: str, where: Where, schema: Schema) -> Sequence[int]:
-        """A repeated int64 field (dims): a list, or when long a WireInts decoded chunk by
-        chunk each time it is walked, so bogus readings with millions of dims stay small."""
-        kept = f.pieces.get(name)
-        if not kept:
-            return []
-        src = self.src
-        if name not in f.over:
-            size = 0
-            for wt, a, b in kept:  # stops once long: a bogus reading may hold 1M pieces
-                size += b - a if wt == LEN else len(a)
-                if size > _LONG_INTS:
-                    break
-            else:
-                return cast(list[int], varints(src, kept).view(np.int64).tolist())
-
-        def pieces() -> Iterable[Piece]:
-            return f.pieces_of(name, where, schema, src)
-
-        return WireInts.measured(src, pieces)
-
-    def text(self, where: tuple[int, int] | None) -> str:
-        if where is None:
-            return ""
-        return self.src.read(*where).decode("utf-8", "surrogateescape")
-
-    def count(self, t: _Tensor, name: str, dt: DataType | None) -> int:
-        """Entries of a typed field; decoded (kept in ``t.decoded``) when the value or the
-        range rule needs them, else only counted."""
-        f = t.fields
-        if name == "string_data":
-            return f.counts.get(name, 0)
-        if name not in f.pieces:
-            return 0
-        pieces = f.pieces_of(name, t.where, TENSOR, self.src)
-        mine = dt is not None and dt.field == name
-        if name in ("float_data", "double_data"):
-            n, values = fixed(self.src, pieces, np.dtype("<f4" if name == "float_data"
-                                                         else "<f8"), self.values and mine)
-            if values is not None:
-                t.decoded[name] = values
-            return n
-        if not (mine and (self.values or typed_entry_range(dt) is not None)):  # type: ignore[arg-type]
-            return varint_count(self.src, pieces)
-        if name == "int32_data":  # the low 32 bits, decoded as such (no uint64 temporaries)
-            decoded = varints(self.src, pieces, np.uint32).view(np.int32)
-        else:
-            decoded = varints(self.src, pieces)
-        if name == "int64_data":
-            decoded = decoded.view(np.int64)
-        t.decoded[name] = decoded
-        return int(decoded.size)
-
-    def tensor_value(self, t: _Tensor) -> Any:
-        """The ndarray of a tensor that passed every check."""
-        dt = DATA_TYPES[t.code]
-        count = element_count(t.dims) or 0
-        dims = list(t.dims)
-        if t.location == _EXTERNAL:
-            from onnxdata.fast_read import external_value
-
-            return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims)
-        if dt.is_string:
-            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
-                                 ).reshape(dims)
-        raw = t.fields.last.get("raw_data")
-        if raw is not None:
-            return _from_raw(self.src, dt, raw[0], count, dims)
-        entries = t.decoded.get(dt.field)
-        if entries is None:
-            entries = np.zeros(0, np.int64)
-        if dt.field in ("float_data", "double_data"):
-            return entries.view(dt.dtype.newbyteorder("<")).reshape(dims)
-        if dt.field == "int64_data":
-            return entries.reshape(dims)
-        if dt.field == "uint64_data":
-            return entries.astype(dt.dtype).reshape(dims)
-        if dt.bit_view is None:
-            return entries.astype(dt.dtype).reshape(dims)
-        if dt.per_entry > 1:
-            return unpack_bits(entries.astype(_U8), dt.bits, count).view(dt.dtype).reshape(dims)
-        return entries.astype(dt.bit_view).view(dt.dtype).reshape(dims)
 
     # -- containers
 
@@ -776,51 +490,6 @@ class Engine:
                 result.value = Deferred(parts, path)
                 self.deferred += 1
         return result
-
-    def index_data(self, t: _Tensor) -> npt.NDArray[np.int64]:
-        raw = t.fields.last.get("raw_data")
-        if raw is not None:
-            a, b = raw
-            return self.src.array("<i8", a, (b - a) // 8)
-        if "int64_data" not in t.decoded:
-            decoded = varints(self.src, t.fields.pieces_of("int64_data", t.where, TENSOR,
-                                                           self.src)).view(np.int64)
-            t.decoded["int64_data"] = decoded
-        return t.decoded["int64_data"]
-
-
-@contextlib.contextmanager
-def _shape_errors(path: str) -> Iterator[None]:
-    """numpy's refusal of a shape (rank over its limit, dims over intp) as a ValidationError."""
-    try:
-        yield
-    except ValidationError:
-        raise
-    except ValueError as exc:
-        raise ValidationError([Problem(path, f"dims cannot be an ndarray's shape: {exc}")]) \
-            from exc
-
-
-def _read_only(value: Any) -> Any:
-    """Every array ``read`` returns is read-only, views of the mapping and decoded copies alike."""
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    return value
-
-
-def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: list[int]) -> Any:
-    """A tensor's raw_data as an array: a view of memory or the mapping (making a view
-    touches no page, so needs no size check), else read."""
-    if not dt.sub_byte and _LITTLE:
-        whole = src.whole()
-        if whole is not None:
-            return whole[start:start + count * dt.dtype.itemsize].view(dt.dtype).reshape(dims)
-    buf = src.buffer()
-    if buf is None:  # nothing mapped: read the payload's bytes
-        data = src.read(start, start + raw_nbytes(dt, count))
-        return from_le_bytes(data, dt, count, 0).reshape(dims)
-    return from_le_bytes(buf, dt, count, start).reshape(dims)
-
 
 def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[bytes],
                values: list[Any]) -> dict[Any, Any]:

@@ -41,7 +41,10 @@ def preload_counted(name: str) -> dict[str, Any]:
     spec = importlib.util.find_spec("onnxdata")  # finds the package without importing it
     assert spec is not None and spec.origin is not None
     folder = Path(spec.origin).parent
-    files = sorted(p for p in folder.glob(f"{name}.*") if p.suffix in (".so", ".pyd"))
+    # only this interpreter's build: a venv of another Python may have built one beside it
+    # (an in-place build of 3.10 next to 3.11's), and loading that one crashes the process
+    files = [folder / f"{name}{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES
+             if (folder / f"{name}{suffix}").is_file()]
     if not files:
         return {"file": None}
     full = f"onnxdata.{name}"

@@ -18,7 +18,10 @@ group: the Python walk stays the one that says what is wrong.
 """
 
 from array import array
-from libc.stdint cimport uint64_t
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy
 
 # The kinds of walk.py's schemas (SCALAR ... FIXED64S), and data_location's closed enum.
 cdef enum:
@@ -220,3 +223,320 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
         else:
             out.unknown_more += 1
     return pos
+
+
+# --- layouts: a sequence's elements grouped by what the rules read of them ----------------
+#
+# An element's layout is its bytes with the contents no rule reads left out: a tensor's
+# name, doc_string and string_data, the bytes of its raw_data, float_data and double_data
+# (their lengths kept: the rules count them), and a map's one string key (two or more
+# are kept: they may repeat). Everything else is kept byte for byte (dims, data types,
+# int32/int64/uint64 entries, keys, external_data, unknown fields, the tags themselves),
+# and a child message is its own layout, so two elements of one layout have the same
+# verdict, problems (but for the index in their path), type and summary. The indices of
+# a sparse tensor are kept whole. A group, bad wire or nesting past 100 levels gives no
+# layout: the caller walks every element then.
+
+cdef enum:
+    L_TENSOR = 1
+    L_SPARSE = 2
+    L_SEQUENCE = 3
+    L_MAP = 4
+    L_OPTIONAL = 5
+    L_KEPT_TENSOR = 6  # a sparse tensor's indices: every byte counts
+    # what a layout keeps of a field
+    KEEP_ALL = 0
+    KEEP_LENGTH = 1  # tag and length
+    KEEP_TAG = 2
+    LAYOUT_DEPTH = 100  # protobuf's: deeper bytes are refused by the walk itself
+
+
+cdef struct Out:
+    unsigned char *data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int _put(Out *o, const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef unsigned char *grown
+    if o.size + n > o.cap:
+        cap = 2 * o.cap if 2 * o.cap >= o.size + n else o.size + n + 64
+        grown = <unsigned char *>realloc(o.data, cap)
+        if grown == NULL:
+            return -1
+        o.data = grown
+        o.cap = cap
+    memcpy(o.data + o.size, p, n)
+    o.size += n
+    return 0
+
+
+cdef inline bint _varint_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t end,
+                            uint64_t *value) noexcept nogil:
+    cdef uint64_t result = 0
+    cdef int shift = 0
+    cdef Py_ssize_t j = i[0]
+    cdef Py_ssize_t start = j
+    cdef unsigned char b
+    while True:
+        if j >= end or j - start >= 10:
+            return False
+        b = p[j]
+        j += 1
+        if shift < 64:
+            result |= (<uint64_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            value[0] = result
+            i[0] = j
+            return True
+        shift += 7
+
+
+cdef inline int _child(int kind, uint64_t number) noexcept nogil:
+    """The layout kind of message field ``number`` of ``kind`` (0: not a message we enter)."""
+    if kind == L_SEQUENCE or kind == L_OPTIONAL:
+        if number == 3:
+            return L_TENSOR
+        if number == 4:
+            return L_SPARSE
+        if number == 5:
+            return L_SEQUENCE
+        if number == 6:
+            return L_MAP
+        if number == 7:
+            return L_OPTIONAL
+    elif kind == L_MAP:
+        if number == 5:
+            return L_SEQUENCE
+    elif kind == L_SPARSE:
+        if number == 1:
+            return L_TENSOR
+        if number == 2:
+            return L_KEPT_TENSOR
+    return 0
+
+
+cdef inline int _keeps(int kind, uint64_t number, int wt, bint one_key) noexcept nogil:
+    """What a layout keeps of field ``number`` given with wire type ``wt``."""
+    if kind == L_TENSOR:
+        if wt == 2 and (number == 6 or number == 8 or number == 12):
+            return KEEP_TAG  # string_data, name, doc_string
+        if wt == 2 and (number == 9 or number == 4 or number == 10):
+            return KEEP_LENGTH  # raw_data, packed float_data and double_data
+        if (wt == 5 and number == 4) or (wt == 1 and number == 10):
+            return KEEP_TAG  # one float or double
+    elif kind == L_MAP and one_key and wt == 2 and number == 4:
+        return KEEP_TAG  # the map's only string key
+    return KEEP_ALL
+
+
+#: Stands for an int key in range: 11 bytes of 0xFF are no varint (at most 10 bytes).
+cdef unsigned char[11] FITS = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                               0xFF]
+
+
+cdef inline bint _plain_varint(const unsigned char *p, Py_ssize_t a, Py_ssize_t b,
+                               int64_t *value) noexcept nogil:
+    """``[a, b)`` is one varint whose bits all fit in 64 (none is cut off): its value."""
+    cdef Py_ssize_t i = a
+    cdef uint64_t v
+    if not _varint_at(p, &i, b, &v) or i != b:
+        return False
+    if b - a == 10 and p[b - 1] > 1:
+        return False  # bits past the 64th: keep the bytes, let the rules read them
+    value[0] = <int64_t>v
+    return True
+
+
+cdef inline bint _key_fits(int key_type, int64_t k) noexcept nogil:
+    """An int key of MapProto ``key_type`` in its range (dtypes.key_range)."""
+    if key_type == 7 or key_type == 13:  # INT64, UINT64: any 64 bits
+        return True
+    if key_type == 3:
+        return -128 <= k <= 127
+    if key_type == 2:
+        return 0 <= k <= 255
+    if key_type == 5:
+        return -32768 <= k <= 32767
+    if key_type == 4:
+        return 0 <= k <= 65535
+    if key_type == 6:
+        return -2147483648LL <= k <= 2147483647LL
+    if key_type == 12:
+        return 0 <= k <= 4294967295LL
+    return False
+
+
+cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kind, int depth,
+                 Out *o) noexcept nogil:
+    """Add the layout of the ``kind`` message at ``[pos, end)`` to ``o``: 0, or -1 (none)."""
+    cdef Py_ssize_t i, tag_at, head, content, mark, size
+    cdef uint64_t key, value, number
+    cdef int wt, child, keeps
+    cdef bint one_key = False
+    cdef bint one_int = False
+    cdef bint int_key_fine = False
+    cdef int int_keys = 0
+    cdef int key_type = -1
+    cdef int64_t int_key = 0
+    cdef int string_keys = 0
+    cdef unsigned char[4] length
+    if depth > LAYOUT_DEPTH:
+        return -1
+    if kind == L_MAP:  # how many keys: one cannot repeat
+        i = pos
+        while i < end:
+            if not _varint_at(p, &i, end, &key):
+                return -1
+            wt = key & 7
+            if wt == 0:
+                head = i
+                if not _varint_at(p, &i, end, &value):
+                    return -1
+                if key >> 3 == 2:
+                    key_type = <int>(<int32_t>(value & 0xFFFFFFFFULL))
+                elif key >> 3 == 3:
+                    int_keys += 1
+                    one_int = _plain_varint(p, head, i, &int_key)
+            elif wt == 2:
+                if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                    return -1
+                head = i
+                i += <Py_ssize_t>value
+                string_keys += (key >> 3) == 4
+                if key >> 3 == 3:  # packed keys: one, or more (a varint ends below 0x80)
+                    one_int = _plain_varint(p, head, i, &int_key)
+                    int_keys += 1 if one_int else 2
+            elif wt == 1 or wt == 5:
+                i += 8 if wt == 1 else 4
+                if i > end:
+                    return -1
+            else:
+                return -1
+        one_key = string_keys <= 1
+        # one int key in its type's range: what the rules say of it does not name it
+        int_key_fine = int_keys == 1 and one_int and _key_fits(key_type, int_key)
+    i = pos
+    while i < end:
+        tag_at = i
+        if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
+            return -1
+        number = key >> 3
+        wt = key & 7
+        if number == 0 or number > MAX_FIELD or wt == 3 or wt == 4 or wt > 5:
+            return -1
+        if wt == 0:
+            head = i
+            if not _varint_at(p, &i, end, &value):
+                return -1
+            if int_key_fine and number == 3:
+                if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0:
+                    return -1
+                continue
+            if _put(o, p + tag_at, i - tag_at) < 0:
+                return -1
+            continue
+        if wt == 1 or wt == 5:
+            size = 8 if wt == 1 else 4
+            if end - i < size:
+                return -1
+            i += size
+            keeps = _keeps(kind, number, wt, one_key)
+            if _put(o, p + tag_at, (i - size if keeps == KEEP_TAG else i) - tag_at) < 0:
+                return -1
+            continue
+        head = i  # past the tag
+        if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            return -1
+        content = i
+        i += <Py_ssize_t>value
+        child = _child(kind, number)
+        if child:
+            # the tag, then the child's layout with its length in 4 bytes (not the
+            # child's own length: that counts the contents left out)
+            if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, length, 4) < 0:
+                return -1
+            mark = o.size
+            if _layout(p, content, i, child, depth + 1, o) < 0:
+                return -1
+            size = o.size - mark
+            o.data[mark - 4] = size & 0xFF
+            o.data[mark - 3] = (size >> 8) & 0xFF
+            o.data[mark - 2] = (size >> 16) & 0xFF
+            o.data[mark - 1] = (size >> 24) & 0xFF
+            continue
+        if int_key_fine and number == 3:  # its tag, and that it fits (no varint's bytes)
+            if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0:
+                return -1
+            continue
+        keeps = _keeps(kind, number, wt, one_key)
+        if keeps == KEEP_TAG:
+            size = head - tag_at
+        elif keeps == KEEP_LENGTH:
+            size = content - tag_at
+        else:
+            size = i - tag_at
+        if _put(o, p + tag_at, size) < 0:
+            return -1
+    return 0
+
+
+cdef enum:
+    MAX_GROUPS = 4096  # distinct layouts kept: past it grouping does not pay
+    MAX_KEPT = 16777216  # bytes of distinct layouts kept
+
+
+def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
+                  const unsigned long long[:] starts, const unsigned long long[:] ends,
+                  Py_ssize_t lo, Py_ssize_t hi, int kind, int depth, dict seen,
+                  int[:] ids):
+    """The group of elements ``lo`` to ``hi - 1`` (``[starts[k], ends[k])``, in ``buf``
+    from offset ``base``) of layout kind ``kind`` at ``depth``, into ``ids``: one number
+    per distinct layout, numbered as first met (``seen`` maps layouts to numbers, and
+    goes on from an earlier call). False where some element has no layout, or there
+    are too many distinct ones (MAX_GROUPS, MAX_KEPT)."""
+    cdef Out o
+    cdef Out prev
+    cdef Py_ssize_t k
+    cdef int r
+    cdef object got
+    cdef bytes layout
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t kept = sum(len(x) for x in seen)
+    o.data = <unsigned char *>malloc(256)
+    o.size = 0
+    o.cap = 256
+    prev.data = <unsigned char *>malloc(256)
+    prev.size = -1
+    prev.cap = 256
+    if o.data == NULL or prev.data == NULL:
+        free(o.data)
+        free(prev.data)
+        raise MemoryError()
+    try:
+        for k in range(lo, hi):
+            o.size = 0
+            with nogil:
+                r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base, kind,
+                            depth, &o)
+            if r < 0:
+                return False
+            if o.size == prev.size and memcmp(o.data, prev.data, o.size) == 0:
+                ids[k] = ids[k - 1]  # the layout of the element before: the common run
+                continue
+            layout = PyBytes_FromStringAndSize(<char *>o.data, o.size)
+            got = seen.get(layout)
+            if got is None:
+                if len(seen) >= MAX_GROUPS or kept + o.size > MAX_KEPT:
+                    return False
+                got = seen[layout] = len(seen)
+                kept += o.size
+            ids[k] = got
+            prev.size = 0
+            if _put(&prev, o.data, o.size) < 0:
+                raise MemoryError()
+        return True
+    finally:
+        free(o.data)
+        free(prev.data)

@@ -35,6 +35,7 @@ from onnxdata.convert import (
 )
 from onnxdata.convert_sparse import densify_cost
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.engine_groups import GroupWalk
 from onnxdata.engine_tensor import (
     _EXTERNAL,
     Outcome,
@@ -132,7 +133,7 @@ def densify_deferred(value: Any) -> Any:
     return value
 
 
-class Engine(TensorWalk):
+class Engine(TensorWalk, GroupWalk):
     """One walk of ``src`` as one kind. ``run`` returns the root's Outcome; the problems
     found are in ``problems`` (a capped ProblemSink); bad wire raises WireError."""
 
@@ -293,6 +294,13 @@ class Engine(TensorWalk):
                         last = first.summary
                         facts.add(first.summary.split(" ", 1)[-1], first.code, None)
                         facts.count += n - 1
+                    continue
+            if not self.values and deep_ok and w.ranges is not None and \
+                    len(w.ranges) >= MIN_RUN:  # validating: a layout at a time (compiled)
+                done, last = self.grouped(kind, w.ranges, path, field_name, depth,
+                                          (code, elem_type), facts, last, codes, types,
+                                          mine_types)
+                if done:
                     continue
             # Elements that are all the same bytes (a million empty optionals) have the
             # first one's outcome when it is valid and built nothing (the ``small`` cache's

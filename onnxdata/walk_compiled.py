@@ -13,9 +13,12 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from onnxdata.source import Source
 
-__all__ = ["COMPILED", "compiled_scan"]
+__all__ = ["COMPILED", "compiled_scan", "element_groups"]
 
 
 def _compiled() -> ModuleType | None:
@@ -77,3 +80,44 @@ def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[t
             if pos < 0:
                 return False
     return True
+
+
+#: The layout kinds of ``_walk.layout_groups``, by element kind.
+_LAYOUT: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
+#: Elements bigger than this on average are walked one by one: their walk is mostly their
+#: payload, and the layouts would read every payload byte once more.
+GROUP_MEAN: Final = 4096
+#: Bytes of elements read (pread or a view) per call of the compiled loop.
+_GROUP_CHUNK: Final = 1 << 24
+
+
+def element_groups(src: Source, ranges: Any, kind: str, depth: int
+                   ) -> tuple[npt.NDArray[np.int32], list[int]] | None:
+    """The elements at ``ranges`` (a RangeStore or list, of one field, in wire order) of
+    ``kind`` at ``depth``, grouped by layout (see ``_walk.layout_groups``): each one's
+    group number, and each group's first element. None where the compiled loop is off,
+    the elements are big, or some element has no layout (bad wire, a group, too deep)."""
+    if _LOOP is None or not ranges:
+        return None
+    if hasattr(ranges, "starts"):
+        starts = np.frombuffer(ranges.starts, dtype=np.uint64)
+        ends = np.frombuffer(ranges.ends, dtype=np.uint64)
+    else:
+        starts = np.array([a for a, _ in ranges], dtype=np.uint64)
+        ends = np.array([b for _, b in ranges], dtype=np.uint64)
+    n = int(starts.size)
+    if int(ends[-1]) - int(starts[0]) > n * GROUP_MEAN:
+        return None
+    ids = np.empty(n, dtype=np.int32)
+    seen: dict[bytes, int] = {}
+    lo = 0
+    while lo < n:
+        at = int(starts[lo])
+        hi = max(lo + 1, int(np.searchsorted(ends, at + _GROUP_CHUNK, side="right")))
+        buf = src.u8(at, int(ends[hi - 1]))
+        if not _LOOP.layout_groups(buf, at, starts, ends, lo, hi, _LAYOUT[kind], depth,
+                                   seen, ids):
+            return None
+        lo = hi
+    firsts = np.unique(ids, return_index=True)[1]  # by group number: as first met
+    return ids, firsts.tolist()

@@ -1,0 +1,153 @@
+"""A sequence's elements validated a layout at a time, not one by one (issue 18).
+
+The compiled walk groups a sequence's elements by layout (``_walk.layout_groups``: the
+bytes every rule reads, the contents none reads left out), so elements of one layout
+share their verdict, problems (but for the index in their path), type and summary.
+``GroupWalk.grouped`` walks the first element of each group, alone, with its problems
+kept aside; then it adds each element's problems in document order (re-pathed from its
+group's first, until the capped list is full, and counted after that) and its data
+type, type and summary in bulk. Only when validating (a value is built per element), and
+only with the compiled walk: the Python walk, the reference, walks every element, and
+the differential test (tests/test_walk_differential.py) checks the two agree.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from onnxdata.engine_tensor import Outcome, _join
+from onnxdata.errors import Problem
+from onnxdata.rules_common import ProblemSink
+from onnxdata.rules_containers import NestedType
+from onnxdata.source import Source
+from onnxdata.summaries import SequenceFacts
+from onnxdata.walk import Where
+from onnxdata.walk_compiled import element_groups
+
+__all__ = ["GroupWalk"]
+
+
+class GroupWalk:
+    """The grouped half of ``engine.Engine``'s sequence walk."""
+
+    src: Source
+    problems: ProblemSink
+    merged: list[tuple[str, int]]
+    merged_count: int
+
+    def message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
+        raise NotImplementedError  # the Engine's
+
+    def grouped(self, kind: str, ranges: Any, path: str, field_name: str, depth: int,
+                kinds: tuple[int, int | None], facts: SequenceFacts | None,
+                last: str | None, codes: dict[str, list[int]],
+                types: dict[str, list[NestedType]], mine_types: list[NestedType]
+                ) -> tuple[bool, str | None]:
+        """Validate the ``kind`` elements at ``ranges`` (field ``field_name`` of the
+        sequence at ``path``, whose own code and elem_type are ``kinds``) by layout, adding
+        to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
+        adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
+        layouts, or problems that cannot be re-pathed: walk them one by one)."""
+        got_groups = element_groups(self.src, ranges, kind, depth + 1)
+        if got_groups is None:
+            return False, last
+        ids, firsts = got_groups
+        merged = list(self.merged), self.merged_count
+        firsts_walked = []
+        for i in firsts:
+            walked = self._first_of_group(kind, ranges[i], _join(path, f"{field_name}[{i}]"),
+                                          depth)
+            if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
+                                                                           len(merged[0])):
+                self.merged, self.merged_count = merged  # walked one by one instead
+                return False, last
+            firsts_walked.append(walked)
+        self._add_problems(ids, firsts, firsts_walked, path, field_name)
+        outcomes = [got for got, _ in firsts_walked]
+        idlist = ids.tolist()
+        code, elem_type = kinds
+        if kind in codes:
+            group_codes = [got.code for got in outcomes]
+            codes[kind] += [c for c in (group_codes[g] for g in idlist) if c is not None]
+        group_types = [got.ntype for got in outcomes]
+        if kind in types:
+            types[kind] += [group_types[g] for g in idlist]
+        if code == elem_type:
+            if code != 1:
+                mine_types += [group_types[g] for g in idlist]
+            else:
+                mine_types.append(group_types[idlist[0]])
+        if facts is not None and code == facts.elem_type:
+            last = _note_summaries(facts, code, outcomes, ids, last)
+        return True, last
+
+    def _first_of_group(self, kind: str, at: tuple[int, int], path: str, depth: int
+                        ) -> tuple[Outcome, list[Problem]] | None:
+        """The first element of a group walked with its problems kept aside: its outcome
+        and problems, or None when they cannot stand for another element's (some were
+        dropped, or one names the element's path outside its own)."""
+        sink = self.problems
+        aside = self.problems = ProblemSink(sink.cap)
+        try:
+            got = self.message(kind, Where([at]), path, depth + 1)
+        finally:
+            self.problems = sink
+        found = aside.items
+        if aside.dropped or any(
+                not (p.path == path or p.path.startswith((path + ".", path + "[")))
+                or path in p.message for p in found):
+            return None
+        return got, found
+
+    def _add_problems(self, ids: np.ndarray[Any, Any], firsts: list[int],
+                      walked: list[tuple[Outcome, list[Problem]]], path: str,
+                      field_name: str) -> None:
+        """Each element's problems in document order: its group's first's, re-pathed, until
+        the list is full; then only their count."""
+        counts = np.array([len(found) for _, found in walked], dtype=np.int64)
+        if not counts.any():
+            return
+        per_element = counts[ids]
+        total = int(per_element.sum())
+        sink = self.problems
+        done = 0
+        for i in np.flatnonzero(per_element).tolist():
+            if len(sink.items) >= sink.cap:
+                sink.drop(total - done)
+                return
+            g = int(ids[i])
+            found = walked[g][1]
+            if i != firsts[g]:
+                cut = len(_join(path, f"{field_name}[{firsts[g]}]"))
+                own = _join(path, f"{field_name}[{i}]")
+                found = [Problem(own + p.path[cut:], p.message) for p in found]
+            sink.add(found)
+            done += len(found)
+
+
+def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
+                    ids: np.ndarray[Any, Any], last: str | None) -> str | None:
+    """Add each element's summary to ``facts`` as the one-by-one walk does (a run of one
+    summary is one ``add`` and a count); the last summary noted."""
+    summaries = [got.summary for got in outcomes]
+    number = {s: n for n, s in enumerate(dict.fromkeys(summaries))}
+    per_element = np.array([number[s] for s in summaries], dtype=np.int64)[ids]
+    starts = np.flatnonzero(np.diff(per_element)) + 1
+    bounds = [0, *starts.tolist(), int(per_element.size)]
+    for a, b in itertools.pairwise(bounds):
+        g = int(ids[a])
+        summary = summaries[g]
+        if summary == last:
+            facts.count += b - a
+            continue
+        last = summary
+        if code in (1, 2):
+            detail = summary.split(" ", 2 if code == 2 else 1)[-1]
+            facts.add(detail, outcomes[g].code if code == 1 else None, None)
+        else:
+            facts.add(None, None, summary)
+        facts.count += b - a - 1
+    return last

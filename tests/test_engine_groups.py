@@ -1,0 +1,251 @@
+"""A sequence's elements validated a layout at a time (onnxdata/engine_groups.py) give
+what protobuf's parse + validate gives, and what the walk of every element gives.
+
+Each case is a sequence of many elements of one layout whose contents differ where a
+rule reads them (a repeated string key, an int key or int32 entry out of range, sparse
+indices, external locations) and where none does (names, raw bytes, string data): the
+first must be told apart, the second grouped. Problems keep document order and the
+cap's count across groups.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import onnxdata
+from onnxdata import engine_groups, walk_compiled
+from onnxdata.errors import DecodeError
+from onnxdata.explorer import reading
+from onnxdata.validation import problems
+from onnxdata.wire import encode_varint
+
+pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
+                                reason="the grouping runs with the compiled walk only")
+
+
+def ld(number: int, payload: bytes) -> bytes:
+    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
+
+
+def vint(number: int, value: int) -> bytes:
+    return encode_varint(number << 3) + encode_varint(value % (1 << 64))
+
+
+def tensor(data_type: int, dims: list[int], *fields: bytes) -> bytes:
+    return b"".join(vint(1, d) for d in dims) + vint(2, data_type) + b"".join(fields)
+
+
+def float_tensor(i: int) -> bytes:
+    return tensor(1, [2], ld(8, f"t{i}".encode() * (i % 3)), ld(9, bytes([i % 256]) * 8))
+
+
+def sequence(elem_type: int, number: int, elements: list[bytes]) -> bytes:
+    return vint(2, elem_type) + b"".join(ld(number, e) for e in elements)
+
+
+def string_map(keys: list[bytes]) -> bytes:
+    values = sequence(1, 3, [tensor(1, [], ld(9, b"\0\0\x80?")) for _ in keys])
+    return vint(2, 8) + b"".join(ld(4, k) for k in keys) + ld(5, values)
+
+
+def int8_map(*keys: int, packed: bool = False) -> bytes:
+    values = sequence(1, 3, [tensor(1, [], ld(9, b"\0\0\x80?")) for _ in keys])
+    key_fields = (ld(3, b"".join(encode_varint(k % (1 << 64)) for k in keys)) if packed
+                  else b"".join(vint(3, k) for k in keys))
+    return vint(2, 3) + key_fields + ld(5, values)
+
+
+def sparse(index: int) -> bytes:
+    values = tensor(1, [1], ld(9, b"\0\0\x80?"))
+    indices = tensor(7, [1], ld(9, index.to_bytes(8, "little", signed=True)))
+    return ld(1, values) + ld(2, indices) + vint(3, 4)
+
+
+def external(location: str) -> bytes:
+    entry = ld(1, b"location") + ld(2, location.encode())
+    return tensor(1, [1], ld(13, entry), vint(14, 1))
+
+
+N = 60
+#: name: (the sequence, how many layouts it has)
+CASES: dict[str, tuple[bytes, int]] = {
+    "maps-one-key-each": (sequence(4, 6, [string_map([f"k{i}".encode()]) for i in range(N)]), 1),
+    "maps-a-repeated-key": (sequence(4, 6, [string_map([b"a", b"b" if i != 17 else b"a"])
+                                            for i in range(N)]), 2),
+    "int8-keys-one-out-of-range": (sequence(4, 6, [int8_map(300 if i == 9 else i)
+                                                   for i in range(N)]), 2),
+    "int8-keys-one-repeated": (sequence(4, 6, [int8_map(i, i if i != 8 else 7)
+                                               for i in range(N)]), N),
+    "int8-entries-one-out-of-range": (sequence(1, 3, [
+        tensor(3, [2], ld(5, encode_varint(1) + encode_varint(200 if i == 33 else 2)))
+        for i in range(N)]), 2),
+    "sparse-index-out-of-range": (sequence(2, 4, [sparse(9 if i == 40 else 1)
+                                                  for i in range(N)]), 2),
+    "external-locations": (sequence(1, 3, [external("../up" if i == 5 else f"w{i % 2}.bin")
+                                           for i in range(N)]), 3),
+    "names-and-payloads-differ": (sequence(1, 3, [float_tensor(i) for i in range(N)]), 1),
+    "strings-differ": (sequence(1, 3, [tensor(8, [1], ld(6, b"x" * i)) for i in range(N)]), 1),
+    "invalid-among-valid": (sequence(1, 3, [tensor(0, [1]) if i % 3 else float_tensor(0)
+                                            for i in range(3000)]), 2),
+    "sequences-of-maps-nested": (sequence(3, 5, [
+        sequence(4, 6, [string_map([b"a", b"b" * (1 + i % 3)])]) for i in range(N)]), 3),
+}
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the groups of every grouped field (so a test sees the grouping ran)."""
+    seen: list[int] = []
+    real = engine_groups.element_groups
+
+    def counted(*args: Any) -> Any:
+        got = real(*args)
+        if got is not None:
+            seen.append(len(got[1]))
+        return got
+    monkeypatch.setattr(engine_groups, "element_groups", counted)
+    return seen
+
+
+def _one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
+
+
+def _outcome(data: bytes, max_problems: int) -> Any:
+    r = reading(data, "sequence", max_problems=max_problems)
+    return json.dumps(r.as_json(), sort_keys=True)
+
+
+def _check(data: bytes, max_problems: int, monkeypatch: pytest.MonkeyPatch,
+           tmp: Any) -> list[int]:
+    seen = _spy(monkeypatch)
+    r = reading(data, "sequence", max_problems=max_problems)
+    expected = problems(onnxdata.load(data, "sequence"), max_problems=max_problems)
+    assert list(r.problems) == expected  # protobuf's parse + validate
+    grouped = _outcome(data, max_problems)
+    path = tmp / "value.pb"
+    path.write_bytes(data)
+    try:
+        onnxdata.read(path, "sequence")
+        read_ok = True
+    except onnxdata.OnnxDataError:
+        read_ok = False
+    assert read_ok == (not expected)
+    groups = list(seen)
+    _one_by_one(monkeypatch)
+    assert _outcome(data, max_problems) == grouped  # summaries, verdict, every field
+    return groups
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_grouped_elements_give_protobufs_problems_and_the_walks_summary(
+        name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    data, layouts = CASES[name]
+    groups = _check(data, 1000, monkeypatch, tmp_path)
+    assert groups and groups[0] == layouts, f"{name}: {groups}"
+
+
+@pytest.mark.parametrize("cap", [0, 1, 7, 1000])
+def test_the_cap_counts_problems_across_groups(cap: int, monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Any) -> None:
+    data, _ = CASES["invalid-among-valid"]
+    _check(data, cap, monkeypatch, tmp_path)
+    r = reading(data, "sequence", max_problems=cap)
+    assert len(r.problems) == min(cap, 2000) + (cap < 2000)  # the last says how many more
+
+
+def test_a_bad_element_stops_the_grouping_and_the_walk_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    good = [float_tensor(i) for i in range(N)]
+    data = sequence(1, 3, [*good, b"\x08"])  # the last: a tag with no value
+    seen = _spy(monkeypatch)
+    assert not reading(data, "sequence").well_formed
+    with pytest.raises(DecodeError):
+        onnxdata.load(data, "sequence")
+    assert seen == []
+
+
+def _deep(levels: int) -> bytes:
+    inner = tensor(1, [], ld(9, b"\0\0\x80?"))
+    for _ in range(levels):
+        inner = sequence(1, 3, [inner])
+    return inner
+
+
+@pytest.mark.parametrize("levels", [97, 98, 99])
+def test_nesting_at_the_limit_is_grouped_or_refused_as_protobuf_does(
+        levels: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = sequence(3, 5, [_deep(levels)] * N)
+    seen = _spy(monkeypatch)
+    r = reading(data, "sequence")
+    try:
+        expected: Any = problems(onnxdata.load(data, "sequence"))
+    except DecodeError:
+        expected = None
+    assert (list(r.problems) if r.well_formed else None) == expected
+    assert bool(seen) == (expected is not None)
+
+
+def _groups(data: bytes, number: int, kind: str) -> list[int] | None:
+    """The group of each element of field ``number`` of the sequence ``data``."""
+    from onnxdata.source import Source
+    from onnxdata.walk import fields
+
+    src = Source.of_buffer(data)
+    ranges = [(a, b) for n, _, _, a, b in fields(src, 0, len(data)) if n == number]
+    got = walk_compiled.element_groups(src, ranges, kind, 1)
+    return None if got is None else got[0].tolist()
+
+
+LEFT_OUT: dict[str, tuple[int, int, Callable[[int], bytes]]] = {
+    # kind: (elem_type, field, element i), the elements differing only where no rule reads
+    "tensor": (1, 3, float_tensor),
+    "tensor-strings": (1, 3, lambda i: tensor(8, [2], ld(6, b"s" * i), ld(6, b""),
+                                              ld(12, b"doc" * i))),
+    "tensor-floats": (1, 3, lambda i: tensor(1, [2], ld(4, bytes([i]) * 8))),
+    "tensor-float-unpacked": (1, 3, lambda i: tensor(1, [1], b"\x25" + bytes([i]) * 4)),
+    "map": (4, 6, lambda i: string_map([f"{i}".encode() * (1 + i % 4)])),
+    "map-int-key": (4, 6, lambda i: int8_map(i - 30)),
+    "map-packed-int-key": (4, 6, lambda i: int8_map(i - 30, packed=True)),
+    "optional": (5, 7, lambda i: vint(2, 1) + ld(3, float_tensor(i))),
+    "sparse_tensor": (2, 4, lambda i: ld(1, float_tensor(i)) + ld(2, tensor(7, [0])) +
+                      vint(3, 2)),
+}
+KEPT: dict[str, tuple[int, int, Callable[[int], bytes]]] = {
+    # ... and differing where a rule reads: every element its own layout
+    "dims": (1, 3, lambda i: tensor(1, [i], ld(9, b""))),
+    "raw-length": (1, 3, lambda i: tensor(1, [2], ld(9, b"x" * i))),
+    "int64-entries": (1, 3, lambda i: tensor(7, [1], ld(7, encode_varint(i)))),
+    "two-string-keys": (4, 6, lambda i: string_map([b"a", bytes([i])])),
+    "int-keys-out-of-range": (4, 6, lambda i: int8_map(128 + i)),
+    "int-keys-negative-out-of-range": (4, 6, lambda i: int8_map(-129 - i)),
+    "two-int-keys": (4, 6, lambda i: int8_map(0, i)),
+    "two-packed-int-keys": (4, 6, lambda i: int8_map(0, i, packed=True)),
+    "sparse-indices": (2, 4, lambda i: sparse(i)),
+    "external": (1, 3, lambda i: external(f"w{i}.bin")),
+    "unknown-field": (1, 3, lambda i: float_tensor(0) + ld(99, bytes([i]))),
+}
+KIND = {1: "tensor", 2: "sparse_tensor", 4: "map", 5: "optional"}
+
+
+@pytest.mark.parametrize("name", LEFT_OUT)
+def test_a_layout_leaves_out_only_contents_no_rule_reads(name: str) -> None:
+    code, number, element = LEFT_OUT[name]
+    data = sequence(code, number, [element(i) for i in range(N)])
+    assert _groups(data, number, KIND[code]) == [0] * N
+
+
+@pytest.mark.parametrize("name", KEPT)
+def test_a_layout_keeps_what_a_rule_reads(name: str) -> None:
+    code, number, element = KEPT[name]
+    data = sequence(code, number, [element(i) for i in range(N)])
+    assert _groups(data, number, KIND[code]) == list(range(N))
+
+
+def test_bytes_that_are_no_message_have_no_layout() -> None:
+    for bad in (b"\x08", b"\x0b\x0c", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11):
+        data = sequence(1, 3, [float_tensor(0)] * N + [bad])
+        assert _groups(data, 3, "tensor") is None, bad

@@ -24,7 +24,7 @@ from onnxdata.rules_common import ProblemSink
 from onnxdata.rules_containers import NestedType
 from onnxdata.source import Source
 from onnxdata.summaries import SequenceFacts
-from onnxdata.walk import Where
+from onnxdata.walk import RangeStore, Where
 from onnxdata.walk_compiled import element_groups
 
 __all__ = ["GroupWalk"]
@@ -51,7 +51,13 @@ class GroupWalk:
         to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
         adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
         layouts, or problems that cannot be re-pathed: walk them one by one)."""
-        got_groups = element_groups(self.src, ranges, kind, depth + 1)
+        if isinstance(ranges, RangeStore):
+            starts = np.frombuffer(ranges.starts, dtype=np.uint64)
+            ends = np.frombuffer(ranges.ends, dtype=np.uint64)
+        else:
+            starts = np.array([a for a, _ in ranges], dtype=np.uint64)
+            ends = np.array([b for _, b in ranges], dtype=np.uint64)
+        got_groups = element_groups(self.src, starts, ends, kind, depth + 1)
         if got_groups is None:
             return False, last
         ids, firsts = got_groups

@@ -22,6 +22,7 @@ from onnxdata.payloads import decode_varints
 from onnxdata.source import Source
 from onnxdata.summaries import dims_text, dtype_name
 from onnxdata.walk import OPTIONAL, SEQUENCE, TENSOR, Schema, scan, whole
+from onnxdata.walk_compiled import element_groups
 from onnxdata.wire import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
@@ -30,6 +31,8 @@ __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 DEFAULT_ROWS: Final = 200
 _PREVIEW: Final = 6
 _PROTOBUF_DEPTH: Final = 100
+_KINDS: Final = {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
+                 "SequenceProto": "sequence", "MapProto": "map", "OptionalProto": "optional"}
 _ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
                       4: "MAP", 5: "OPTIONAL"}
 _ELEM_KIND: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
@@ -198,11 +201,32 @@ class _Table:
                 continue
             tags = [first_at if first == 0 else int(e_all[first - 1]),
                     *e[:-1].tolist()]  # each element's tag follows the one before
+            if self.grouped(message, tags, s, e, depth):
+                continue
             for at, a, b in zip(tags, s.tolist(), e.tolist(), strict=True):
                 self.more += 1
                 if depth > _PROTOBUF_DEPTH:
                     raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", at)
                 self.count(message, a, b, depth)
+
+    def grouped(self, message: str, tags: list[int], s: Any, e: Any, depth: int) -> bool:
+        """Count a run of elements a layout at a time (``walk_compiled.element_groups``:
+        elements of one layout have as many fields, and the same wire): False where the
+        compiled walk is off or gives no layouts (count them one by one)."""
+        kind = _KINDS.get(message)
+        if kind is None or s.size < 2 or depth > _PROTOBUF_DEPTH:
+            return False
+        got = element_groups(self.src, s.astype(np.uint64), e.astype(np.uint64), kind, depth)
+        if got is None:
+            return False
+        ids, firsts = got
+        fields = []
+        for i in firsts:
+            before = self.more
+            self.count(message, int(s[i]), int(e[i]), depth)
+            fields.append(self.more - before)
+        self.more += int(s.size) + int(np.asarray(fields, np.int64)[ids].sum()) - sum(fields)
+        return True
 
     def row(self, message: str, ctx: _Context, spec: FieldSpec | None, number: int, wt: int,
             offset: int, a: int, b: int, path: str, seen: dict[int, int],

@@ -91,21 +91,15 @@ GROUP_MEAN: Final = 4096
 _GROUP_CHUNK: Final = 1 << 24
 
 
-def element_groups(src: Source, ranges: Any, kind: str, depth: int
-                   ) -> tuple[npt.NDArray[np.int32], list[int]] | None:
-    """The elements at ``ranges`` (a RangeStore or list, of one field, in wire order) of
-    ``kind`` at ``depth``, grouped by layout (see ``_walk.layout_groups``): each one's
-    group number, and each group's first element. None where the compiled loop is off,
-    the elements are big, or some element has no layout (bad wire, a group, too deep)."""
-    if _LOOP is None or not ranges:
-        return None
-    if hasattr(ranges, "starts"):
-        starts = np.frombuffer(ranges.starts, dtype=np.uint64)
-        ends = np.frombuffer(ranges.ends, dtype=np.uint64)
-    else:
-        starts = np.array([a for a, _ in ranges], dtype=np.uint64)
-        ends = np.array([b for _, b in ranges], dtype=np.uint64)
+def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
+                   kind: str, depth: int) -> tuple[npt.NDArray[np.int32], list[int]] | None:
+    """The elements ``[starts[k], ends[k])`` (of one field, in wire order) of ``kind`` at
+    ``depth``, grouped by layout (see ``_walk.layout_groups``): each one's group number,
+    and each group's first element. None where the compiled loop is off, the elements
+    are big, or some element has no layout (bad wire, a group, too deep)."""
     n = int(starts.size)
+    if _LOOP is None or not n:
+        return None
     if int(ends[-1]) - int(starts[0]) > n * GROUP_MEAN:
         return None
     ids = np.empty(n, dtype=np.int32)
@@ -113,7 +107,7 @@ def element_groups(src: Source, ranges: Any, kind: str, depth: int
     lo = 0
     while lo < n:
         at = int(starts[lo])
-        hi = max(lo + 1, int(np.searchsorted(ends, at + _GROUP_CHUNK, side="right")))
+        hi = max(lo + 1, int(np.searchsorted(ends, np.uint64(at + _GROUP_CHUNK), side="right")))
         buf = src.u8(at, int(ends[hi - 1]))
         if not _LOOP.layout_groups(buf, at, starts, ends, lo, hi, _LAYOUT[kind], depth,
                                    seen, ids):

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 import onnxdata
@@ -196,7 +197,9 @@ def _groups(data: bytes, number: int, kind: str) -> list[int] | None:
 
     src = Source.of_buffer(data)
     ranges = [(a, b) for n, _, _, a, b in fields(src, 0, len(data)) if n == number]
-    got = walk_compiled.element_groups(src, ranges, kind, 1)
+    starts = np.array([a for a, _ in ranges], np.uint64)
+    ends = np.array([b for _, b in ranges], np.uint64)
+    got = walk_compiled.element_groups(src, starts, ends, kind, 1)
     return None if got is None else got[0].tolist()
 
 
@@ -249,3 +252,36 @@ def test_bytes_that_are_no_message_have_no_layout() -> None:
     for bad in (b"\x08", b"\x0b\x0c", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11):
         data = sequence(1, 3, [float_tensor(0)] * N + [bad])
         assert _groups(data, 3, "tensor") is None, bad
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_byte_table_counts_grouped_elements_as_it_lists_them(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxdata.explorer import byte_table
+    from onnxdata.table import elided_count
+
+    data, _ = CASES[name]
+    listed = len(byte_table(data, "sequence", limit=None))
+    seen = _spy_table(monkeypatch)
+    for limit in (0, 5):
+        capped = byte_table(data, "sequence", limit=limit)
+        assert min(limit, listed) + sum(elided_count(row) for row in capped) == listed
+    # tensors that hold no message are counted in lockstep batches (lockstep.py) instead
+    flat = name in ("int8-entries-one-out-of-range", "names-and-payloads-differ",
+                    "strings-differ", "invalid-among-valid")
+    assert bool(seen) != flat, "the table's count did not group the elements"
+
+
+def _spy_table(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from onnxdata import table
+
+    seen: list[int] = []
+    real = table.element_groups
+
+    def counted(*args: Any) -> Any:
+        got = real(*args)
+        if got is not None:
+            seen.append(len(got[1]))
+        return got
+    monkeypatch.setattr(table, "element_groups", counted)
+    return seen

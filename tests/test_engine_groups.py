@@ -97,17 +97,18 @@ CASES: dict[str, tuple[bytes, int]] = {
 }
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the groups of every grouped field (so a test sees the grouping ran)."""
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any = engine_groups) -> list[int]:
+    """Count the groups of every grouped field in ``module``'s calls of element_groups
+    (so a test sees the grouping ran)."""
     seen: list[int] = []
-    real = engine_groups.element_groups
+    real = module.element_groups
 
     def counted(*args: Any) -> Any:
         got = real(*args)
         if got is not None:
             seen.append(len(got[1]))
         return got
-    monkeypatch.setattr(engine_groups, "element_groups", counted)
+    monkeypatch.setattr(module, "element_groups", counted)
     return seen
 
 
@@ -262,7 +263,9 @@ def test_the_byte_table_counts_grouped_elements_as_it_lists_them(
 
     data, _ = CASES[name]
     listed = len(byte_table(data, "sequence", limit=None))
-    seen = _spy_table(monkeypatch)
+    from onnxdata import table
+
+    seen = _spy(monkeypatch, table)
     for limit in (0, 5):
         capped = byte_table(data, "sequence", limit=limit)
         assert min(limit, listed) + sum(elided_count(row) for row in capped) == listed
@@ -271,17 +274,3 @@ def test_the_byte_table_counts_grouped_elements_as_it_lists_them(
                     "strings-differ", "invalid-among-valid")
     assert bool(seen) != flat, "the table's count did not group the elements"
 
-
-def _spy_table(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    from onnxdata import table
-
-    seen: list[int] = []
-    real = table.element_groups
-
-    def counted(*args: Any) -> Any:
-        got = real(*args)
-        if got is not None:
-            seen.append(len(got[1]))
-        return got
-    monkeypatch.setattr(table, "element_groups", counted)
-    return seen

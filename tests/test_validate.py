@@ -64,6 +64,12 @@ def only(message: Any, **kw: Any) -> Problem:
     return found[0]
 
 
+def assert_valid(message: Any, **kw: Any) -> None:
+    """No problem found, and validate agrees: it returns instead of raising."""
+    assert problems(message, **kw) == []
+    validate(message, **kw)
+
+
 def assert_problem(message: Any, path: str, words: str, **kw: Any) -> None:
     found = problems(message, **kw)
     assert any(p.path == path and words in p.message for p in found), found
@@ -95,15 +101,15 @@ def test_valid_values_of_every_kind() -> None:
     s = SequenceProto(name="s", elem_type=SEQ_OPTIONAL)
     s.optional_values.add().CopyFrom(inner)
     s.optional_values.add().CopyFrom(OptionalProto(elem_type=0))
-    validate(s)
-    validate(SequenceProto(name="empty", elem_type=SEQ_MAP))
-    validate(int_map([1, 2, 3]))
-    validate(int_map([], key_type=STRING))
+    assert_valid(s)
+    assert_valid(SequenceProto(name="empty", elem_type=SEQ_MAP))
+    assert_valid(int_map([1, 2, 3]))
+    assert_valid(int_map([], key_type=STRING))
     oo = OptionalProto(elem_type=SEQ_OPTIONAL)
     oo.optional_value.elem_type = SEQ_TENSOR
     oo.optional_value.tensor_value.CopyFrom(tensor())
-    validate(oo)
-    validate(TensorProto(data_type=FLOAT, dims=[0, 5]))  # no elements, no storage
+    assert_valid(oo)
+    assert_valid(TensorProto(data_type=FLOAT, dims=[0, 5]))  # no elements, no storage
 
 
 # ----------------------------------------------------------------------------- unknown fields
@@ -235,8 +241,8 @@ def test_optional_value_in_wrong_field() -> None:
 
 
 def test_typed_empty_optional_is_valid() -> None:
-    validate(OptionalProto(name="absent", elem_type=SEQ_TENSOR))
-    validate(OptionalProto(name="absent", elem_type=0))
+    assert_valid(OptionalProto(name="absent", elem_type=SEQ_TENSOR))
+    assert_valid(OptionalProto(name="absent", elem_type=0))
 
 
 # ----------------------------------------------------------------------------- MapProto
@@ -264,7 +270,7 @@ def test_map_uint32_negative_key() -> None:
 
 
 def test_map_uint64_keys_are_the_int64_bits() -> None:
-    validate(int_map([-1, 1 << 62], key_type=13))  # -1 is 2**64 - 1
+    assert_valid(int_map([-1, 1 << 62], key_type=13))  # -1 is 2**64 - 1
 
 
 def test_map_duplicate_int_keys() -> None:
@@ -354,7 +360,7 @@ def test_tensor_storage_counts_every_type(code: int, n: int, nbytes: int, entrie
 
 
 def test_tensor_storage_counts_strings() -> None:
-    validate(TensorProto(data_type=STRING, dims=[2], string_data=[b"a", b""]))
+    assert_valid(TensorProto(data_type=STRING, dims=[2], string_data=[b"a", b""]))
     assert_problem(TensorProto(data_type=STRING, dims=[3], string_data=[b"a"]), "string_data",
                    "3 entries of string_data, but string_data has 1")
     assert_problem(TensorProto(data_type=STRING, dims=[1], raw_data=b"a"), "raw_data",
@@ -447,8 +453,8 @@ def external(entries: dict[str, str] | list[tuple[str, str]], *, location: int =
 
 
 def test_external_valid_without_base_dir() -> None:
-    validate(external({"location": "w.bin", "offset": "4096", "length": "12",
-                       "checksum": "abc"}))
+    assert_valid(external({"location": "w.bin", "offset": "4096", "length": "12",
+                           "checksum": "abc"}))
 
 
 def test_external_without_entries() -> None:
@@ -512,7 +518,7 @@ def test_external_length_must_match() -> None:
 
 def test_external_with_base_dir(tmp_path: Path) -> None:
     (tmp_path / "w.bin").write_bytes(bytes(16))
-    validate(external({"location": "w.bin", "offset": "4"}), base_dir=tmp_path)
+    assert_valid(external({"location": "w.bin", "offset": "4"}), base_dir=tmp_path)
     assert_problem(external({"location": "w.bin", "offset": "8"}), "external_data[0]",
                    "has 16 bytes but offset 8 + 12 bytes runs past its end", base_dir=tmp_path)
     assert_problem(external({"location": "none.bin"}), "external_data[0]",
@@ -529,7 +535,7 @@ def test_external_symlink_out_of_base_dir(tmp_path: Path) -> None:
                    "outside base_dir", base_dir=base)
     assert_problem(external({"location": "up/secret.bin"}), "external_data[0]",
                    "outside base_dir", base_dir=base)
-    validate(external({"location": "w.bin"}))  # without base_dir: text checks only
+    assert_valid(external({"location": "w.bin"}))  # without base_dir: text checks only
 
 
 def test_external_data_problems_pure() -> None:
@@ -550,12 +556,12 @@ def sparse(dims: list[int], values: Any, indices: Any, idims: list[int] | None =
 
 
 def test_sparse_valid_linear_and_coordinate() -> None:
-    validate(sparse([3, 4], [1.0, 2.0], [1, 11]))
-    validate(sparse([3, 4], [1.0, 2.0], [[0, 1], [2, 3]]))
-    validate(sparse([5], [1.0, 2.0], [[1], [3]]))
+    assert_valid(sparse([3, 4], [1.0, 2.0], [1, 11]))
+    assert_valid(sparse([3, 4], [1.0, 2.0], [[0, 1], [2, 3]]))
+    assert_valid(sparse([5], [1.0, 2.0], [[1], [3]]))
     empty = SparseTensorProto(dims=[3])
     empty.values.CopyFrom(TensorProto(data_type=FLOAT, dims=[0]))
-    validate(empty)
+    assert_valid(empty)
 
 
 def test_sparse_values_missing() -> None:
@@ -676,7 +682,7 @@ def chain(n: int) -> OptionalProto:
 
 
 def test_depth_matches_protobuf_parser() -> None:
-    validate(OptionalProto.FromString(chain(101).SerializeToString()))
+    assert_valid(OptionalProto.FromString(chain(101).SerializeToString()))
     deep = chain(102)
     p = only(deep)
     assert p.path == ".".join(["optional_value"] * 101)
@@ -685,7 +691,7 @@ def test_depth_matches_protobuf_parser() -> None:
 
 def test_depth_cap_settable_and_no_recursion_error() -> None:
     assert only(chain(5), max_depth=3).path == ".".join(["optional_value"] * 4)
-    validate(chain(5), max_depth=4)
+    assert_valid(chain(5), max_depth=4)
     very = chain(3000)
     assert only(very).message.startswith("nested deeper than 100")
     assert problems(very, max_depth=5000) == []
@@ -698,16 +704,16 @@ def test_onnx_messages_accepted_in_place(onnx: Any) -> None:
     t = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "t")
     s = onnx.SequenceProto(name="s", elem_type=onnx.SequenceProto.TENSOR)
     s.tensor_values.append(t)
-    validate(s)
-    validate(t)
+    assert_valid(s)
+    assert_valid(t)
     s.tensor_values[0].dims[1] = -3
     assert_problem(s, "tensor_values[0].dims[1]", "-3 is negative")
     o = onnx.OptionalProto(name="o", elem_type=onnx.OptionalProto.TENSOR)
-    validate(o)
+    assert_valid(o)
     m = onnx.MapProto(key_type=onnx.TensorProto.INT8, keys=[1])
     m.values.elem_type = 1
     m.values.tensor_values.append(t)
-    validate(m)
+    assert_valid(m)
     unknown = onnx.SequenceProto.FromString(t.SerializeToString())
     assert any("unknown field" in p.message for p in problems(unknown))
 
@@ -800,7 +806,10 @@ def test_validate_random_bytes_raises_only_validation_error(kind: Any, data: byt
         message = kind.FromString(data)
     except Exception:
         return  # not a message at all: load's job, not validate's
+    found = problems(message)
     try:
         validate(message)
     except ValidationError as e:
-        assert e.problems
+        assert found and e.problems == found
+    else:
+        assert found == []

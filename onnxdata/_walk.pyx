@@ -19,7 +19,7 @@ group: the Python walk stays the one that says what is wrong.
 
 from array import array
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
@@ -40,18 +40,18 @@ cdef enum:
 cdef int[7] WANT = [0, 0, 2, 2, 5, 1, 0]  # wire type each kind takes unpacked
 
 
-cdef inline bint _varint(const unsigned char[:] buf, Py_ssize_t *i, Py_ssize_t lim,
-                         uint64_t *value) noexcept nogil:
-    """The varint at ``i[0]`` (False: cut off at ``lim`` or longer than 10 bytes)."""
+cdef inline bint _varint_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t end,
+                            uint64_t *value) noexcept nogil:
+    """The varint at ``p[i[0]]`` (False: cut off at ``end`` or longer than 10 bytes)."""
     cdef uint64_t result = 0
     cdef int shift = 0
     cdef Py_ssize_t j = i[0]
     cdef Py_ssize_t start = j
     cdef unsigned char b
     while True:
-        if j >= lim:
+        if j >= end or j - start >= 10:
             return False
-        b = buf[j]
+        b = p[j]
         j += 1
         if shift < 64:
             result |= (<uint64_t>(b & 0x7F)) << shift
@@ -60,8 +60,6 @@ cdef inline bint _varint(const unsigned char[:] buf, Py_ssize_t *i, Py_ssize_t l
             i[0] = j
             return True
         shift += 7
-        if j - start >= 10:
-            return False
 
 
 def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t end,
@@ -88,6 +86,7 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
     cdef Py_ssize_t n = buf.shape[0]
     cdef Py_ssize_t hi = base + n
     cdef Py_ssize_t lim = (end if end < hi else hi) - base
+    cdef const unsigned char *p = &buf[0] if n else NULL
     cdef Py_ssize_t i, tag_at
     cdef uint64_t key, value
     cdef uint64_t number
@@ -111,7 +110,7 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
         if key < 0x80:
             i += 1
         else:
-            if not _varint(buf, &i, lim, &key) or i - (pos - base) > 5:
+            if not _varint_at(p, &i, lim, &key) or i - (pos - base) > 5:
                 return -1
         number = key >> 3
         wt = key & 7
@@ -121,7 +120,7 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
             if i < lim and buf[i] < 0x80:
                 value = buf[i]
                 i += 1
-            elif not _varint(buf, &i, lim, &value):
+            elif not _varint_at(p, &i, lim, &value):
                 return -1
             a = <Py_ssize_t>0
             b = i + base
@@ -129,7 +128,7 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
             if i < lim and buf[i] < 0x80:
                 value = buf[i]
                 i += 1
-            elif not _varint(buf, &i, lim, &value):
+            elif not _varint_at(p, &i, lim, &value):
                 return -1
             a = i + base
             if value > <uint64_t>(end - a):
@@ -249,12 +248,24 @@ cdef enum:
     KEEP_LENGTH = 1  # tag and length
     KEEP_TAG = 2
     LAYOUT_DEPTH = 100  # protobuf's: deeper bytes are refused by the walk itself
+    # the events of layout_spans: a content left out is (kind << 8 | number << 3 | wire
+    # type, start, end); a message opening is (OPEN | kind, key type of a map, 0)
+    OPEN = 1 << 16
+    CLOSE = 2 << 16
+    R_INT_KEY = (L_MAP << 8) | (3 << 3)
+    R_DATA_TYPE = (L_TENSOR << 8) | (2 << 3)  # a tensor's data_type, in the tree only
 
 
 cdef struct Out:
     unsigned char *data
     Py_ssize_t size
     Py_ssize_t cap
+
+
+cdef void _start(Out *o, Py_ssize_t cap) noexcept:
+    o.data = <unsigned char *>malloc(cap)  # NULL: the caller raises MemoryError
+    o.size = 0
+    o.cap = cap
 
 
 cdef int _put(Out *o, const unsigned char *p, Py_ssize_t n) noexcept nogil:
@@ -270,27 +281,6 @@ cdef int _put(Out *o, const unsigned char *p, Py_ssize_t n) noexcept nogil:
     memcpy(o.data + o.size, p, n)
     o.size += n
     return 0
-
-
-cdef inline bint _varint_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t end,
-                            uint64_t *value) noexcept nogil:
-    cdef uint64_t result = 0
-    cdef int shift = 0
-    cdef Py_ssize_t j = i[0]
-    cdef Py_ssize_t start = j
-    cdef unsigned char b
-    while True:
-        if j >= end or j - start >= 10:
-            return False
-        b = p[j]
-        j += 1
-        if shift < 64:
-            result |= (<uint64_t>(b & 0x7F)) << shift
-        if b < 0x80:
-            value[0] = result
-            i[0] = j
-            return True
-        shift += 7
 
 
 cdef inline int _child(int kind, uint64_t number) noexcept nogil:
@@ -368,19 +358,27 @@ cdef inline bint _key_fits(int key_type, int64_t k) noexcept nogil:
     return False
 
 
+cdef int _event(Out *ev, uint64_t role, uint64_t a, uint64_t b) noexcept nogil:
+    """Note one event (role, a, b) for ``layout_spans``; 0, or -1 (out of memory)."""
+    cdef uint64_t[3] item
+    if ev == NULL:
+        return 0
+    item[0] = role
+    item[1] = a
+    item[2] = b
+    return _put(ev, <unsigned char *>item, sizeof(item))
+
+
 cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kind, int depth,
-                 Out *o) noexcept nogil:
-    """Add the layout of the ``kind`` message at ``[pos, end)`` to ``o``: 0, or -1 (none)."""
+                 Out *o, Out *ev=NULL, bint tree=False) noexcept nogil:
+    """Add the layout of the ``kind`` message at ``[pos, end)`` to ``o``: 0, or -1 (none).
+    With ``ev``, also note there the contents left out that a value reads (role, start,
+    end; see ``layout_spans``), and with ``tree`` where each message opens and closes."""
     cdef Py_ssize_t i, tag_at, head, content, mark, size
     cdef uint64_t key, value, number
-    cdef int wt, child, keeps
-    cdef bint one_key = False
-    cdef bint one_int = False
-    cdef bint int_key_fine = False
-    cdef int int_keys = 0
-    cdef int key_type = -1
+    cdef int wt, child, keeps, int_keys = 0, key_type = -1, string_keys = 0
+    cdef bint one_key = False, one_int = False, int_key_fine = False
     cdef int64_t int_key = 0
-    cdef int string_keys = 0
     cdef unsigned char[4] length
     if depth > LAYOUT_DEPTH:
         return -1
@@ -417,6 +415,8 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
         one_key = string_keys <= 1
         # one int key in its type's range: what the rules say of it does not name it
         int_key_fine = int_keys == 1 and one_int and _key_fits(key_type, int_key)
+    if tree and _event(ev, OPEN | kind, <uint64_t>(<uint32_t>key_type), 0) < 0:
+        return -1
     i = pos
     while i < end:
         tag_at = i
@@ -431,11 +431,15 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             if not _varint_at(p, &i, end, &value):
                 return -1
             if int_key_fine and number == 3:
-                if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0:
+                if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0 or \
+                        _event(ev, R_INT_KEY, head, i) < 0:
                     return -1
                 continue
             if _put(o, p + tag_at, i - tag_at) < 0:
                 return -1
+            if tree and kind == L_TENSOR and number == 2 and \
+                    _event(ev, R_DATA_TYPE, <uint32_t>value, 0) < 0:
+                return -1  # (the last one counts, as in protobuf)
             continue
         if wt == 1 or wt == 5:
             size = 8 if wt == 1 else 4
@@ -444,6 +448,9 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             i += size
             keeps = _keeps(kind, number, wt, one_key)
             if _put(o, p + tag_at, (i - size if keeps == KEEP_TAG else i) - tag_at) < 0:
+                return -1
+            if keeps == KEEP_TAG and _event(ev, (kind << 8) | (number << 3) | wt, i - size,
+                                            i) < 0:
                 return -1
             continue
         head = i  # past the tag
@@ -458,7 +465,7 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, length, 4) < 0:
                 return -1
             mark = o.size
-            if _layout(p, content, i, child, depth + 1, o) < 0:
+            if _layout(p, content, i, child, depth + 1, o, ev, tree) < 0:
                 return -1
             size = o.size - mark
             o.data[mark - 4] = size & 0xFF
@@ -467,7 +474,8 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             o.data[mark - 1] = (size >> 24) & 0xFF
             continue
         if int_key_fine and number == 3:  # its tag, and that it fits (no varint's bytes)
-            if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0:
+            if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0 or \
+                    _event(ev, R_INT_KEY, content, i) < 0:
                 return -1
             continue
         keeps = _keeps(kind, number, wt, one_key)
@@ -479,6 +487,11 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             size = i - tag_at
         if _put(o, p + tag_at, size) < 0:
             return -1
+        if keeps != KEEP_ALL and not (kind == L_TENSOR and (number == 8 or number == 12)):
+            if _event(ev, (kind << 8) | (number << 3) | wt, content, i) < 0:
+                return -1  # (a name or doc_string is in no value)
+    if tree and _event(ev, CLOSE, 0, 0) < 0:
+        return -1
     return 0
 
 
@@ -496,25 +509,18 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     per distinct layout, numbered as first met (``seen`` maps layouts to numbers, and
     goes on from an earlier call). False where some element has no layout, or there
     are too many distinct ones (MAX_GROUPS, MAX_KEPT)."""
-    cdef Out o
-    cdef Out prev
+    cdef Out o, prev
     cdef Py_ssize_t k
     cdef int r
-    cdef object got
-    cdef bytes layout
+    cdef object got, layout
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t kept = sum(len(x) for x in seen)
-    o.data = <unsigned char *>malloc(256)
-    o.size = 0
-    o.cap = 256
-    prev.data = <unsigned char *>malloc(256)
+    _start(&o, 256)
+    _start(&prev, 256)
     prev.size = -1
-    prev.cap = 256
-    if o.data == NULL or prev.data == NULL:
-        free(o.data)
-        free(prev.data)
-        raise MemoryError()
     try:
+        if o.data == NULL or prev.data == NULL:
+            raise MemoryError()
         for k in range(lo, hi):
             o.size = 0
             with nogil:
@@ -540,3 +546,53 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     finally:
         free(o.data)
         free(prev.data)
+
+
+def layout_spans(const unsigned char[:] buf, Py_ssize_t base,
+                 const unsigned long long[:] starts, const unsigned long long[:] ends,
+                 const long long[:] members, int kind, int depth):
+    """The contents left out of the layouts of elements ``members`` (of one group: one
+    layout) that a value reads, for building their values from their group's first:
+    ``(tree, spans)``. ``tree`` is the first member's events as uint64 triples in wire
+    order: ``(OPEN | kind, map key type, 0)``, ``(CLOSE, 0, 0)``, and per content
+    ``(kind << 8 | number << 3 | wire type, start, end)`` (offsets in ``buf``);
+    ``spans`` is every member's contents, the same roles in the same order, as bytes of
+    triples. None where some member has no layout or other contents."""
+    cdef Out o, ev, first
+    cdef Py_ssize_t k, mark, n = members.shape[0], size = -1
+    cdef int r = 0
+    cdef long long m
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    _start(&o, 256)
+    _start(&ev, 4096)
+    _start(&first, 256)
+    try:
+        if o.data == NULL or ev.data == NULL or first.data == NULL:
+            raise MemoryError()
+        with nogil:
+            for k in range(n):
+                m = members[k]
+                o.size = 0
+                if k == 0:
+                    r = _layout(p, <Py_ssize_t>starts[m] - base, <Py_ssize_t>ends[m] - base,
+                                kind, depth, &o, &first, True)
+                    if r < 0:
+                        break
+                mark = ev.size
+                r = _layout(p, <Py_ssize_t>starts[m] - base, <Py_ssize_t>ends[m] - base,
+                            kind, depth, &o, &ev, False)
+                if r < 0:
+                    break
+                if size < 0:
+                    size = ev.size - mark
+                elif ev.size - mark != size:
+                    r = -1
+                    break
+        if r < 0:
+            return None
+        return (PyBytes_FromStringAndSize(<char *>first.data, first.size),
+                PyBytes_FromStringAndSize(<char *>ev.data, ev.size))
+    finally:
+        free(o.data)
+        free(ev.data)
+        free(first.data)

@@ -295,11 +295,11 @@ class Engine(TensorWalk, GroupWalk):
                         facts.add(first.summary.split(" ", 1)[-1], first.code, None)
                         facts.count += n - 1
                     continue
-            if not self.values and deep_ok and w.ranges is not None and \
-                    len(w.ranges) >= MIN_RUN:  # validating: a layout at a time (compiled)
+            if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_RUN:
+                # a layout at a time (compiled): engine_groups, group_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,
-                                          mine_types)
+                                          mine_types, out if self.values else None)
                 if done:
                     continue
             # Elements that are all the same bytes (a million empty optionals) have the

@@ -6,9 +6,10 @@ share their verdict, problems (but for the index in their path), type and summar
 ``GroupWalk.grouped`` walks the first element of each group, alone, with its problems
 kept aside; then it adds each element's problems in document order (re-pathed from its
 group's first, until the capped list is full, and counted after that) and its data
-type, type and summary in bulk. Only when validating (a value is built per element), and
-only with the compiled walk: the Python walk, the reference, walks every element, and
-the differential test (tests/test_walk_differential.py) checks the two agree.
+type, type and summary in bulk; reading, the others' values are built from the first's
+(``group_values``). Only with the compiled walk: the Python walk, the reference, walks
+every element, and the differential test (tests/test_walk_differential.py) checks the
+two agree.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import numpy as np
 
 from onnxdata.engine_tensor import Outcome, _join
 from onnxdata.errors import Problem
+from onnxdata.group_values import group_trees, group_values
 from onnxdata.rules_common import ProblemSink
 from onnxdata.rules_containers import NestedType
 from onnxdata.source import Source
 from onnxdata.summaries import SequenceFacts
 from onnxdata.walk import RangeStore, Where
-from onnxdata.walk_compiled import element_groups
+from onnxdata.walk_compiled import LAYOUT_KINDS, element_groups
 
 __all__ = ["GroupWalk"]
 
@@ -44,13 +46,14 @@ class GroupWalk:
     def grouped(self, kind: str, ranges: Any, path: str, field_name: str, depth: int,
                 kinds: tuple[int, int | None], facts: SequenceFacts | None,
                 last: str | None, codes: dict[str, list[int]],
-                types: dict[str, list[NestedType]], mine_types: list[NestedType]
-                ) -> tuple[bool, str | None]:
+                types: dict[str, list[NestedType]], mine_types: list[NestedType],
+                out: list[Any] | None = None) -> tuple[bool, str | None]:
         """Validate the ``kind`` elements at ``ranges`` (field ``field_name`` of the
         sequence at ``path``, whose own code and elem_type are ``kinds``) by layout, adding
         to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
         adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
-        layouts, or problems that cannot be re-pathed: walk them one by one)."""
+        layouts, or problems that cannot be re-pathed: walk them one by one). With
+        ``out``, reading: each element's value is added to it (``group_values``)."""
         if isinstance(ranges, RangeStore):
             starts = np.frombuffer(ranges.starts, dtype=np.uint64)
             ends = np.frombuffer(ranges.ends, dtype=np.uint64)
@@ -61,6 +64,12 @@ class GroupWalk:
         if got_groups is None:
             return False, last
         ids, firsts = got_groups
+        trees = None
+        if out is not None:  # before any element is read: it may not pay
+            trees = group_trees(self.src, LAYOUT_KINDS[kind], depth + 1, starts, ends, ids,
+                                len(firsts))
+            if trees is None:
+                return False, last
         merged = list(self.merged), self.merged_count
         firsts_walked = []
         for i in firsts:
@@ -71,8 +80,15 @@ class GroupWalk:
                 self.merged, self.merged_count = merged  # walked one by one instead
                 return False, last
             firsts_walked.append(walked)
-        self._add_problems(ids, firsts, firsts_walked, path, field_name)
         outcomes = [got for got, _ in firsts_walked]
+        if trees is not None and out is not None:
+            values = None
+            if not any(found for _, found in firsts_walked):
+                values = group_values(trees, ids, [got.value for got in outcomes])
+                if values is None:
+                    return False, last
+            out.extend(values if values is not None else [None] * int(ids.size))
+        self._add_problems(ids, firsts, firsts_walked, path, field_name)
         idlist = ids.tolist()
         code, elem_type = kinds
         if kind in codes:

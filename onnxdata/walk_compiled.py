@@ -83,7 +83,7 @@ def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[t
 
 
 #: The layout kinds of ``_walk.layout_groups``, by element kind.
-_LAYOUT: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
+LAYOUT_KINDS: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
 #: Elements bigger than this on average are walked one by one: their walk is mostly their
 #: payload, and the layouts would read every payload byte once more.
 GROUP_MEAN: Final = 4096
@@ -109,9 +109,21 @@ def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArra
         at = int(starts[lo])
         hi = max(lo + 1, int(np.searchsorted(ends, np.uint64(at + _GROUP_CHUNK), side="right")))
         buf = src.u8(at, int(ends[hi - 1]))
-        if not _LOOP.layout_groups(buf, at, starts, ends, lo, hi, _LAYOUT[kind], depth,
+        if not _LOOP.layout_groups(buf, at, starts, ends, lo, hi, LAYOUT_KINDS[kind], depth,
                                    seen, ids):
             return None
         lo = hi
     firsts = np.unique(ids, return_index=True)[1]  # by group number: as first met
     return ids, firsts.tolist()
+
+
+def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.uint64],
+                 ends: npt.NDArray[np.uint64], members: npt.NDArray[np.int64], kind: int,
+                 depth: int) -> tuple[bytes, bytes] | None:
+    """The first member's message tree and every member's contents that a value reads,
+    for the elements ``members`` of one group (see ``_walk.layout_spans``); ``buf`` holds
+    the elements' bytes from file offset ``base``. None where the compiled loop is off."""
+    if _LOOP is None:
+        return None
+    got = _LOOP.layout_spans(buf, base, starts, ends, members, kind, depth)
+    return None if got is None else (got[0], got[1])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import signal
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import onnxdata
 from onnxdata.files import atomic_writer
@@ -40,6 +40,10 @@ def test_every_corpus_value_file_is_in_the_manifest() -> None:
 
 
 SAMPLE = CORPUS / "test_sequence_insert_at_back" / "test_data_set_0" / "input_0.pb"
+_CLASSES: dict[str, Any] = {"tensor": onnxdata.TensorProto,
+                            "sparse_tensor": onnxdata.SparseTensorProto,
+                            "sequence": onnxdata.SequenceProto,
+                            "optional": onnxdata.OptionalProto, "map": onnxdata.MapProto}
 
 
 @pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview], ids=lambda w: w.__name__)
@@ -75,10 +79,24 @@ def test_bytes_that_are_not_a_message_raise_decode_error_naming_file_and_kind(
 
 @pytest.mark.parametrize("kind", ["tensor", "sparse_tensor", "sequence", "optional", "map"])
 def test_truncations_raise_only_our_errors(kind: str) -> None:
+    """Each cut of the file loads as the message protobuf itself parses from it, or is a
+    DecodeError naming the kind where protobuf refuses those bytes too."""
     data = SAMPLE.read_bytes()
+    cls = _CLASSES[kind]
+    refused = []
     for cut in range(len(data)):
-        with contextlib.suppress(onnxdata.OnnxDataError):
-            onnxdata.load(data[:cut], kind)
+        try:
+            reference = cls.FromString(data[:cut])
+        except ProtobufDecodeError:
+            with pytest.raises(onnxdata.DecodeError) as info:
+                onnxdata.load(data[:cut], kind)
+            assert (info.value.source, info.value.kind) == ("<bytes>", cls.DESCRIPTOR.name)
+            assert str(info.value).startswith("cannot read <bytes>")
+            assert f" as {cls.DESCRIPTOR.name}: " in str(info.value)
+            refused.append(cut)
+        else:
+            assert onnxdata.load(data[:cut], kind) == reference, cut
+    assert 0 not in refused and 1 in refused  # no bytes are an empty message; one byte a tag
 
 
 def _tmp_leftovers(folder: Path) -> list[str]:

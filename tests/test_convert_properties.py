@@ -4,21 +4,22 @@ and to_numpy on damaged messages raises only our errors."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any
 
 import numpy as np
 import pytest
+from google.protobuf.message import DecodeError as ProtobufDecodeError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata import (
-    DecodeError,
     OnnxDataError,
     SequenceProto,
     SparseParts,
+    ValidationError,
     from_numpy,
+    problems,
     to_numpy,
 )
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType
@@ -217,7 +218,34 @@ def test_damaged_messages_raise_only_our_errors(tv: tuple[Any, Pair], data: st.D
         damaged = cls()
         try:
             damaged.ParseFromString(bytes(raw))
-        except Exception:  # protobuf's own refusal: not our reader
+        except ProtobufDecodeError:  # protobuf's own refusal: not our reader
             continue
-        with contextlib.suppress(OnnxDataError, DecodeError):  # anything else fails the test
-            to_numpy(damaged)
+        assert_to_numpy_keeps_its_word(damaged)
+
+
+#: What to_numpy gives for a valid message of each kind (an optional: its value, or None).
+_VALUE_TYPES: dict[str, tuple[type, ...]] = {
+    "TensorProto": (np.ndarray,), "SparseTensorProto": (np.ndarray,),
+    "SequenceProto": (list,), "MapProto": (dict,),
+    "OptionalProto": (np.ndarray, list, dict, type(None)),
+}
+
+
+def assert_to_numpy_keeps_its_word(message: Any) -> None:
+    """to_numpy's contract: a message with problems raises ValidationError listing exactly
+    the problems validate finds; a valid one gives a value of its kind, or our error for a
+    value too big to build (the densify limit, or memory)."""
+    found = problems(message)
+    try:
+        value = to_numpy(message)
+    except ValidationError as exc:
+        if found:
+            assert exc.problems == found
+        else:
+            assert all("set_densify_limit" in p.message for p in exc.problems), exc
+        return
+    except OnnxDataError as exc:
+        assert not found and "out of memory" in str(exc), exc
+        return
+    assert found == [], f"to_numpy converted a value with problems {found[:3]}"
+    assert isinstance(value, _VALUE_TYPES[message.DESCRIPTOR.name]), type(value)

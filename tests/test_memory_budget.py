@@ -39,57 +39,57 @@ def test_the_bomb_is_as_small_as_the_issue_says() -> None:
     onnxdata.validate(_six_bombs())  # valid: only densifying it costs
 
 
-def test_the_128_byte_six_sparse_bomb_is_refused_fast_and_small_under_rlimit_as(
+def test_the_128_byte_six_sparse_bomb_is_refused_small_under_rlimit_as(
     tmp_path: Path,
 ) -> None:
-    """6 GiB of claims (1 GiB each, each alone within the limit): ValidationError in under
-    1 s and 50 MiB, with the address space capped at 4 GiB, in a child process."""
+    """6 GiB of claims (1 GiB each, each alone within the limit): ValidationError naming
+    the second sparse tensor and the 6 GiB, having grown by under 50 MiB, with the address
+    space capped at 4 GiB, in a child process. (How fast: bench/bench_refusals.py.)"""
     bomb = tmp_path / "bomb.pb"
     bomb.write_bytes(_six_bombs().SerializeToString())
     child = textwrap.dedent(f"""
-        import resource, time
+        import resource
         import onnxdata
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
         data = open({str(bomb)!r}, "rb").read()
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        start = time.perf_counter()
         try:
             onnxdata.to_numpy(onnxdata.load(data, "sequence"))
         except onnxdata.ValidationError as exc:
             message = str(exc)
-        seconds = time.perf_counter() - start
+        else:
+            raise SystemExit("to_numpy accepted 6 GiB of densifying")
         grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-        print(seconds, grown_kib, repr(message))
+        print(grown_kib, repr(message))
     """)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    seconds, grown_kib, message = done.stdout.split(maxsplit=2)
-    assert float(seconds) < 1.0 and int(grown_kib) < 50 * 1024, done.stdout
+    grown_kib, message = done.stdout.split(maxsplit=1)
+    assert int(grown_kib) < 50 * 1024, done.stdout
     assert "sparse_tensor_values[1]" in message and "6442450944 bytes" in message
 
 
 def test_the_bomb_through_read_and_the_cli_is_our_error_under_rlimit_as(tmp_path: Path) -> None:
     """read budgets every sparse tensor as it walks and densifies them only at the end, so
-    the second tensor is refused in under 1 s and 50 MiB with nothing densified, and
+    the second tensor is refused having grown by under 50 MiB with nothing densified, and
     onnxdata show exits 1 with the problem, never a MemoryError traceback."""
     bomb = tmp_path / "bomb.pb"
     bomb.write_bytes(_six_bombs().SerializeToString())
     child = textwrap.dedent(f"""
-        import resource, sys, time
+        import resource, sys
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
         import onnxdata
         from onnxdata.cli import main
         try:
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            start = time.perf_counter()
             onnxdata.read({str(bomb)!r}, "sequence")
         except onnxdata.ValidationError as exc:
             assert "sparse_tensor_values[1]" in str(exc), exc
             assert "took 1073741824" in str(exc), exc
             # every sparse tensor is budgeted before any is densified: nothing was made
             grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-            assert time.perf_counter() - start < 1.0 and grown_kib < 50 * 1024, grown_kib
+            assert grown_kib < 50 * 1024, grown_kib
         else:
             raise AssertionError("read accepted 6 GiB of densifying")
         sys.exit(main(["show", {str(bomb)!r}]))

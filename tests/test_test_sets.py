@@ -8,6 +8,7 @@ user's folder, and a FIFO found in a folder is refused instead of blocking forev
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -45,6 +46,23 @@ SAVER = textwrap.dedent("""
 """)
 
 
+def _load_try(folder: Path) -> str:
+    """One load while the savers replace the set: "whole" (every input and output holds
+    the one version) or "failed" (our error, or a value file gone because the folder was
+    replaced between listing it and opening the file). A mixed set fails the test."""
+    try:
+        ins, outs = load_test_data_set(folder)
+    except OnnxDataError:
+        return "failed"
+    except FileNotFoundError as exc:
+        assert re.fullmatch(r"(input|output)_\d+\.pb", Path(str(exc.filename)).name), exc
+        return "failed"
+    assert len(ins) == len(outs) == 3, (len(ins), len(outs))
+    seen = {int(a[0]) for a in ins + outs} | {int(a[-1]) for a in ins + outs}
+    assert len(seen) == 1, f"a mixed set: versions {sorted(seen)}"
+    return "whole"
+
+
 def test_loads_under_concurrent_saves_are_never_mixed_and_saves_leave_nothing(
         tmp_path: Path) -> None:
     model = _model(tmp_path / "model.onnx")
@@ -53,26 +71,18 @@ def test_loads_under_concurrent_saves_are_never_mixed_and_saves_leave_nothing(
     save_test_data_set(folder, vals, vals, model=model)
     savers = [subprocess.Popen([sys.executable, "-c", SAVER, str(folder), str(model),
                                 str(1 + 100_000 * k), "100000"]) for k in range(2)]
-    mixed = whole = failed = 0
+    outcomes = []
     try:
         for _ in range(LOADS):
-            try:
-                ins, outs = load_test_data_set(folder)
-            except (OnnxDataError, OSError):
-                failed += 1
-                continue
-            seen = {int(a[0]) for a in ins + outs} | {int(a[-1]) for a in ins + outs}
-            if len(seen) == 1:
-                whole += 1
-            else:
-                mixed += 1
+            outcomes.append(_load_try(folder))
     finally:
         for p in savers:
             p.terminate()
         for p in savers:
             p.wait()
-    assert mixed == 0, f"{mixed} mixed sets in {LOADS} loads ({whole} whole, {failed} failed)"
-    assert whole > LOADS // 2, f"only {whole} whole sets in {LOADS} loads ({failed} failed)"
+    whole = outcomes.count("whole")
+    # the savers replace the folder a few times per hundred loads: most loads see one whole
+    assert whole > LOADS // 2, f"only {whole} whole sets in {LOADS} loads"
     # savers stopped by a signal may leave their own temporary folder; run two to the end
     for entry in tmp_path.iterdir():
         if entry.name.startswith(".test_data_set_0.onnxdata-tmp-"):

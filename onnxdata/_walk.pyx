@@ -253,7 +253,7 @@ cdef enum:
     OPEN = 1 << 16
     CLOSE = 2 << 16
     R_INT_KEY = (L_MAP << 8) | (3 << 3)
-    R_DATA_TYPE = (L_TENSOR << 8) | (2 << 3)  # a tensor's data_type, in the tree only
+    # in the tree only, a tensor's data_type and data_location: (their tag, value, 0)
 
 
 cdef struct Out:
@@ -437,9 +437,9 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
                 continue
             if _put(o, p + tag_at, i - tag_at) < 0:
                 return -1
-            if tree and kind == L_TENSOR and number == 2 and \
-                    _event(ev, R_DATA_TYPE, <uint32_t>value, 0) < 0:
-                return -1  # (the last one counts, as in protobuf)
+            if tree and kind == L_TENSOR and (number == 2 or number == 14) and \
+                    _event(ev, key, <uint32_t>value, 0) < 0:
+                return -1  # data_type, data_location (the last one counts, as in protobuf)
             continue
         if wt == 1 or wt == 5:
             size = 8 if wt == 1 else 4

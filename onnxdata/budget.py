@@ -30,7 +30,7 @@ from typing import Any
 from onnxdata.dtypes import DATA_TYPES
 from onnxdata.errors import Problem, ValidationError
 
-__all__ = ["densify_budget", "spend", "sparse_need"]
+__all__ = ["budget_mark", "budget_reset", "densify_budget", "spend", "sparse_need"]
 
 #: What is left of the open budget (a one-item list, spent in place), or None.
 _left: ContextVar[list[int] | None] = ContextVar("onnxdata_densify_budget", default=None)
@@ -65,6 +65,20 @@ def spend(nbytes: int, limit: int, path: str, what: str, doing: str = "densifyin
         raise over_budget(path, what, nbytes, limit, available, doing)
     if left is not None:
         left[0] -= nbytes
+
+
+def budget_mark() -> int | None:
+    """What is left of the open budget (None: none is open), for ``budget_reset``."""
+    left = _left.get()
+    return None if left is None else left[0]
+
+
+def budget_reset(mark: int | None) -> None:
+    """Give back what was spent since ``budget_mark`` gave ``mark``: the walk that spent
+    it is done again (engine_groups, when a group's values are not built)."""
+    left = _left.get()
+    if left is not None and mark is not None:
+        left[0] = mark
 
 
 def over_budget(path: str, what: str, nbytes: int, limit: int, available: int,

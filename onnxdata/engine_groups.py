@@ -19,9 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from onnxdata.budget import budget_mark, budget_reset, spend
+from onnxdata.convert import get_densify_limit
+from onnxdata.convert_sparse import densify_cost
 from onnxdata.engine_tensor import Outcome, _join
 from onnxdata.errors import Problem
-from onnxdata.group_values import group_trees, group_values
+from onnxdata.group_values import dense_rows, group_trees, group_values
 from onnxdata.rules_common import ProblemSink
 from onnxdata.rules_containers import NestedType
 from onnxdata.source import Source
@@ -39,6 +42,7 @@ class GroupWalk:
     problems: ProblemSink
     merged: list[tuple[str, int]]
     merged_count: int
+    deferred: int
 
     def message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
         raise NotImplementedError  # the Engine's
@@ -71,13 +75,14 @@ class GroupWalk:
             if trees is None:
                 return False, last
         merged = list(self.merged), self.merged_count
+        mark = budget_mark(), self.deferred
         firsts_walked = []
         for i in firsts:
             walked = self._first_of_group(kind, ranges[i], _join(path, f"{field_name}[{i}]"),
                                           depth)
             if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
                                                                            len(merged[0])):
-                self.merged, self.merged_count = merged  # walked one by one instead
+                self._undo(merged, mark)  # walked one by one instead
                 return False, last
             firsts_walked.append(walked)
         outcomes = [got for got, _ in firsts_walked]
@@ -86,7 +91,10 @@ class GroupWalk:
             if not any(found for _, found in firsts_walked):
                 values = group_values(trees, ids, [got.value for got in outcomes])
                 if values is None:
+                    self._undo(merged, mark)
                     return False, last
+                if kind == "sparse_tensor":
+                    self._densify(values, ids, firsts, path, field_name)
             out.extend(values if values is not None else [None] * int(ids.size))
         self._add_problems(ids, firsts, firsts_walked, path, field_name)
         idlist = ids.tolist()
@@ -123,6 +131,36 @@ class GroupWalk:
                 or path in p.message for p in found):
             return None
         return got, found
+
+    def _undo(self, merged: tuple[list[tuple[str, int]], int],
+              mark: tuple[int | None, int]) -> None:
+        """Undo what walking the groups' firsts noted (merged fields, spent budget, sparse
+        tensors deferred): the elements are walked one by one instead."""
+        self.merged, self.merged_count = merged
+        budget_reset(mark[0])
+        self.deferred = mark[1]
+
+    def _densify(self, values: list[Any], ids: np.ndarray[Any, Any], firsts: list[int],
+                 path: str, field_name: str) -> None:
+        """The sparse tensors ``values`` (but each group's first, an ``engine.Deferred``
+        already budgeted) densified: their bytes taken from the call's budget in document
+        order, as the one-by-one walk takes them, then a group at a time."""
+        limit = get_densify_limit()
+        costs = [densify_cost(values[i].parts) for i in firsts]
+        skip = set(firsts)
+        for i, g in enumerate(ids.tolist()):
+            if i not in skip:
+                nbytes, what = costs[g]
+                spend(nbytes, limit, _join(path, f"{field_name}[{i}]"), what)
+        order = np.argsort(ids, kind="stable").tolist()
+        at = 0
+        for n in np.bincount(ids).tolist():
+            members = order[at + 1:at + n]  # (the first stays Deferred)
+            at += n
+            if members:
+                for i, dense in zip(members, dense_rows([values[i] for i in members]),
+                                    strict=True):
+                    values[i] = dense
 
     def _add_problems(self, ids: np.ndarray[Any, Any], firsts: list[int],
                       walked: list[tuple[Outcome, list[Problem]]], path: str,

@@ -7,27 +7,28 @@ element, every other element's value is that value with its own contents:
 ``_walk.layout_spans`` gives the first one's message tree and every member's contents,
 and ``group_values`` builds the values a field at a time, each tensor's arrays for the
 whole group in one numpy call. The value it builds for the first element must equal the
-engine's, or the caller reads the elements one by one, as it does for sparse tensors,
-merged messages, and anything else this module does not build.
+engine's, or the caller reads the elements one by one, as it does for merged messages,
+sparse tensors inside other elements, and anything else this module does not build.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert_common import from_le_bytes
+from onnxdata.convert_common import SparseParts, from_le_bytes
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.source import Source
 from onnxdata.walk_compiled import layout_spans
 
-__all__ = ["group_values"]
+__all__ = ["dense_rows", "group_trees", "group_values"]
 
 _U64 = np.dtype(np.uint64)
-_TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL = 1, 2, 3, 4, 5
+_TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL, _INDICES = 1, 2, 3, 4, 5, 6
 _OPEN: Final = 1 << 16
 _CLOSE: Final = 2 << 16
 
@@ -36,7 +37,8 @@ def _role(kind: int, number: int, wire_type: int) -> int:
     return (kind << 8) | (number << 3) | wire_type
 
 
-_DATA_TYPE: Final = _role(_TENSOR, 2, 0)
+_DATA_TYPE: Final = 2 << 3  # (tags: a tensor's data_type and data_location, in the tree)
+_DATA_LOCATION: Final = 14 << 3
 _RAW: Final = _role(_TENSOR, 9, 2)
 _FLOATS: Final = frozenset({_role(_TENSOR, 4, 2), _role(_TENSOR, 4, 5)})
 _DOUBLES: Final = frozenset({_role(_TENSOR, 10, 2), _role(_TENSOR, 10, 1)})
@@ -55,6 +57,7 @@ class _Node:
 
     kind: int
     code: int = 0
+    external: bool = False  # a tensor's data elsewhere: read (and budgeted) one by one
     children: list[_Node] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
 
@@ -93,15 +96,15 @@ class _Group:
 
 
 def _tree(events: npt.NDArray[np.uint64]) -> _Node | None:
-    """The first member's message tree from its events (None: a sparse tensor)."""
+    """The first member's message tree from its events (None: a sparse tensor inside)."""
     stack: list[_Node] = []
     root: _Node | None = None
     column = 0
     for role, a, _ in events.tolist():
         if role & _OPEN:
             node = _Node(role & 0xFF, a)
-            if node.kind == _SPARSE:
-                return None
+            if node.kind == _SPARSE and stack:
+                return None  # only an element's own: read budgets it (dense_rows)
             if stack:
                 stack[-1].children.append(node)
             else:
@@ -111,10 +114,19 @@ def _tree(events: npt.NDArray[np.uint64]) -> _Node | None:
             stack.pop()
         elif role == _DATA_TYPE:
             stack[-1].code = a if a < 2**31 else a - 2**32
+        elif role == _DATA_LOCATION:
+            stack[-1].external = a == 1
         else:
             stack[-1].spans.append((role, column))
             column += 1
     return root
+
+
+def _buildable(node: _Node) -> bool:
+    """No external data, no merged optional or map values: worth walking the first for."""
+    if node.external or (node.kind in (_OPTIONAL, _MAP) and len(node.children) > 1):
+        return False
+    return all(_buildable(child) for child in node.children)
 
 
 def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...]) -> list[Any]:
@@ -127,7 +139,8 @@ def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...]) -> list[Any]:
 
 
 def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
-    if not isinstance(v0, np.ndarray) or node.children:
+    if not isinstance(v0, np.ndarray) or node.children or node.kind == _SPARSE or \
+            node.external:
         return None
     roles = {role for role, _ in node.spans}
     columns = [j for _, j in node.spans]
@@ -220,8 +233,10 @@ def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
 def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
     """Every member's value of ``node``, whose first member's is ``v0``."""
     n = g.n
-    if node.kind == _TENSOR:
+    if node.kind in (_TENSOR, _INDICES):
         return _tensors(node, v0, g)
+    if node.kind == _SPARSE:  # its parts (engine.Deferred's): the caller densifies them
+        return _sparse(node, getattr(v0, "parts", None), g)
     if node.kind == _OPTIONAL:
         if node.spans or len(node.children) > 1:
             return None
@@ -253,6 +268,37 @@ def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
     return None
 
 
+def _sparse(node: _Node, parts: SparseParts | None, g: _Group) -> list[Any] | None:
+    kinds = [child.kind for child in node.children]
+    if parts is None or node.spans or sorted(kinds) != [_TENSOR, _INDICES][:len(kinds)]:
+        return None
+    got = _tensors(node.children[kinds.index(_TENSOR)], parts.values, g) if kinds else None
+    if got is None:
+        return None
+    return [SparseParts(values, parts.indices, parts.shape) for values in got]
+
+
+def dense_rows(parts: list[SparseParts]) -> list[npt.NDArray[Any]]:
+    """The dense arrays of sparse tensors of one layout (one indices, one shape) as
+    ``densify`` makes them, read-only, in one numpy call; their bytes already spent."""
+    first = parts[0]
+    shape = first.shape
+    total = math.prod(shape)
+    n = len(parts)
+    dtype = first.values.dtype
+    out = np.full((n, total), b"", dtype=object) if dtype.kind == "O" else \
+        np.zeros((n, total), dtype=dtype)
+    indices = first.indices
+    if indices.ndim == 2:
+        linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
+                  else np.zeros(len(indices), dtype=np.intp))
+    else:
+        linear = indices
+    if linear.size:
+        out[:, linear] = np.stack([p.values for p in parts])
+    return _rows(out, shape)
+
+
 def _same(a: Any, b: Any) -> bool:
     """``a`` and ``b`` are the same value: types, dtypes, shapes, flags, bytes, keys."""
     if type(a) is not type(b):
@@ -264,8 +310,10 @@ def _same(a: Any, b: Any) -> bool:
         if a.dtype == object:
             return bool(a.tolist() == b.tolist())
         return bool(a.tobytes() == b.tobytes())
-    if isinstance(a, list):
+    if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, bytes, str)):
+        return bool(a == b)
     if isinstance(a, dict):
         ka, kb = list(a), list(b)
         return len(ka) == len(kb) and all(type(x) is type(y) and x == y
@@ -291,7 +339,7 @@ def group_trees(src: Source, kind: int, depth: int, starts: npt.NDArray[np.uint6
             return None
         events, spans = got
         node = _tree(np.frombuffer(events, dtype=_U64).reshape(-1, 3))
-        if node is None:
+        if node is None or not _buildable(node):
             return None
         cols = np.frombuffer(spans, dtype=_U64).reshape(members.size, -1, 3).astype(np.int64)
         out.append((node, _Group(buf, lo, cols[:, :, 1], cols[:, :, 2], whole)))
@@ -307,7 +355,7 @@ def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
     at = 0
     for (node, g), v0 in zip(trees, firsts, strict=True):
         got = _values(node, v0, g)
-        if got is None or not _same(got[0], v0):
+        if got is None or not _same(got[0], getattr(v0, "parts", v0)):
             return None
         got[0] = v0
         for i, value in zip(order[at:at + g.n], got, strict=True):

@@ -116,11 +116,27 @@ BUILT: dict[str, bytes] = {
         for i in range(N)]),
 }
 
+
+def sparse(i: int, index: int = 2) -> bytes:
+    return (ld(1, tensor(1, [1], ld(9, f32(i)))) +
+            ld(2, tensor(7, [1], ld(9, struct.pack("<q", index)))) + vint(3, 4))
+
+
+BUILT |= {
+    "sparse-tensors": sequence(2, 4, [sparse(i) for i in range(N)]),
+    "sparse-two-layouts": sequence(2, 4, [sparse(i, i % 2) for i in range(N)]),
+    "sparse-coordinates": sequence(2, 4, [
+        ld(1, tensor(1, [2], ld(9, f32(i, -i)))) +
+        ld(2, tensor(7, [2, 2], ld(9, struct.pack("<4q", 0, 1, 1, 0)))) + vint(3, 2) + vint(3, 2)
+        for i in range(N)]),
+}
+
 #: name: the sequence's bytes (read one by one: group_values builds none)
 DECLINED: dict[str, bytes] = {
-    "sparse-tensors": sequence(2, 4, [
-        ld(1, tensor(1, [1], ld(9, f32(i)))) + ld(2, tensor(7, [1], ld(9, struct.pack("<q", 0))))
-        + vint(3, 4) for i in range(N)]),
+    "sparse-inside-sequences": sequence(3, 5, [sequence(2, 4, [sparse(i)]) for i in range(N)]),
+    "external-data": sequence(1, 3, [  # (each is read, and budgeted, on its own)
+        tensor(1, [1], ld(8, b"e%d" % i), ld(13, ld(1, b"location") + ld(2, b"w.bin")),
+               vint(14, 1)) for i in range(N)]),
     "optional-merged": sequence(5, 7, [optional(1, 3, scalar(i)) + ld(3, tensor(1, []))
                                        for i in range(N)]),
 }
@@ -150,6 +166,7 @@ def _both(data: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
                                                                                list[bool]]:
     path = tmp_path / "value.pb"
     path.write_bytes(data)
+    (tmp_path / "w.bin").write_bytes(f32(2.5))
     built = _spy(monkeypatch)
     grouped = _read(path)
     monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
@@ -224,3 +241,49 @@ def test_an_invalid_element_is_named(tmp_path: Path) -> None:
         onnxdata.read(path, "sequence")
     assert [p.path for p in caught.value.problems] == [
         "map_values[37].values.tensor_values[0].raw_data"]
+
+
+def test_sparse_budget_names_the_same_element(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Densifying takes each element's bytes from the call's budget in document order:
+    the element over it is the one the one-by-one walk names."""
+    path = tmp_path / "sparse.pb"
+    path.write_bytes(BUILT["sparse-two-layouts"])
+    before = onnxdata.get_densify_limit()
+    onnxdata.set_densify_limit(16 * 40 + 8)  # 16 bytes each: the 41st is over
+    try:
+        grouped, one_by_one, built = _both(BUILT["sparse-two-layouts"], tmp_path, monkeypatch)
+    finally:
+        onnxdata.set_densify_limit(before)
+    assert built == [True]
+    assert "sparse_tensor_values[40]" in grouped
+    assert grouped == one_by_one
+
+
+def test_a_declined_group_gives_back_its_budget(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a group's values are not built after its first was read, what reading the first
+    took from the budget is given back: the one-by-one walk that follows names the same
+    element over it, not one earlier."""
+    data = BUILT["sparse-two-layouts"]
+    before = onnxdata.get_densify_limit()
+    onnxdata.set_densify_limit(16 * 40 + 8)
+    declined: list[bool] = []
+
+    def decline(*args: Any) -> None:
+        declined.append(True)
+    try:
+        monkeypatch.setattr(engine_groups, "group_values", decline)
+        grouped = _read_bytes(data, tmp_path / "a.pb")
+        monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
+        one_by_one = _read_bytes(data, tmp_path / "b.pb")
+    finally:
+        onnxdata.set_densify_limit(before)
+    assert declined == [True]
+    assert "sparse_tensor_values[40]" in grouped
+    assert grouped == one_by_one.replace("b.pb", "a.pb")
+
+
+def _read_bytes(data: bytes, path: Path) -> str:
+    path.write_bytes(data)
+    return _read(path)

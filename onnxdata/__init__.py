@@ -12,7 +12,6 @@ from onnxdata.convert import (
     get_densify_limit,
     set_densify_limit,
     sparse_parts,
-    to_numpy,
 )
 from onnxdata.declared import as_declared
 from onnxdata.errors import (
@@ -27,6 +26,7 @@ from onnxdata.fast_read import read
 from onnxdata.fast_write import write
 from onnxdata.files import load, save
 from onnxdata.make_data import make_test_data_sets
+from onnxdata.message_values import to_numpy
 from onnxdata.messages import (
     MapProto,
     OptionalProto,

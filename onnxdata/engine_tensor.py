@@ -117,6 +117,8 @@ class TensorWalk:
     problems: ProblemSink
     #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
     plain_payload: tuple[int, int]
+    #: float_data and double_data copied, not views of the bytes (``to_numpy``'s values).
+    fixed_copies: bool = False
 
     def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
         found = wire_field_problems(path, message, f.unknown) if f.unknown else []
@@ -332,7 +334,8 @@ class TensorWalk:
         if entries is None:
             entries = np.zeros(0, np.int64)
         if dt.field in ("float_data", "double_data"):
-            return entries.view(dt.dtype.newbyteorder("<")).reshape(dims)
+            fixed = entries.view(dt.dtype.newbyteorder("<")).reshape(dims)
+            return fixed.copy() if self.fixed_copies else fixed
         if dt.field == "int64_data":
             return entries.reshape(dims)
         if dt.field == "uint64_data":

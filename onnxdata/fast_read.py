@@ -44,7 +44,7 @@ from onnxdata.budget import densify_budget
 from onnxdata.convert import from_le_bytes, get_densify_limit
 from onnxdata.dtypes import DataType, raw_nbytes
 from onnxdata.engine import Engine, densify_deferred, message_name
-from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.errors import DecodeError, OnnxDataError, ValidationError, no_memory_error
 from onnxdata.external import read_external
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.payloads import VARINT_CHUNK, decode_varints
@@ -146,8 +146,10 @@ def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt
                    count: int, dims: list[int]) -> Any:
     """A tensor's external data (already checked by ``external_data_problems``), read once
     through one descriptor that is checked to lie inside ``base_dir`` (``external.py``)."""
-    folder = base_dir if base_dir is not None else Path(".")
-    data = read_external(folder, entries["location"], int(entries.get("offset", "0")),
+    if base_dir is None:  # (to_numpy without base_dir: convert.to_numpy says so)
+        raise OnnxDataError(f"{path or 'tensor'}: its data is in an external file; pass "
+                            "base_dir, the folder that holds it")
+    data = read_external(base_dir, entries["location"], int(entries.get("offset", "0")),
                          raw_nbytes(dt, count),
                          where=f"{path}.external_data" if path else "external_data")
     return from_le_bytes(data, dt, count, 0).reshape(dims)

@@ -17,8 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.source import Source
+from onnxdata.wire import I32, I64, WireError, iter_fields
 
-__all__ = ["COMPILED", "compiled_scan", "element_groups"]
+__all__ = ["COMPILED", "LAYOUT_KINDS", "compiled_scan", "element_groups", "layout_spans",
+           "short_runs"]
 
 
 def _compiled() -> ModuleType | None:
@@ -127,3 +129,29 @@ def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.u
         return None
     got = _LOOP.layout_spans(buf, base, starts, ends, members, kind, depth)
     return None if got is None else (got[0], got[1])
+
+
+#: The root's first fields sampled by ``short_runs``, and the bytes it looks at.
+_SAMPLE: Final = 64
+_SAMPLE_BYTES: Final = 4096
+
+
+def short_runs(src: Source) -> bool:
+    """Whether the root's first fields change field number every other field or more
+    often, or are fixed-width fields written one at a time: the Python walk's runs then
+    cost one Python pass each, and the compiled loop walks them faster. (Long runs of one
+    field, a sequence's elements or a tensor's strings, the Python walk takes in bulk.)"""
+    buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
+    count = changes = fixed = 0
+    last = -1
+    try:
+        for f in iter_fields(buf, 0, min(len(buf), _SAMPLE_BYTES)):
+            count += 1
+            changes += f.number != last
+            fixed += f.wire_type in (I32, I64)
+            last = f.number
+            if count == _SAMPLE:
+                break
+    except WireError:
+        pass  # a field past the sample's end
+    return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)

@@ -1,5 +1,6 @@
-"""The compiled loops (onnxdata._varints, the varint decoder, and onnxdata._walk, the
-fields of a message by its schema), built from their Cython sources.
+"""The compiled loops (onnxdata._varints, the varint decoder; onnxdata._walk, the fields
+of a message by its schema; onnxdata._layouts, a sequence's elements by layout), built
+from their Cython sources (which share onnxdata/_wire.pxd).
 
 pyproject.toml holds everything else; setuptools reads extensions only from here.
 ``optional=True``: where no C compiler is at hand the build goes on without it and
@@ -18,4 +19,5 @@ PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 setup(ext_modules=[] if PURE else [
     Extension("onnxdata._varints", ["onnxdata/_varints.pyx"], optional=True),
     Extension("onnxdata._walk", ["onnxdata/_walk.pyx"], optional=True),
+    Extension("onnxdata._layouts", ["onnxdata/_layouts.pyx"], optional=True),
 ])

@@ -1,6 +1,6 @@
 """A sequence's elements validated a layout at a time, not one by one (issue 18).
 
-The compiled walk groups a sequence's elements by layout (``_walk.layout_groups``: the
+The compiled walk groups a sequence's elements by layout (``_layouts.layout_groups``: the
 bytes every rule reads, the contents none reads left out), so elements of one layout
 share their verdict, problems (but for the index in their path), type and summary.
 ``GroupWalk.grouped`` walks the first element of each group, alone, with its problems

@@ -1,10 +1,10 @@
 """A sequence's element values built a layout at a time (issue 18).
 
-Elements of one layout (``_walk.layout_groups``) differ only in the contents the layout
+Elements of one layout (``_layouts.layout_groups``) differ only in the contents the layout
 leaves out: names and doc strings (in no value), raw_data, float_data and double_data
 bytes, string_data, and a map's only key. So once the engine has read a group's first
 element, every other element's value is that value with its own contents:
-``_walk.layout_spans`` gives the first one's message tree and every member's contents,
+``_layouts.layout_spans`` gives the first one's message tree and every member's contents,
 and ``group_values`` builds the values a field at a time, each tensor's arrays for the
 whole group in one numpy call. The value it builds for the first element must equal the
 engine's, or the caller reads the elements one by one, as it does for merged messages,

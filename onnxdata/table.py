@@ -22,7 +22,7 @@ from onnxdata.payloads import decode_varints
 from onnxdata.source import Source
 from onnxdata.summaries import dims_text, dtype_name
 from onnxdata.walk import OPTIONAL, SEQUENCE, TENSOR, Schema, scan, whole
-from onnxdata.walk_compiled import element_groups
+from onnxdata.walk_compiled import count_fields, element_groups
 from onnxdata.wire import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
@@ -154,6 +154,10 @@ class _Table:
         tensors cost one small read each, not a walk."""
         from onnxdata.walk import RUN, _walk
 
+        counted = count_fields(self.src, start, end, message, depth)
+        if counted is not None:  # the compiled count: the same, in C
+            self.more += counted
+            return
         schema = message_schema(message)
         like: tuple[int, bytes, int] | None = None  # (length, bytes before the payload, fields)
         for number, wt, offset, a, b in _walk(self.src, ((start, end),), (), repeats=True):

@@ -7,6 +7,7 @@ reference, then gathers every message.
 
 from __future__ import annotations
 
+import importlib
 import os
 from array import array
 from collections.abc import Callable, Iterable
@@ -19,24 +20,26 @@ import numpy.typing as npt
 from onnxdata.source import Source
 from onnxdata.wire import I32, I64, WireError, iter_fields
 
-__all__ = ["COMPILED", "LAYOUT_KINDS", "compiled_scan", "element_groups", "layout_spans",
-           "short_runs"]
+__all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
+           "element_groups", "layout_spans", "short_runs"]
 
 
-def _compiled() -> ModuleType | None:
-    """The compiled scan, unless it is not built or ONNXDATA_PURE_PYTHON is set."""
+def _compiled(name: str) -> ModuleType | None:
+    """The compiled module ``onnxdata.<name>``, unless it is not built or
+    ONNXDATA_PURE_PYTHON is set."""
     if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from onnxdata import _walk
+        return importlib.import_module(f"onnxdata.{name}")
     except ImportError:
         return None
-    return _walk
 
 
-_LOOP: Final = _compiled()
-#: Whether ``walk.scan`` runs the compiled loop before the Python walk.
-COMPILED: Final = _LOOP is not None
+_LOOP: Final = _compiled("_walk")
+_LAYOUTS: Final = _compiled("_layouts") if _LOOP is not None else None
+#: Whether ``walk.scan`` runs the compiled loop before the Python walk (and the engine
+#: groups elements by layout: onnxdata/_layouts.pyx, built beside it).
+COMPILED: Final = _LOOP is not None and _LAYOUTS is not None
 #: The loop's kinds: walk.py's SCALAR ... FIXED64S, and data_location's closed enum.
 _ENUM: Final = 6
 #: Bytes a field's head can need (tag of 5 bytes + varint of 10), with room.
@@ -84,7 +87,7 @@ def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[t
     return True
 
 
-#: The layout kinds of ``_walk.layout_groups``, by element kind.
+#: The layout kinds of ``_layouts.layout_groups``, by element kind.
 LAYOUT_KINDS: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
 #: Elements bigger than this on average are walked one by one: their walk is mostly their
 #: payload, and the layouts would read every payload byte once more.
@@ -96,11 +99,11 @@ _GROUP_CHUNK: Final = 1 << 24
 def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
                    kind: str, depth: int) -> tuple[npt.NDArray[np.int32], list[int]] | None:
     """The elements ``[starts[k], ends[k])`` (of one field, in wire order) of ``kind`` at
-    ``depth``, grouped by layout (see ``_walk.layout_groups``): each one's group number,
+    ``depth``, grouped by layout (see ``_layouts.layout_groups``): each one's group number,
     and each group's first element. None where the compiled loop is off, the elements
     are big, or some element has no layout (bad wire, a group, too deep)."""
     n = int(starts.size)
-    if _LOOP is None or not n:
+    if _LAYOUTS is None or not n:
         return None
     if int(ends[-1]) - int(starts[0]) > n * GROUP_MEAN:
         return None
@@ -111,7 +114,7 @@ def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArra
         at = int(starts[lo])
         hi = max(lo + 1, int(np.searchsorted(ends, np.uint64(at + _GROUP_CHUNK), side="right")))
         buf = src.u8(at, int(ends[hi - 1]))
-        if not _LOOP.layout_groups(buf, at, starts, ends, lo, hi, LAYOUT_KINDS[kind], depth,
+        if not _LAYOUTS.layout_groups(buf, at, starts, ends, lo, hi, LAYOUT_KINDS[kind], depth,
                                    seen, ids):
             return None
         lo = hi
@@ -123,11 +126,11 @@ def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.u
                  ends: npt.NDArray[np.uint64], members: npt.NDArray[np.int64], kind: int,
                  depth: int) -> tuple[bytes, bytes] | None:
     """The first member's message tree and every member's contents that a value reads,
-    for the elements ``members`` of one group (see ``_walk.layout_spans``); ``buf`` holds
+    for the elements ``members`` of one group (see ``_layouts.layout_spans``); ``buf`` holds
     the elements' bytes from file offset ``base``. None where the compiled loop is off."""
-    if _LOOP is None:
+    if _LAYOUTS is None:
         return None
-    got = _LOOP.layout_spans(buf, base, starts, ends, members, kind, depth)
+    got = _LAYOUTS.layout_spans(buf, base, starts, ends, members, kind, depth)
     return None if got is None else (got[0], got[1])
 
 
@@ -155,3 +158,23 @@ def short_runs(src: Source) -> bool:
     except WireError:
         pass  # a field past the sample's end
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
+
+
+#: The kinds of ``_layouts.count_fields``, by message name (7: no message fields).
+_COUNTED: Final = {"TensorProto": 1, "SparseTensorProto": 2, "SequenceProto": 3,
+                   "MapProto": 4, "OptionalProto": 5, "StringStringEntryProto": 7,
+                   "TensorProto.Segment": 7}
+#: Messages longer than this are counted by the Python walk, which reads a big tensor's
+#: head, not its payload.
+COUNT_BYTES: Final = 1 << 24
+
+
+def count_fields(src: Source, start: int, end: int, message: str, depth: int) -> int | None:
+    """The fields of the ``message`` at ``[start, end)`` and of the messages in it, as the
+    byte table counts them (``table._Table.count``); None where the compiled loop is off,
+    the message is big, or the Python count must say what is wrong."""
+    kind = _COUNTED.get(message)
+    if _LAYOUTS is None or kind is None or end - start > COUNT_BYTES:
+        return None
+    got = int(_LAYOUTS.count_fields(src.u8(start, end), kind, depth))
+    return None if got < 0 else got

@@ -58,10 +58,11 @@ def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> Non
     assert [n for n in names if n.startswith("onnxdata/_varints.") and
             n.endswith((".so", ".pyd"))], sorted(names)
     assert "onnxdata/_varints.c" not in names  # Cython's output: a build product
-    assert "onnxdata/_walk.pyi" in names  # and the compiled walk (onnxdata/_walk.pyx)
-    assert [n for n in names if n.startswith("onnxdata/_walk.") and
-            n.endswith((".so", ".pyd"))], sorted(names)
-    assert "onnxdata/_walk.c" not in names
+    for name in ("_walk", "_layouts"):  # and the compiled walk (onnxdata/_walk.pyx, ...)
+        assert f"onnxdata/{name}.pyi" in names
+        assert [n for n in names if n.startswith(f"onnxdata/{name}.") and
+                n.endswith((".so", ".pyd"))], sorted(names)
+        assert f"onnxdata/{name}.c" not in names
 
 
 def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> None:
@@ -173,6 +174,7 @@ def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None
         names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
     assert "LICENSE" in names and "generated/onnx_data_pb2.pyi" in names
     assert "onnxdata/_varints.pyx" in names and "setup.py" in names
-    assert "onnxdata/_walk.pyx" in names
+    assert "onnxdata/_walk.pyx" in names and "onnxdata/_layouts.pyx" in names
+    assert "onnxdata/_wire.pxd" in names  # (both cimport it)
     assert "onnxdata/_varints.c" not in names
     assert not [n for n in names if n.startswith("tests/")]

@@ -109,10 +109,11 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the Python walk alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the Python walk is wanted here")
-    assert walk_compiled.COMPILED, "onnxdata._walk did not import: was the extension built?"
-    from onnxdata import _walk
+    assert walk_compiled.COMPILED, "onnxdata._walk or _layouts did not import: built?"
+    from onnxdata import _layouts, _walk
 
     assert Path(_walk.__file__ or "").suffix in (".so", ".pyd")
+    assert Path(_layouts.__file__ or "").suffix in (".so", ".pyd")
 
 
 @needs_loop

@@ -47,6 +47,7 @@ from onnxdata.engine_tensor import (
     _Tensor,
 )
 from onnxdata.errors import Problem
+from onnxdata.external import OpenFiles
 from onnxdata.payloads import string_values, varint_count, varints
 from onnxdata.plain_runs import MIN_RUN, plain_run_arrays, same_layout
 from onnxdata.rules_common import (
@@ -155,6 +156,10 @@ class Engine(TensorWalk, GroupWalk):
         self.small_bad: dict[str, dict[bytes, _Remembered]] = {}
         #: How many sparse values wait in the value as ``Deferred`` (see densify_deferred).
         self.deferred = 0
+        #: The key and value of small StringStringEntryProto with no problem, by bytes.
+        self.entries: dict[bytes, tuple[str, str]] = {}
+        self.files = OpenFiles()  # closed when run returns
+        self.file_facts: dict[tuple[str, str], Any] = {}
         #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
         self.plain_payload = (-1, -1)
         #: Singular message fields given more than once, which protobuf merges into one
@@ -201,7 +206,10 @@ class Engine(TensorWalk, GroupWalk):
         return got
 
     def run(self, kind: str) -> Outcome:
-        return self.message(kind, whole(0, self.src.size), "", 0)
+        try:
+            return self.message(kind, whole(0, self.src.size), "", 0)
+        finally:
+            self.files.close()
 
     # -- dispatch
 

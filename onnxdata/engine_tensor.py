@@ -19,6 +19,7 @@ import numpy.typing as npt
 from onnxdata.convert import from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError
+from onnxdata.external import OpenFiles
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
 from onnxdata.rules_common import TYPED_FIELDS, ProblemSink
 from onnxdata.rules_containers import NestedType
@@ -107,6 +108,11 @@ class _Tensor:
 
 
 
+#: Entries of this many bytes or fewer are remembered by their bytes, up to _ENTRY_KEPT.
+_ENTRY_BYTES: Final = 256
+_ENTRY_KEPT: Final = 4096
+
+
 class TensorWalk:
     """The tensor half of ``engine.Engine``: what it reads of the engine's state."""
 
@@ -119,6 +125,10 @@ class TensorWalk:
     plain_payload: tuple[int, int]
     #: float_data and double_data copied, not views of the bytes (``to_numpy``'s values).
     fixed_copies: bool = False
+    entries: dict[bytes, tuple[str, str]]
+    #: External files opened once for the walk (read_external), and their facts (rules).
+    files: OpenFiles
+    file_facts: dict[tuple[str, str], Any]
 
     def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
         found = wire_field_problems(path, message, f.unknown) if f.unknown else []
@@ -236,11 +246,9 @@ class TensorWalk:
             if w is None:
                 continue
             for i, r in enumerate(occurrences(src, w)):
-                e = scan(src, Where([r]), ENTRY, self.problems.cap)
-                problems += self._wire(_join(path, f"{name}[{i}]"), "StringStringEntryProto", e)
+                entry = self.entry(r, _join(path, f"{name}[{i}]"), problems)
                 if name == "external_data":
-                    t.external.append((self.text(e.last.get("key")),
-                                       self.text(e.last.get("value"))))
+                    t.external.append(entry)
         t.dims = self.ints(f, "dims", where, TENSOR)
         t.code = _int32(f.scalars.get("data_type", 0))
         raw = f.last.get("raw_data")
@@ -256,7 +264,8 @@ class TensorWalk:
             n = element_count(t.dims)
             nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and \
                 not dt.is_string else None
-            problems += external_data_problems(path, t.external, self.base_dir, nbytes=nbytes)
+            problems += external_data_problems(path, t.external, self.base_dir, nbytes=nbytes,
+                                               facts=self.file_facts)
         elif not storage and dt is not None and dt.field in t.decoded:
             problems += typed_entry_problems(path, t.code, dt.field, t.decoded[dt.field])
         t.problems = problems
@@ -282,6 +291,22 @@ class TensorWalk:
             return f.pieces_of(name, where, schema, src)
 
         return WireInts.measured(src, pieces)
+
+    def entry(self, at: tuple[int, int], path: str, problems: list[Problem]) -> tuple[str, str]:
+        """A StringStringEntryProto's key and value, its problems added to ``problems``;
+        one scan per distinct small entry without problems (a tensor merged from 1,000
+        occurrences has 3,000 external_data entries, most alike)."""
+        data = self.src.read(*at) if at[1] - at[0] <= _ENTRY_BYTES else None
+        got = self.entries.get(data) if data is not None else None
+        if got is not None:
+            return got
+        e = scan(self.src, Where([at]), ENTRY, self.problems.cap)
+        found = self._wire(path, "StringStringEntryProto", e)
+        got = self.text(e.last.get("key")), self.text(e.last.get("value"))
+        if data is not None and not found and len(self.entries) < _ENTRY_KEPT:
+            self.entries[data] = got
+        problems += found
+        return got
 
     def text(self, where: tuple[int, int] | None) -> str:
         if where is None:
@@ -323,7 +348,8 @@ class TensorWalk:
         if t.location == _EXTERNAL:
             from onnxdata.fast_read import external_value
 
-            return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims)
+            return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims,
+                                  self.files)
         if dt.is_string:
             return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
                                  ).reshape(dims)

@@ -33,7 +33,7 @@ import numpy as np
 from onnxdata.budget import spend
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 
-__all__ = ["read_external"]
+__all__ = ["OpenFiles", "read_external"]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -43,16 +43,76 @@ _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK",
 _CHUNK = 1 << 30
 
 
+class OpenFiles:
+    """External files opened and checked once for one walk (a file of 15,000 tensors in one
+    weights file: one open, not 15,000), read through their kept descriptors, which
+    ``close`` closes; the walk closes it before it returns. A name swapped for a symlink
+    after the open changes nothing: the descriptor is the file that was checked."""
+
+    def __init__(self, most: int = 64) -> None:
+        self.most = most
+        self._fds: dict[tuple[str, str], int] = {}
+        self._bases: dict[str, str] = {}
+
+    def base(self, base_dir: StrPath) -> str:
+        """``base_dir`` resolved, once for the walk."""
+        name = os.fspath(base_dir)
+        got = self._bases.get(name)
+        if got is None:
+            got = self._bases[name] = os.path.realpath(name)
+        return got
+
+    def get(self, base: str, location: str) -> int | None:
+        return self._fds.get((base, location))
+
+    def keep(self, base: str, location: str, fd: int) -> bool:
+        if len(self._fds) >= self.most:
+            return False
+        self._fds[(base, location)] = fd
+        return True
+
+    def close(self) -> None:
+        fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            os.close(fd)
+
+
 def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
-                  where: str) -> memoryview:
+                  where: str, files: OpenFiles | None = None) -> memoryview:
     """``length`` bytes at ``offset`` of ``location`` inside ``base_dir``, read-only.
 
     ``where`` is the path of the tensor's ``external_data`` for errors. A file
     outside ``base_dir``, one that is not a regular file, or one too short
     raises ValidationError; a file that cannot be opened or read raises
-    OnnxDataError naming the location.
+    OnnxDataError naming the location. With ``files``, a file it opened and
+    checked before is read through that descriptor again.
     """
-    base = os.path.realpath(os.fspath(base_dir))
+    base = files.base(base_dir) if files is not None else os.path.realpath(os.fspath(base_dir))
+    fd = files.get(base, location) if files is not None else None
+    kept = fd is not None
+    if fd is None:
+        fd = _open_inside(base, location, where)
+    try:
+        st = os.fstat(fd)
+        if offset + length > st.st_size:
+            raise _refuse(where, f"file {location!r} has {st.st_size} bytes but offset {offset}"
+                                 f" + {length} bytes runs past its end")
+        from onnxdata.convert_sparse import get_densify_limit
+
+        spend(length, get_densify_limit(), where, f"{location!r}", "reading external data")
+        data = _pread_all(fd, offset, length, where, location)
+        if not kept and files is not None:
+            kept = files.keep(base, location, fd)
+        return data
+    except OSError as exc:
+        raise _unreadable(where, location, exc) from exc
+    finally:
+        if not kept:
+            os.close(fd)
+
+
+def _open_inside(base: str, location: str, where: str) -> int:
+    """A descriptor of ``location``, checked: a regular file really inside ``base``."""
     resolved = os.path.realpath(os.path.join(base, location))
     if os.path.isabs(location) or not _inside(resolved, base):
         raise _refuse(where, f"location {location!r} resolves to {resolved}, outside "
@@ -69,17 +129,13 @@ def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
         if real is None or not _inside(real, base):
             raise _refuse(where, f"location {location!r} was opened at "
                                  f"{real or 'an unknown place'}, outside base_dir {base}")
-        if offset + length > st.st_size:
-            raise _refuse(where, f"file {location!r} has {st.st_size} bytes but offset {offset}"
-                                 f" + {length} bytes runs past its end")
-        from onnxdata.convert_sparse import get_densify_limit
-
-        spend(length, get_densify_limit(), where, f"{location!r}", "reading external data")
-        return _pread_all(fd, offset, length, where, location)
     except OSError as exc:
-        raise _unreadable(where, location, exc) from exc
-    finally:
         os.close(fd)
+        raise _unreadable(where, location, exc) from exc
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _inside(path: str, base: str) -> bool:

@@ -45,7 +45,7 @@ from onnxdata.convert import from_le_bytes, get_densify_limit
 from onnxdata.dtypes import DataType, raw_nbytes
 from onnxdata.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError, no_memory_error
-from onnxdata.external import read_external
+from onnxdata.external import OpenFiles, read_external
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.payloads import VARINT_CHUNK, decode_varints
 from onnxdata.rules_common import MAX_PROBLEMS
@@ -143,7 +143,7 @@ def read_source(src: Source, kind: Kind | None = None, *,
 
 
 def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt: DataType,
-                   count: int, dims: list[int]) -> Any:
+                   count: int, dims: list[int], files: OpenFiles | None = None) -> Any:
     """A tensor's external data (already checked by ``external_data_problems``), read once
     through one descriptor that is checked to lie inside ``base_dir`` (``external.py``)."""
     if base_dir is None:  # (to_numpy without base_dir: convert.to_numpy says so)
@@ -151,5 +151,6 @@ def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt
                             "base_dir, the folder that holds it")
     data = read_external(base_dir, entries["location"], int(entries.get("offset", "0")),
                          raw_nbytes(dt, count),
-                         where=f"{path}.external_data" if path else "external_data")
+                         where=f"{path}.external_data" if path else "external_data",
+                         files=files)
     return from_le_bytes(data, dt, count, 0).reshape(dims)

@@ -312,9 +312,17 @@ def _as_text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
+def _file_facts(base_dir: PathLike, location: str) -> tuple[str, str, int | None]:
+    """The base folder and target, resolved, and the target's size (None: not a file)."""
+    base = os.path.realpath(os.fspath(base_dir))
+    target = os.path.realpath(os.path.join(base, location))
+    return base, target, os.path.getsize(target) if os.path.isfile(target) else None
+
+
 def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
                            base_dir: PathLike | None = None, *,
-                           nbytes: int | None = None) -> list[Problem]:
+                           nbytes: int | None = None,
+                           facts: dict[tuple[str, str], Any] | None = None) -> list[Problem]:
     """The ``external_data`` (key, value) entries of one tensor, and with ``base_dir`` its file.
 
     ``path`` is the tensor's path; ``nbytes`` is the raw size the tensor needs
@@ -322,7 +330,9 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
     is required and safe (see :func:`location_problems`); ``offset`` and
     ``length`` are decimal integers >= 0 and ``length`` equals ``nbytes``.
     With ``base_dir``, the file must resolve (symlinks followed) to a regular
-    file inside ``base_dir`` holding ``offset + length`` bytes.
+    file inside ``base_dir`` holding ``offset + length`` bytes. ``facts`` keeps what the
+    file system said of each (base_dir, location) for one walk: one look, not one per
+    tensor of 15,000 in one file.
     """
     out: list[Problem] = []
     seen: dict[str, int] = {}
@@ -360,16 +370,20 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
     if base_dir is None or location is None:
         return out
     here = _join(path, f"external_data[{seen['location']}]")
-    base = os.path.realpath(os.fspath(base_dir))
-    target = os.path.realpath(os.path.join(base, location))
+    seen_at = (str(os.fspath(base_dir)), location)
+    found = facts.get(seen_at) if facts is not None else None
+    if found is None:
+        found = _file_facts(base_dir, location)
+        if facts is not None and len(facts) < 4096:
+            facts[seen_at] = found
+    base, target, size = found
     if os.path.commonpath([base, target]) != base:
         out.append(Problem(here, f"location {location!r} resolves to {target}, outside "
                                  f"base_dir {base} (through a symlink)"))
         return out
-    if not os.path.isfile(target):
+    if size is None:
         out.append(Problem(here, f"location {location!r} is not a file in {base}"))
         return out
-    size = os.path.getsize(target)
     need = length if length is not None else nbytes
     if need is not None and offset + need > size:
         out.append(Problem(here, f"file {location!r} has {size} bytes but offset {offset} + "

@@ -32,3 +32,14 @@ def import_onnx() -> Any:
 @pytest.fixture
 def onnx() -> Any:
     return import_onnx()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow the tests of test_walk_differential.py that take its module's run (two
+    child processes over 500 inputs, pure and compiled: about a minute per worker). They
+    are marked here, not in that file, while issue 18's work on the compiled walk is
+    still changing it; make check leaves them out, make test runs them."""
+    for item in items:
+        if item.path.name == "test_walk_differential.py" and "runs" in getattr(
+                item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

@@ -29,6 +29,7 @@ def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
     return pa, pb
 
 
+@pytest.mark.slow
 def test_collect_counts_every_difference_and_keeps_the_first(tmp_path: Path) -> None:
     from onnxdata.compare import collect
 
@@ -78,6 +79,7 @@ REWRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_diff_under_a_truncating_rewriter_never_dies_by_a_signal(tmp_path: Path) -> None:
     pa, pb = _pair(tmp_path, 200)
     big = [np.arange(1 << 20, dtype=np.float32) + i for i in range(8)]  # 32 MiB mapped

@@ -30,6 +30,7 @@ def _copy(name: str, to: Path, doc: str = "") -> Path:
     return to / name
 
 
+@pytest.mark.slow
 def test_a_segfault_and_a_hang_are_errors_of_their_case_and_the_others_run(
         tmp_path: Path) -> None:
     cases = [_copy("test_ok_1", tmp_path), _copy("test_segfault", tmp_path, "segfault"),
@@ -92,6 +93,7 @@ def test_the_expectations_file_in_toml_and_json(tmp_path: Path) -> None:
             read_expectations(js)
 
 
+@pytest.mark.slow
 def test_the_command_over_a_folder_of_cases_with_jobs_and_a_summary(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("test_abs", "test_identity_opt", "test_if_opt"):
@@ -110,6 +112,7 @@ def test_the_command_over_a_folder_of_cases_with_jobs_and_a_summary(
     assert len(json.loads(capsys.readouterr().out)["sets"]) == 3
 
 
+@pytest.mark.slow
 def test_a_dask_local_cluster_runs_the_cases() -> None:
     distributed = pytest.importorskip("distributed", reason="the [dask] extra")
     cases = [NODE / "test_abs", NODE / "test_sequence_insert_at_back"]
@@ -135,6 +138,7 @@ def test_a_missing_provider_skips_every_case_saying_why(
     assert capsys.readouterr().out.strip() == "test_data_set_0 output 0 'y': pass"
 
 
+@pytest.mark.slow
 def test_on_a_terminal_a_progress_bar_runs_and_the_lines_and_summary_print() -> None:
     # rich's Live wrapped sys.stdout, which onnxdata's console writes to: an endless loop
     import os

@@ -43,6 +43,7 @@ def _through_head(argv: list[str]) -> tuple[int, bytes, str]:
     return proc.wait(timeout=300), first, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_diff_through_head_is_quiet_and_exits_1_for_differences(
         differing_folders: tuple[Path, Path], json_flag: list[str]) -> None:

@@ -81,6 +81,7 @@ def _commands(long_sequence: Path) -> list[tuple[list[str], int]]:
     ]
 
 
+@pytest.mark.slow
 def test_every_command_through_head_is_quiet_and_keeps_its_status(long_sequence: Path) -> None:
     for argv, status in _commands(long_sequence):
         proc = subprocess.Popen([sys.executable, "-m", "onnxdata", *argv],

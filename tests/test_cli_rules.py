@@ -174,6 +174,7 @@ def _on_a_terminal(argv: list[str], env: dict[str, str] | None = None) -> tuple[
     return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["explore"], ["validate"], ["show", "--kind", "sequence"]],
                          ids=lambda a: a[0])
 def test_progress_bar_on_a_terminal_only(argv: list[str], ambiguous: Path) -> None:

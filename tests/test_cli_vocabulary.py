@@ -179,6 +179,7 @@ def _cli(*argv: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
                           capture_output=True, check=False, timeout=120)
 
 
+@pytest.mark.slow
 def test_dash_is_standard_input_for_every_command() -> None:
     data = SEQUENCE.read_bytes()
     for argv in (["explore", "-"], ["validate", "-"], ["show", "-"], ["diff", "-", str(SEQUENCE)],

@@ -183,6 +183,7 @@ def typed_values(draw: st.DrawFn) -> tuple[Any, Pair]:
     return t, draw(values(t))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @SETTINGS
 @given(typed_values())
@@ -204,6 +205,7 @@ def test_every_numeric_dtype_round_trips(pair: Pair) -> None:
     assert_same(to_numpy(from_numpy(given_)), want)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(typed_values(), st.data())
 def test_damaged_messages_raise_only_our_errors(tv: tuple[Any, Pair], data: st.DataObject) -> None:

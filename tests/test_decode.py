@@ -51,6 +51,7 @@ odd_varints = st.builds(padded, st.integers(0, (1 << 49) - 1), st.integers(0, 2)
 tenth = st.builds(lambda top: b"\xff" * 9 + bytes([top]), st.integers(1, 127))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [1, 3, 11, decode.CHUNK])
 @SETTINGS
 @given(st.lists(st.one_of(values.map(encode_varint), odd_varints, tenth), max_size=80))
@@ -64,6 +65,7 @@ def test_varints_as_the_scalar_reader_reads_them(chunk: int, encoded: list[bytes
     assert low.dtype == np.uint32 and low.tolist() == [v & 0xFFFFFFFF for v in want]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=60),
        st.lists(st.integers(-(1 << 31), (1 << 31) - 1), max_size=60))
@@ -121,6 +123,7 @@ strings = st.lists(st.one_of(st.binary(max_size=12), st.binary(min_size=120, max
                    max_size=40)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(strings, st.sampled_from(["", "n"]), st.binary(max_size=4))
 def test_strings_as_protobuf_reads_them(values: list[bytes], name: str, before: bytes) -> None:
@@ -140,6 +143,7 @@ def test_strings_as_protobuf_reads_them(values: list[bytes], name: str, before: 
     assert strings_array(memoryview(data), starts, ends).tolist() == values
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.binary(max_size=8), min_size=1, max_size=30))
 def test_map_string_keys(keys: list[bytes]) -> None:

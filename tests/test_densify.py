@@ -65,6 +65,7 @@ def test_densify_is_one_scatter(picks: list[int], rank2: bool) -> None:
     assert np.array_equal(to_numpy(message), got)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-3, 70), min_size=2, max_size=40), st.booleans())
 def test_any_linear_indices_get_validates_verdict(indices: list[int], raw: bool) -> None:

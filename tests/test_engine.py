@@ -99,12 +99,14 @@ SETTINGS = settings(max_examples=150, deadline=None,
 NAMES = ["SequenceProto", "OptionalProto", "MapProto", "TensorProto", "SparseTensorProto"]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.sampled_from(NAMES).flatmap(lambda n: message_bytes(n)), st.sampled_from(KINDS))
 def test_generated_same_verdicts(data: bytes, kind: str) -> None:
     check_same_verdicts(data, kind)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(mutated(st.sampled_from(NAMES).flatmap(lambda n: message_bytes(n))),
        st.sampled_from(KINDS))
@@ -354,6 +356,7 @@ _LIKE_ELEMENTS = {  # sequence field: its elem_type, tag byte, element bytes (va
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(sorted(_LIKE_ELEMENTS)), st.integers(0, 3), st.integers(0, 3),
        st.integers(30, 80), st.one_of(st.just(-1), st.integers(0, 79)),

@@ -89,6 +89,7 @@ def test_quick_tensor_vouches_only_for_valid_tensors(t: TensorProto) -> None:
             for p in inner] == [(p.path, p.message) for p in found]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(tensors())
 def test_to_numpy_raises_what_validate_raises(t: TensorProto) -> None:
@@ -106,6 +107,7 @@ def test_to_numpy_raises_what_validate_raises(t: TensorProto) -> None:
         assert not found
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @SETTINGS
 @given(typed_values(), st.data())

@@ -221,6 +221,7 @@ values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(value=values, name=st.sampled_from(["", "x"]), optional=st.booleans(),

@@ -91,6 +91,7 @@ def _child(*args: str, timeout: float = 60) -> tuple[int, str]:
     return proc.returncode, json.loads(lines[-1]) if lines else proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["open", "pread3", "finish"])
 @pytest.mark.parametrize("entry", ["read", "read-copy", "explore", "validate"])
 def test_truncation_during_the_call_is_an_error_never_a_signal(tmp_path: Path, entry: str,
@@ -165,6 +166,7 @@ _ALLOWED = {f"{mode} {outcome}" for mode, outcomes in (
     ("explore", ("explored", "DecodeError", "ValidationError"))) for outcome in outcomes}
 
 
+@pytest.mark.slow
 def test_a_rewriting_process_never_kills_a_reader(tmp_path: Path) -> None:
     path = tmp_path / "seq.pb"
     versions = []

@@ -102,6 +102,7 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bomb", BOMBS, ids=[p.name for p in BOMBS])
 def test_bomb_is_refused_under_50_mib(bomb: Path, tmp_path: Path) -> None:
     """Every entry point, every kind: only our errors, and < 50 MiB more peak memory.
@@ -564,6 +565,7 @@ def test_wire_reads_a_10_byte_varint_like_protobuf(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- the harnesses run
 
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", sorted(fuzz_targets.TARGETS))
 def test_fuzz_harness_runs(harness: str, tmp_path: Path) -> None:
     """A few hundred atheris executions of each harness: it starts, is seeded, and finds

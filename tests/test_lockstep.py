@@ -14,6 +14,7 @@ from array import array
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,7 @@ def same(x: tuple[np.ndarray, ...] | None, y: tuple[np.ndarray, ...] | None) -> 
     return all(np.array_equal(a, b) for a, b in zip(x, y, strict=True))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(occurrence(), st.integers(1, 40), st.integers(0, 39), st.integers(0, 200),
        st.integers(0, 255))

@@ -101,18 +101,21 @@ def test_decoded_arrays_are_writable_and_views_are_not() -> None:
     assert decoded[1].tolist() == [3, 4]  # no array is shared
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(messages("sequence", max_depth=3))
 def test_hypothesis_sequences(message: Any) -> None:
     _agree(message)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(messages("map", max_depth=3))
 def test_hypothesis_maps(message: Any) -> None:
     _agree(message)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(messages("optional", max_depth=3))
 def test_hypothesis_optionals(message: Any) -> None:

@@ -31,6 +31,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+@pytest.mark.slow
 def test_wheel_has_only_our_top_level_name(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
@@ -38,6 +39,7 @@ def test_wheel_has_only_our_top_level_name(wheel: Path) -> None:
     assert "onnx" not in tops and "generated" not in tops
 
 
+@pytest.mark.slow
 def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("onnx_ml_pb2.py", "onnx_ml_pb2.pyi", "onnx_data_pb2.py", "onnx_data_pb2.pyi",
@@ -48,6 +50,7 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
     assert not any(n.startswith("onnxdata/generated/") and n.endswith(".proto") for n in names)
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> None:
     """setup.py's optional extension (onnxdata/_varints.pyx): built wherever a C compiler
     is at hand, as here, and typed for mypy by its stub."""
@@ -65,6 +68,7 @@ def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> Non
         assert f"onnxdata/{name}.c" not in names
 
 
+@pytest.mark.slow
 def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> None:
     zf = zipfile.ZipFile(wheel)
     meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
@@ -78,6 +82,7 @@ def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> 
     assert "onnxdata = onnxdata.cli:main" in zf.read(entry).decode()
 
 
+@pytest.mark.slow
 def test_installed_wheel_imports_with_generated_modules(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
@@ -120,6 +125,7 @@ def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
+@pytest.mark.slow
 def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path) -> None:
     from test_typing import REVEAL_EXPECTED, reveal
 
@@ -131,6 +137,7 @@ def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path
     assert reveal(python, tmp_path, tmp_path / "mypy.ini") == REVEAL_EXPECTED.read_text()
 
 
+@pytest.mark.slow
 def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
     exe = clean_venv / "bin" / "onnxdata"
     sample = ROOT / "tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb"
@@ -143,6 +150,7 @@ def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
     assert len(out.stdout.splitlines()) == 1  # piped: one record per line
 
 
+@pytest.mark.slow
 def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
     """core.symlinks=false (Windows' default) checks symlinks out as files; nothing we
     build from may be one (generated/ is mapped by package-dir)."""
@@ -159,6 +167,7 @@ def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
     assert "onnxdata/generated/onnx_data_pb2.pyi" in zipfile.ZipFile(built).namelist()
 
 
+@pytest.mark.slow
 def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None:
     if not CLEAN_VENV:
         pytest.skip(CLEAN_VENV_SKIP)

@@ -74,6 +74,7 @@ def test_k_and_lf_select_as_for_any_item(pytester: pytest.Pytester, cases: Path)
     assert "test_dft[test_data_set_0]" in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_xdist_runs_the_items_on_two_workers(pytester: pytest.Pytester, cases: Path) -> None:
     pytest.importorskip("xdist")
     result = pytester.runpytest_subprocess("--onnx-cases", "cases", "--onnx-expectations",

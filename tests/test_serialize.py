@@ -47,6 +47,7 @@ def test_corpus_serializes_identically(path: Path, kind: str) -> None:
     assert_identical(onnxdata.load(path, kind))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @SETTINGS
 @given(typed_values(), st.data())

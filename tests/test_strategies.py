@@ -96,6 +96,7 @@ def _round_trip(t: DeclaredType, value: Any) -> None:
     assert onnxdata.compare(back, _plain(value), rtol=0, atol=0) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(_typed_values())
@@ -107,6 +108,7 @@ def test_nested_values_round_trip_through_save_and_read_and_validate(
 _LEAVES: list[KindName] = ["tensor", "sparse_tensor"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", sorted(DATA_TYPES), ids=lambda c: DATA_TYPES[c].name)
 def test_every_data_type_round_trips_through_save_and_read(code: int) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,6 +121,7 @@ def test_every_data_type_round_trips_through_save_and_read(code: int) -> None:
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(KEY_TYPES), ids=lambda c: DATA_TYPES[c].name)
 def test_every_key_type_round_trips_through_save_and_read(key: int) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,6 +133,7 @@ def test_every_key_type_round_trips_through_save_and_read(key: int) -> None:
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["tensor", "sparse_tensor", "sequence", "optional", "map"])
 def test_messages_of_each_kind_are_valid_and_round_trip(kind: str) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -46,6 +46,7 @@ def _agree(data: bytes, kind: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     return compiled
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(sorted(KINDS)).flatmap(
     lambda kind: st.tuples(st.just(kind), message_bytes(KINDS[kind]) |

@@ -63,6 +63,7 @@ def _load_try(folder: Path) -> str:
     return "whole"
 
 
+@pytest.mark.slow
 def test_loads_under_concurrent_saves_are_never_mixed_and_saves_leave_nothing(
         tmp_path: Path) -> None:
     model = _model(tmp_path / "model.onnx")

@@ -59,6 +59,7 @@ def _copy_try(path: Path) -> str:
     return "whole"
 
 
+@pytest.mark.slow
 def test_copy_reads_under_a_rewriting_writer_are_never_torn(tmp_path: Path) -> None:
     """READS reads while the writer rewrites, each one whole or refused. How many the
     writer lets through depends on the machine's load (622 of 10,000 on a loaded CI run);

@@ -60,6 +60,7 @@ def _peak(code: str) -> dict[str, object]:
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_external_amplification_is_refused_with_its_path_in_bounded_memory(
         tmp_path: Path) -> None:
     path = _amplifier(tmp_path)
@@ -70,6 +71,7 @@ def test_external_amplification_is_refused_with_its_path_in_bounded_memory(
     assert float(got["peak_mib"]) < 200, got  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_external_data_in_the_cli_show_and_page_is_refused_in_bounded_memory(
         tmp_path: Path) -> None:
     path = _amplifier(tmp_path)
@@ -112,6 +114,7 @@ def test_a_device_is_read_up_to_the_stream_limit(monkeypatch: pytest.MonkeyPatch
         source.set_stream_limit(-1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["validate", "/dev/zero"], ["show", "/dev/zero", "--kind",
                                   "tensor"], ["diff", "/dev/zero", "/dev/urandom"],
                                   ["validate", "/dev/urandom"]])

@@ -99,6 +99,7 @@ bad = st.one_of(
 runs = st.lists(st.one_of(good, good, good, bad), max_size=60).map(b"".join)
 
 
+@pytest.mark.slow
 @needs_loop
 @pytest.mark.parametrize("chunk", [1, 3, 11, 16, decode.CHUNK])
 @SETTINGS
@@ -231,6 +232,7 @@ def whole_run(draw: st.DrawFn) -> bytes:
     return out
 
 
+@pytest.mark.slow
 @needs_loop
 @SETTINGS
 @given(whole_run())

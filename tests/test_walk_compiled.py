@@ -116,6 +116,7 @@ def test_the_loop_is_built() -> None:
     assert Path(_layouts.__file__ or "").suffix in (".so", ".pyd")
 
 
+@pytest.mark.slow
 @needs_loop
 @SETTINGS
 @given(st.sampled_from(sorted(SCHEMAS)).flatmap(

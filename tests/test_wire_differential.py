@@ -191,6 +191,7 @@ def _fit_all(data: bytes) -> None:
 
 # --------------------------------------------------------------------------- fit / iter_fields
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["SequenceProto", "OptionalProto", "MapProto", "TensorProto",
                                   "SparseTensorProto"])
 @DIFF
@@ -199,6 +200,7 @@ def test_fit_and_iter_fields_agree_with_protobuf_on_generated(name: str, data: A
     _fit_all(data.draw(message_bytes(name)))
 
 
+@pytest.mark.slow
 @DIFF
 @given(data=mutated(generated_any_kind()))
 def test_fit_and_iter_fields_agree_with_protobuf_on_mutations(data: bytes) -> None:
@@ -230,12 +232,14 @@ def _read_all(data: bytes) -> None:
                 raise
 
 
+@pytest.mark.slow
 @DIFF
 @given(data=generated_any_kind())
 def test_read_agrees_with_protobuf_on_generated(data: bytes) -> None:
     _read_all(data)
 
 
+@pytest.mark.slow
 @DIFF
 @given(data=mutated(generated_any_kind(unknown=False)))
 def test_read_agrees_with_protobuf_on_mutations(data: bytes) -> None:

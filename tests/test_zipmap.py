@@ -46,6 +46,7 @@ def _zipmap_case(folder: Path, labels: Any) -> list[dict[Any, float]]:
     return probs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labels", [[0, 1, 2], ["cat", "dog", "日本"]],
                          ids=["int64-labels", "string-labels"])
 def test_the_readme_recipe_passes_on_a_zipmap_classifier(
@@ -62,6 +63,7 @@ def test_the_readme_recipe_passes_on_a_zipmap_classifier(
     exec(compile(_recipe(), "README.md (ONNX Runtime)", "exec"), {})  # raises if not close
 
 
+@pytest.mark.slow
 def test_without_declared_a_zipmap_output_is_a_dtype_difference(
         tmp_path: Path) -> None:
     """Why the recipe passes declared=: Python floats are float64 to numpy."""

@@ -9,7 +9,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
-from onnxdata._wire cimport _varint_at
+from onnxdata._wire cimport _skip_group, _varint_at
 
 cdef enum:
     MAX_FIELD = 0x1FFFFFFF  # protobuf's largest field number
@@ -24,8 +24,8 @@ cdef enum:
 # int32/int64/uint64 entries, keys, external_data, unknown fields, the tags themselves),
 # and a child message is its own layout, so two elements of one layout have the same
 # verdict, problems (but for the index in their path), type and summary. The indices of
-# a sparse tensor are kept whole. A group, bad wire or nesting past 100 levels gives no
-# layout: the caller walks every element then.
+# a sparse tensor are kept whole, and so is a group. Bad wire or nesting past 100 levels
+# gives no layout: the caller walks every element then.
 
 cdef enum:
     L_TENSOR = 1
@@ -215,8 +215,12 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             return -1
         number = key >> 3
         wt = key & 7
-        if number == 0 or number > MAX_FIELD or wt == 3 or wt == 4 or wt > 5:
+        if number == 0 or number > MAX_FIELD or wt == 4 or wt > 5:
             return -1
+        if wt == 3:  # a group (an unknown field): kept whole
+            if not _skip_group(p, &i, end, number, 0) or _put(o, p + tag_at, i - tag_at) < 0:
+                return -1
+            continue
         if wt == 0:
             head = i
             if not _varint_at(p, &i, end, &value):
@@ -417,10 +421,13 @@ cdef long long _count(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, in
         if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
             return -1
         wt = key & 7
-        if key >> 3 == 0 or key >> 3 > MAX_FIELD or wt == 3 or wt == 4 or wt > 5:
+        if key >> 3 == 0 or key >> 3 > MAX_FIELD or wt == 4 or wt > 5:
             return -1
         count += 1
-        if wt == 0:
+        if wt == 3:  # a group: one field, as the table counts it
+            if not _skip_group(p, &i, end, key >> 3, 0):
+                return -1
+        elif wt == 0:
             if not _varint_at(p, &i, end, &value):
                 return -1
         elif wt == 1 or wt == 5:
@@ -445,7 +452,7 @@ cdef long long _count(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, in
 def count_fields(const unsigned char[:] buf, int kind, int depth):
     """The fields of the ``kind`` message in ``buf`` (at ``depth``) and of every message
     in it that the byte table enters, as ``table._Table.count`` counts them; -1 where
-    it meets what the Python count must say (bad wire, a group, nesting past 100)."""
+    it meets what the Python count must say (bad wire, nesting past 100)."""
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef long long got
     with nogil:

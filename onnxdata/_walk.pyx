@@ -11,16 +11,17 @@ arrays of ``Fields`` filled through the C API. No tuple is made per field.
 It returns the position where it stopped: ``end``, or the first field whose
 head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
 bytes follow (the caller reads the next window and goes on), or ``-1`` when it
-meets what it does not take: bytes that break the wire format, or a group. The
-caller then runs the Python walk over the whole message again, which raises the
-WireError protobuf's parser would (the same reason and offset) or skips the
-group: the Python walk stays the one that says what is wrong.
+meets what it does not take: bytes that break the wire format, or a group it cannot
+skip within ``buf`` (a group is an unknown field, skipped as wire.skip_field skips
+it). The caller then runs the Python walk over the whole message again, which raises
+the WireError protobuf's parser would (the same reason and offset): the Python walk
+stays the one that says what is wrong.
 """
 
 from array import array
 from libc.stdint cimport uint64_t
 
-from onnxdata._wire cimport _varint_at
+from onnxdata._wire cimport _skip_group, _varint_at
 
 # The kinds of walk.py's schemas (SCALAR ... FIXED64S), and data_location's closed enum.
 cdef enum:
@@ -118,8 +119,13 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
             if end - a < size:
                 return -1
             b = a + size
+        elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
+            a = i + base
+            if not _skip_group(p, &i, lim, number, 0):
+                return -1  # bad, too deep, or past buf: the Python walk's
+            b = i + base
         else:
-            return -1  # a group (or a stray end-group tag): the Python walk's
+            return -1  # a stray end-group tag: the Python walk's
         pos = b
         kind = kinds[number] if number < <uint64_t>nkinds else -1
         if kind >= 0:

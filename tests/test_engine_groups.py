@@ -250,9 +250,17 @@ def test_a_layout_keeps_what_a_rule_reads(name: str) -> None:
 
 
 def test_bytes_that_are_no_message_have_no_layout() -> None:
-    for bad in (b"\x08", b"\x0b\x0c", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11):
+    for bad in (b"\x08", b"\x0b\x14", b"\x0b", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11,
+                b"\x0b" * 101 + b"\x0c" * 101):  # (a group closed by another; 101 deep)
         data = sequence(1, 3, [float_tensor(0)] * N + [bad])
         assert _groups(data, 3, "tensor") is None, bad
+
+
+def test_a_group_is_kept_whole() -> None:
+    """A group is an unknown field: its bytes are in the layout, each one its own."""
+    groups = [b"\x0b\x08\x01\x0c", b"\x0b\x08\x02\x0c", b"\x0b\x0c", b"\x0b" * 99 + b"\x0c" * 99]
+    data = sequence(1, 3, [float_tensor(0) + groups[i % 4] for i in range(N)])
+    assert _groups(data, 3, "tensor") == [i % 4 for i in range(N)]
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -44,10 +44,11 @@ run: $(VENV)/.ok
 	$(PY) -m onnxdata run tests/data/onnx-node/test_loop16_seq_none
 	@echo "the onnxdata command is .venv/bin/onnxdata (or: . .venv/bin/activate)"
 
-# The edit loop: the main suite and lint, in well under two minutes.
+# The edit loop: lint and the main suite without its slow tests (pytest -m slow lists
+# them; make test runs them), on 2 workers, in under two minutes.
 check: $(VENV)/.ok
 	$(MAKE) lint
-	$(PY) -m pytest -q -x -p no:cacheprovider
+	$(PY) -m pytest -q -x -n 2 -m "not slow" -p no:cacheprovider
 
 # Everything, from nothing: the venvs JOBS at a time, then the checks; the suites on
 # other runtimes two at a time (2 cores), and the main suite last, so its summary

@@ -32,7 +32,7 @@ ALL_VENVS := $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(ON
 	$(PYENV_VENVS)
 
 .PHONY: run browser test check venvs test-new test-old test-onnx-versions test-pythons lint gen \
-	check-gen bench fuzz fuzz-ci fuzz-regress clean test-pure
+	check-gen bench fuzz fuzz-ci fuzz-regress clean test-pure stage-table
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
@@ -51,14 +51,46 @@ check: $(VENV)/.ok
 	$(PY) -m pytest -q -x -n 2 -m "not slow" -p no:cacheprovider
 
 # Everything, from nothing: the venvs JOBS at a time, then the checks; the suites on
-# other runtimes two at a time (2 cores), and the main suite last, so its summary
-# closes the output.
-test: browser
-	$(MAKE) -j$(JOBS) venvs
-	$(MAKE) check-gen lint fuzz-regress
-	$(MAKE) -j2 --output-sync=target fuzz-ci test-old test-onnx-versions test-pythons \
-	  test-pure
-	$(MAKE) test-new
+# other runtimes two at a time (2 cores), and the main suite last, then the wall time of
+# each stage (STAGES; the table is printed when a stage fails too, and make test fails).
+test: | build
+	@rm -f $(STAGES) && date +%s%N > $(STAGES).start
+	@rc=0; \
+	{ $(MAKE) stage-browser && \
+	  $(MAKE) -j$(JOBS) stage-venvs && \
+	  $(MAKE) stage-check-gen stage-lint stage-fuzz-regress && \
+	  $(MAKE) -j2 --output-sync=target stage-fuzz-ci stage-test-old stage-test-onnx-versions \
+	    stage-test-pythons stage-test-pure && \
+	  $(MAKE) stage-test-new; } || rc=$$?; \
+	$(MAKE) --no-print-directory stage-table; exit $$rc
+
+# make test's stages: stage-T makes T and appends "T start_ns seconds status" to STAGES;
+# the loops of test-onnx-versions and test-pythons add a line per venv when STAGE_LOG is
+# set (make test sets it). stage-table prints them in the order they started, each venv
+# under its stage.
+STAGES := build/stage-times.txt
+STAGE_LOG ?=
+# $(call record,NAME,START_NS,STATUS,FILE), in a recipe's shell: append one line to FILE.
+record = echo "$(1) $(2) $$(( ($$(date +%s%N) - $(2)) / 1000000000 )) $(3)" >> "$(4)"
+# ... to STAGE_LOG, when it is set.
+log_stage = [ -z "$(STAGE_LOG)" ] || $(call record,$(1),$(2),$(3),$(STAGE_LOG))
+
+stage-%: | build
+	@s=$$(date +%s%N); rc=0; \
+	$(MAKE) --no-print-directory $* STAGE_LOG=$(abspath $(STAGES)) || rc=$$?; \
+	$(call record,$*,$$s,$$rc,$(STAGES)); exit $$rc
+
+stage-table:
+	@echo; echo "make test, stage by stage (wall time; fuzz-ci to test-pure run two at a time):"
+	@sort -s -k2,2n $(STAGES) | awk ' \
+	  function row(name, t, rc) { printf "  %-30s %5d s  %3d:%02d  %s\n", name, t, t / 60, \
+	    t % 60, rc == 0 ? "ok" : "FAILED (exit " rc ")" } \
+	  { name[NR] = $$1; t[NR] = $$3; rc[NR] = $$4 } \
+	  END { for (i = 1; i <= NR; i++) if (name[i] !~ /\//) { row(name[i], t[i], rc[i]); \
+	    for (j = 1; j <= NR; j++) if (index(name[j], name[i] "/") == 1) \
+	      row("  " name[j], t[j], rc[j]) } }'
+	@t=$$(( ($$(date +%s%N) - $$(cat $(STAGES).start)) / 1000000000 )); \
+	  printf "  %-30s %5d s  %3d:%02d\n" "make test, in all" $$t $$((t / 60)) $$((t % 60))
 
 venvs: $(ALL_VENVS)
 
@@ -88,8 +120,9 @@ test-old: $(VENV_OLD)/.ok
 # The coexistence tests against each older onnx, one venv per release.
 test-onnx-versions: $(ONNX_VENVS)
 	@for v in $(ONNX_VERSIONS); do \
-	  echo "== onnx $$v"; \
-	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/test_coexist.py || exit 1; \
+	  echo "== onnx $$v"; s=$$(date +%s%N); rc=0; \
+	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/test_coexist.py || rc=$$?; \
+	  $(call log_stage,test-onnx-versions/$$v,$$s,$$rc); [ $$rc = 0 ] || exit 1; \
 	done
 
 .venv-onnx-%/.ok: pyproject.toml $(WHEEL)
@@ -104,8 +137,9 @@ test-onnx-versions: $(ONNX_VENVS)
 test-pythons: $(PYENV_VENVS)
 	@for v in 3.10 3.13; do \
 	  if [ -x .venv-py$$v/bin/python ]; then \
-	    echo "== python $$v"; \
-	    .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider || exit 1; \
+	    echo "== python $$v"; s=$$(date +%s%N); rc=0; \
+	    .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider || rc=$$?; \
+	    $(call log_stage,test-pythons/$$v,$$s,$$rc); [ $$rc = 0 ] || exit 1; \
 	  else \
 	    echo "== python $$v: skipped, pyenv has no python$$v (pyenv root: '$(PYENV_ROOT)')"; \
 	  fi; \

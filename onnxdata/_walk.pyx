@@ -46,15 +46,15 @@ def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t
     return _scan(buf, base, pos, end, kinds, names, out, limit)
 
 
-def scan_many(const unsigned char[:] buf, const unsigned long long[:] starts,
+def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long long[:] starts,
               const unsigned long long[:] ends, const signed char[:] kinds, list names, out,
               Py_ssize_t limit):
-    """``scan`` of many occurrences of one message, all in ``buf`` (from offset 0), in order:
-    True, or False where ``scan`` would return -1."""
+    """``scan`` of many occurrences of one message, all in ``buf`` (from offset ``base``),
+    in order: True, or False where ``scan`` would return -1."""
     cdef Py_ssize_t k
     for k in range(starts.shape[0]):
-        if _scan(buf, 0, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], kinds, names, out,
-                 limit) < 0:
+        if _scan(buf, base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], kinds, names, out,
+                 limit) != <Py_ssize_t>ends[k]:
             return False
     return True
 

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, overload
 
 import numpy as np
 
 from onnxdata import convert
 from onnxdata.budget import densify_budget
 from onnxdata.convert import get_densify_limit
-from onnxdata.convert_common import StrPath
+from onnxdata.convert_common import Array, StrPath
 from onnxdata.engine import Engine, densify_deferred
 from onnxdata.errors import no_memory_error
 from onnxdata.fast_read import MAX_DEPTH
+from onnxdata.messages import MapProto, SequenceProto, SparseTensorProto, TensorProto
 from onnxdata.source import Source
 from onnxdata.strings import Strings, convert_strings
 
@@ -36,10 +37,34 @@ _CONTAINERS: Final = {"SequenceProto": "sequence", "MapProto": "map",
 _NOT_READ: Final = object()
 
 
+@overload
+def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
+@overload
+def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Array: ...
+@overload
+def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> list[Any]: ...
+@overload
+def to_numpy(message: MapProto, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> dict[Any, Any]: ...
+@overload
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
+             strings: Strings = "bytes") -> Any: ...
 @no_memory_error("message")
-def to_numpy(message: Any, *, base_dir: StrPath | None = None,
+def to_numpy(message: object, *, base_dir: StrPath | None = None,
              strings: Strings = "bytes") -> Any:
-    """The numpy value of a message: see ``convert.to_numpy``, which this equals."""
+    """The numpy value of a message (see the ``onnxdata.convert`` docstring for the
+    mapping).
+
+    ``base_dir`` is the folder external tensor data is read from. Any fault
+    raises ``ValidationError`` with every problem ``validate`` finds.
+    ``strings="str"`` gives STRING elements and string map keys as ``str``
+    (UTF-8; what ONNX Runtime takes) instead of ``bytes``. A sequence, map or
+    optional is read through its bytes by the wire engine; every value and error
+    is ``convert.to_numpy``'s.
+    """
     descriptor = getattr(message, "DESCRIPTOR", None)
     kind = _CONTAINERS.get(getattr(descriptor, "name", ""))
     if kind is not None:

@@ -41,6 +41,7 @@ def _agree(message: Any, **kwargs: Any) -> str:
     return ours
 
 
+@pytest.mark.slow
 def test_every_test_file_as_every_container_kind() -> None:
     assert len(FILES) > 300
     read = 0

@@ -87,7 +87,7 @@ def sources(data: bytes) -> list[Source]:
 
 
 def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 1000) -> None:
-    for by_pread, src in zip((False, True), sources(data), strict=True):
+    for src in sources(data):
         with src:
             at = where or Where([(0, len(data))])
             got = compiled_scan(src, at, schema, limit)

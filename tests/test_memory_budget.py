@@ -149,6 +149,7 @@ def test_memory_error_becomes_our_error_naming_the_source(
 ) -> None:
     import onnxdata.convert_containers as convert_containers
     import onnxdata.fast_read as fast_read
+    from onnxdata import convert, message_values
 
     def out_of_memory(*args: Any) -> Any:
         raise MemoryError
@@ -157,10 +158,12 @@ def test_memory_error_becomes_our_error_naming_the_source(
     path = tmp_path / "s.pb"
     onnxdata.save(value, path)
     monkeypatch.setitem(convert_containers._READERS, "sequence", out_of_memory)
-    with pytest.raises(onnxdata.OnnxDataError, match="<SequenceProto>: out of memory in "
-                                                     "to_numpy") as info:
-        onnxdata.to_numpy(value)
-    assert isinstance(info.value.__cause__, MemoryError)
+    monkeypatch.setattr(message_values.Engine, "run", out_of_memory)  # the engine's walk
+    for to_numpy in (onnxdata.to_numpy, convert.to_numpy):  # (and the reference reader)
+        with pytest.raises(onnxdata.OnnxDataError, match="<SequenceProto>: out of memory in "
+                                                         "to_numpy") as info:
+            to_numpy(value)
+        assert isinstance(info.value.__cause__, MemoryError)
     monkeypatch.setattr(fast_read, "_mapped", out_of_memory)
     with pytest.raises(onnxdata.OnnxDataError, match=f"{path}: out of memory in read"):
         onnxdata.read(path, "sequence")

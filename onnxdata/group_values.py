@@ -129,10 +129,12 @@ def _buildable(node: _Node) -> bool:
     return all(_buildable(child) for child in node.children)
 
 
-def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...]) -> list[Any]:
-    """The rows of ``arr`` (members x ...) as read-only arrays of ``shape``."""
+def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...], writeable: bool = False
+          ) -> list[Any]:
+    """The rows of ``arr`` (members x ...) as arrays of ``shape``, read-only unless
+    ``writeable`` (``to_numpy``'s decoded float_data: copies, writable)."""
     arr = arr.reshape(arr.shape[0], *shape)
-    arr.flags.writeable = False
+    arr.flags.writeable = writeable
     if not shape:
         return [arr[i, ...] for i in range(arr.shape[0])]
     return list(arr)
@@ -160,7 +162,8 @@ def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
         if rows is None or rows.shape[1] != v0.nbytes:
             return None
         return _rows(rows.view(np.dtype(dt.dtype).newbyteorder("<")).astype(dt.dtype,
-                                                                            copy=False), v0.shape)
+                                                                            copy=False),
+                     v0.shape, bool(v0.flags.writeable))
     if roles == {_STRINGS} and v0.dtype == object:
         data = g.data()
         out = []

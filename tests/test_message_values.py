@@ -121,3 +121,30 @@ def test_hypothesis_maps(message: Any) -> None:
 @given(messages("optional", max_depth=3))
 def test_hypothesis_optionals(message: Any) -> None:
     _agree(message)
+
+
+SPARSE_FLOATS = vint(2, 2) + b"".join(ld(4, ld(1, tensor(1, [1], ld(4, f32(i)))) + ld(
+    2, tensor(7, [1], ld(9, bytes(8)))) + vint(3, 3)) for i in range(40))
+
+
+@pytest.mark.parametrize("name", ["string-keys-float-data-packed", "complex64-float-data",
+                                  "double-data", "string-keys-float-data-unpacked",
+                                  "sparse-float-data"])
+def test_float_data_is_built_a_layout_at_a_time(name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """to_numpy's float_data arrays are writable copies (as the reference makes them), and
+    still built a group at a time: group_values builds them, it does not decline."""
+    from onnxdata import engine_groups, group_values
+
+    built: list[bool] = []
+    real = group_values.group_values
+
+    def spied(*args: Any) -> Any:
+        got = real(*args)
+        built.append(got is not None)
+        return got
+    monkeypatch.setattr(engine_groups, "group_values", spied)
+    data = SPARSE_FLOATS if name == "sparse-float-data" else BUILT[name]
+    got = json.loads(_agree(onnxdata.load(data, "sequence")))
+    assert built == [True]
+    assert got["list"] and not json.dumps(got).count('"readonly": true')

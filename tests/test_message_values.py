@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
+from test_group_values import _spy as spy_group_values
 from walk_digest import value as digest
 
 import onnxdata
@@ -136,16 +137,7 @@ def test_float_data_is_built_a_layout_at_a_time(name: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """to_numpy's float_data arrays are writable copies (as the reference makes them), and
     still built a group at a time: group_values builds them, it does not decline."""
-    from onnxdata import engine_groups, group_values
-
-    built: list[bool] = []
-    real = group_values.group_values
-
-    def spied(*args: Any) -> Any:
-        got = real(*args)
-        built.append(got is not None)
-        return got
-    monkeypatch.setattr(engine_groups, "group_values", spied)
+    built = spy_group_values(monkeypatch)
     data = SPARSE_FLOATS if name == "sparse-float-data" else BUILT[name]
     got = json.loads(_agree(onnxdata.load(data, "sequence")))
     assert built == [True]

@@ -26,6 +26,7 @@ from onnxdata.fast_read import read
 from onnxdata.fast_write import write
 from onnxdata.files import load, save
 from onnxdata.make_data import make_test_data_sets
+from onnxdata.message_checks import problems, validate
 from onnxdata.message_values import to_numpy
 from onnxdata.messages import (
     MapProto,
@@ -38,7 +39,6 @@ from onnxdata.runner import OutputResult, run_test_data_set
 from onnxdata.serialization import serialize
 from onnxdata.testdata import load_test_data_set
 from onnxdata.testdata_save import save_test_data_set
-from onnxdata.validation import problems, validate
 
 __version__ = "0.1.0"
 

@@ -36,7 +36,6 @@ from onnxdata.convert_tensor import (
 )
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.rules_common import DEFAULT_MAX_DEPTH
-from onnxdata.uniform import MIN_TENSORS, uniform_raw_arrays
 from onnxdata.validation import quick_tensor
 
 __all__: list[str] = []  # the readers of convert.py's to_numpy; nothing public here
@@ -54,10 +53,6 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
     field = _SEQ_FIELDS[et]
     elems = getattr(s, field)
     if et == TENSOR:
-        if depth + 1 <= DEFAULT_MAX_DEPTH and len(elems) >= MIN_TENSORS:
-            arrays = uniform_raw_arrays(s, elems, quick_tensor(elems[0]), _PLAIN_RAW)
-            if arrays is not None:  # every tensor valid, one layout: views of one buffer
-                return arrays
         return _read_tensors(elems, _at(path, field), base_dir, depth + 1)
     read = _READERS[_KINDS[et]]
     out = [read(e, f"{_at(path, field)}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]

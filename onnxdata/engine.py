@@ -35,7 +35,7 @@ from onnxdata.convert import (
 )
 from onnxdata.convert_sparse import densify_cost
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
-from onnxdata.engine_groups import GroupWalk
+from onnxdata.engine_groups import MIN_GROUPED, GroupWalk
 from onnxdata.engine_tensor import (
     _EXTERNAL,
     Outcome,
@@ -49,7 +49,6 @@ from onnxdata.engine_tensor import (
 from onnxdata.errors import Problem
 from onnxdata.external import OpenFiles
 from onnxdata.payloads import string_values, varint_count, varints
-from onnxdata.plain_runs import MIN_RUN, plain_run_arrays, same_layout
 from onnxdata.rules_common import (
     DEFAULT_MAX_DEPTH,
     ELEM_FIELDS,
@@ -87,7 +86,6 @@ from onnxdata.walk import (
     SPARSE,
     TENSOR,
     Fields,
-    RangeStore,
     Where,
     occurrences,
     scan,
@@ -160,8 +158,6 @@ class Engine(TensorWalk, GroupWalk):
         self.entries: dict[bytes, tuple[str, str]] = {}
         self.files = OpenFiles()  # closed when run returns
         self.file_facts: dict[tuple[str, str], Any] = {}
-        #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
-        self.plain_payload = (-1, -1)
         #: Singular message fields given more than once, which protobuf merges into one
         #: (a sequence of two maps read as an optional): ``(path, occurrences)``, the first
         #: few; ``merged_count`` counts them all. Read off ``scan``'s counts, so it costs
@@ -240,16 +236,6 @@ class Engine(TensorWalk, GroupWalk):
             return self.map(where, path, depth)
         return self.sparse(where, path, depth)
 
-    # -- tensors
-    def plain_run(self, ranges: RangeStore | list[tuple[int, int]]) -> tuple[int, list[Any]] | None:
-        """(data type, arrays) of a sequence's tensors that are all the first plain one
-        with other payload bytes (``plain_runs``); None: take them one by one."""
-        first = self.plain(*ranges[0])
-        if first is None or not isinstance(first.value, np.ndarray) or first.code is None:
-            return None
-        arrays = plain_run_arrays(self.src, ranges, first.value)
-        return None if arrays is None else (first.code, arrays)
-
     # -- containers
 
     def sequence(self, where: Where, path: str, depth: int) -> Outcome:
@@ -275,47 +261,13 @@ class Engine(TensorWalk, GroupWalk):
             field_name = ELEM_FIELDS[code]
             mine = facts is not None and code == facts.elem_type
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
-            if kind == "tensor" and deep_ok and self.values and facts is None and \
-                    w.ranges is not None and len(w.ranges) >= MIN_RUN:
-                bulk = self.plain_run(w.ranges)
-                if bulk is not None:  # every tensor valid, of one data type: see plain_runs
-                    codes[kind].append(bulk[0])
-                    if code == elem_type:
-                        mine_types.append(("tensor", bulk[0]))
-                    out.extend(bulk[1])
-                    continue
-            if kind == "tensor" and deep_ok and not self.values and \
-                    w.ranges is not None and len(w.ranges) >= MIN_RUN:
-                # Validating: a run of tensors that are all the first plain, valid one but
-                # for their payload bytes has its verdict and summary (plain_runs).
-                a0, b0 = w.ranges[0]
-                first = self.plain(a0, b0)
-                if first is not None and self.plain_payload[1] == b0 and \
-                        same_layout(src, w.ranges, self.plain_payload[0] - a0):
-                    n = len(w.ranges)
-                    if first.code is not None:
-                        codes[kind].append(first.code)
-                    if code == elem_type:
-                        mine_types.append(first.ntype)
-                    if mine:
-                        assert facts is not None
-                        last = first.summary
-                        facts.add(first.summary.split(" ", 1)[-1], first.code, None)
-                        facts.count += n - 1
-                    continue
-            if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_RUN:
+            if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
                 # a layout at a time (compiled): engine_groups, group_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,
                                           mine_types, out if self.values else None)
                 if done:
                     continue
-            # Elements that are all the same bytes (a million empty optionals) have the
-            # first one's outcome when it is valid and built nothing (the ``small`` cache's
-            # rule): checked in bulk (plain_runs.same_layout), taken once below.
-            alike = small is not None and w.ranges is not None and len(w.ranges) >= MIN_RUN \
-                and 0 < w.ranges[0][1] - w.ranges[0][0] <= _SMALL \
-                and same_layout(src, w.ranges, w.ranges[0][1] - w.ranges[0][0])
             bad = self.small_bad.setdefault(kind, {})
             for i, (a, b) in enumerate(occurrences(src, w)):
                 key = src.read(a, b) if deep_ok and b - a <= _SMALL else None
@@ -355,21 +307,6 @@ class Engine(TensorWalk, GroupWalk):
                         facts.add(detail, got.code if code == 1 else None, None)
                     else:
                         facts.add(None, None, got.summary)
-                if alike and i == 0 and key is not None and small is not None \
-                        and small.get(key) is got:
-                    rest = len(w.ranges or ()) - 1  # every other element: this one again
-                    if kind in codes and got.code is not None:
-                        codes[kind] += [got.code] * rest
-                    if kind in types:
-                        types[kind] += [got.ntype] * rest
-                    if code == elem_type and code != 1:
-                        mine_types += [got.ntype] * rest
-                    if self.values:
-                        out += [got.value] * rest
-                    if mine:
-                        assert facts is not None
-                        facts.count += rest
-                    break
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])
         for kind, found in types.items():
             if len(found) > 1:

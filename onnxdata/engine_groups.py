@@ -15,7 +15,8 @@ two agree.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+import operator
+from typing import Any, Final
 
 import numpy as np
 
@@ -32,7 +33,10 @@ from onnxdata.summaries import SequenceFacts
 from onnxdata.walk import RangeStore, Where
 from onnxdata.walk_compiled import LAYOUT_KINDS, element_groups
 
-__all__ = ["GroupWalk"]
+__all__ = ["MIN_GROUPED", "GroupWalk"]
+
+#: Fewer elements than this are walked one by one: grouping them would cost more.
+MIN_GROUPED: Final = 32
 
 
 class GroupWalk:
@@ -97,19 +101,19 @@ class GroupWalk:
                     self._densify(values, ids, firsts, path, field_name)
             out.extend(values if values is not None else [None] * int(ids.size))
         self._add_problems(ids, firsts, firsts_walked, path, field_name)
-        idlist = ids.tolist()
         code, elem_type = kinds
         if kind in codes:
             group_codes = [got.code for got in outcomes]
-            codes[kind] += [c for c in (group_codes[g] for g in idlist) if c is not None]
+            codes[kind] += [c for c in _by_element(group_codes, ids) if c is not None] \
+                if None in group_codes else _by_element(group_codes, ids)
         group_types = [got.ntype for got in outcomes]
         if kind in types:
-            types[kind] += [group_types[g] for g in idlist]
+            types[kind] += _by_element(group_types, ids)
         if code == elem_type:
             if code != 1:
-                mine_types += [group_types[g] for g in idlist]
+                mine_types += _by_element(group_types, ids)
             else:
-                mine_types.append(group_types[idlist[0]])
+                mine_types.append(group_types[int(ids[0])])
         if facts is not None and code == facts.elem_type:
             last = _note_summaries(facts, code, outcomes, ids, last)
         return True, last
@@ -186,6 +190,14 @@ class GroupWalk:
                 found = [Problem(own + p.path[cut:], p.message) for p in found]
             sink.add(found)
             done += len(found)
+
+
+def _by_element(per_group: list[Any], ids: np.ndarray[Any, Any]) -> list[Any]:
+    """``[per_group[g] for g in ids]``, without a Python step per element."""
+    if len(per_group) == 1:
+        return per_group * int(ids.size)
+    return list(operator.itemgetter(*ids.tolist())(per_group)) if ids.size > 1 else \
+        [per_group[int(g)] for g in ids]
 
 
 def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],

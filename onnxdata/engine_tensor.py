@@ -121,8 +121,6 @@ class TensorWalk:
     values: bool
     summaries: bool
     problems: ProblemSink
-    #: Where the raw_data payload of the tensor ``plain`` last looked at lies.
-    plain_payload: tuple[int, int]
     #: float_data and double_data copied, not views of the bytes (``to_numpy``'s values).
     fixed_copies: bool = False
     entries: dict[bytes, tuple[str, str]]
@@ -202,7 +200,6 @@ class TensorWalk:
                 pos += value
         if raw < 0:
             return None
-        self.plain_payload = (raw, raw + raw_len)
         facts = (code, tuple(dims), raw_len)
         ok = _PLAIN_OK.get(facts)
         if ok is None:

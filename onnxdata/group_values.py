@@ -353,6 +353,14 @@ def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
                  firsts: list[Any]) -> list[Any] | None:
     """Every element's value, from its group's tree and first value (``firsts``, by
     group), in document order; None where one group's cannot be built here."""
+    if len(trees) == 1:  # one layout: the values are in document order already
+        node, g = trees[0]
+        v0 = firsts[0]
+        got = _values(node, v0, g)
+        if got is None or not _same(got[0], getattr(v0, "parts", v0)):
+            return None
+        got[0] = v0
+        return got
     order = np.argsort(ids, kind="stable").tolist()
     out: list[Any] = [None] * len(order)
     at = 0

@@ -29,12 +29,16 @@ from onnxdata.messages import MapProto, SequenceProto, SparseTensorProto, Tensor
 from onnxdata.source import Source
 from onnxdata.strings import Strings, convert_strings
 
-__all__ = ["to_numpy"]
+__all__ = ["CONTAINERS", "small_elements", "to_numpy"]
 
 #: The messages read through their bytes, by protobuf name.
-_CONTAINERS: Final = {"SequenceProto": "sequence", "MapProto": "map",
+CONTAINERS: Final = {"SequenceProto": "sequence", "MapProto": "map",
                       "OptionalProto": "optional"}
 _NOT_READ: Final = object()
+_TYPED_WIDTHS: Final = (("float_data", 4), ("int32_data", 4), ("int64_data", 8),
+                        ("double_data", 8), ("uint64_data", 8), ("string_data", 1))
+#: Bytes per element above which a container is read by the reference (``small_elements``).
+_SMALL_ELEMENT: Final = 4096
 
 
 @overload
@@ -66,12 +70,25 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     is ``convert.to_numpy``'s.
     """
     descriptor = getattr(message, "DESCRIPTOR", None)
-    kind = _CONTAINERS.get(getattr(descriptor, "name", ""))
-    if kind is not None:
+    kind = CONTAINERS.get(getattr(descriptor, "name", ""))
+    if kind is not None and small_elements(message, kind):
         value = _walked(message, kind, base_dir)
         if value is not _NOT_READ:
             return convert_strings(value, strings)
     return convert.to_numpy(message, base_dir=base_dir, strings=strings)
+
+
+def small_elements(message: Any, kind: str) -> bool:
+    """Whether ``message`` is worth the engine's walk: not a sequence of big tensors (64
+    of 1 MiB), which protobuf has parsed already, and which serializing again (or even
+    ByteSize, 0.17 s for 64 MiB) would cost more than the reference's reading. The first
+    tensor's payload stands for all: a layout is one size."""
+    if kind != "sequence" or not len(message.tensor_values):
+        return True
+    first = message.tensor_values[0]
+    size = len(first.raw_data) + sum(len(getattr(first, f)) * width
+                                     for f, width in _TYPED_WIDTHS)
+    return size <= _SMALL_ELEMENT
 
 
 def _walked(message: Any, kind: str, base_dir: StrPath | None) -> Any:

@@ -36,8 +36,6 @@ _KINDS: Final = {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
 _ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
                       4: "MAP", 5: "OPTIONAL"}
 _ELEM_KIND: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
-#: The most bytes before a tensor's payload compared to count it as the first (``count``).
-_LIKE_HEAD: Final = 1 << 10
 _CONTEXT: Final[dict[str, Schema]] = {"TensorProto": TENSOR, "OptionalProto": OPTIONAL,
                                       "SequenceProto": SEQUENCE}
 
@@ -86,22 +84,6 @@ class _Context:
         return v - (1 << 32) if v >= 1 << 31 else v
 
 
-def _raw_data_start(src: Source, start: int, end: int) -> int | None:
-    """Where the tensor ``[start, end)``'s raw_data payload starts when raw_data is its last
-    field and ends it; None otherwise (or when its bytes break the wire format)."""
-    from onnxdata.walk import fields
-
-    last = None
-    try:
-        for number, wt, _offset, a, b in fields(src, start, end):
-            last = (number, wt, a, b)
-    except WireError:
-        return None
-    if last is None or last[:2] != (9, LEN) or last[3] != end:
-        return None
-    return last[2]
-
-
 class _Table:
     def __init__(self, src: Source, limit: int | None, max_depth: int) -> None:
         self.src = src
@@ -146,12 +128,7 @@ class _Table:
     def count(self, message: str, start: int, end: int, depth: int) -> None:
         """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
         it, as ``message`` does once the table is full (the same count, the same
-        WireError at the same point), a run of elements at a time.
-
-        A tensor with the length of the first one counted here and the same bytes before
-        its raw_data payload (which ends both) parses as that one does, field for field
-        (the argument of ``plain_runs``), so it has as many fields: a sequence's big
-        tensors cost one small read each, not a walk."""
+        WireError at the same point), a run of elements at a time."""
         from onnxdata.walk import RUN, _walk
 
         counted = count_fields(self.src, start, end, message, depth)
@@ -159,7 +136,6 @@ class _Table:
             self.more += counted
             return
         schema = message_schema(message)
-        like: tuple[int, bytes, int] | None = None  # (length, bytes before the payload, fields)
         for number, wt, offset, a, b in _walk(self.src, ((start, end),), (), repeats=True):
             spec = schema.get(number)
             want = LEN if wt == RUN else wt
@@ -173,36 +149,17 @@ class _Table:
             if child is not None:
                 if depth + 1 > _PROTOBUF_DEPTH:
                     raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", offset)
-                if like is not None and child == "TensorProto" and b - a == like[0] and \
-                        self.src.read(a, a + len(like[1])) == like[1]:
-                    self.more += like[2]
-                    continue
-                before = self.more
                 self.count(child, a, b, depth + 1)
-                if like is None and child == "TensorProto":
-                    payload = _raw_data_start(self.src, a, b)
-                    if payload is not None and payload - a <= _LIKE_HEAD:
-                        like = (b - a, self.src.read(a, payload), self.more - before)
 
     def elements(self, message: str, first_at: int, starts: Any, ends: Any,
                  depth: int) -> None:
         """Count a run of messages (and their fields) as ``count`` counts them one by one:
-        in lockstep batches when none holds a message, else one at a time."""
-        from onnxdata.lockstep import _lockstep
-
-        schema = message_schema(message)
-        nested = [n for n, spec in schema.items() if spec.message is not None]
+        a layout at a time (``grouped``) where the compiled walk gives layouts, else one
+        at a time."""
         s_all = np.asarray(starts, np.int64)
         e_all = np.asarray(ends, np.int64)
         for first in range(0, int(s_all.size), 1 << 14):
             s, e = s_all[first:first + (1 << 14)], e_all[first:first + (1 << 14)]
-            lo, hi = int(s[0]), int(e[-1])
-            got = None
-            if depth <= _PROTOBUF_DEPTH and hi - lo <= 1 << 22:
-                got = _lockstep(self.src.u8(lo, hi), lo, s, e)
-            if got is not None and not np.isin(got[0], nested).any():
-                self.more += int(s.size) + int(got[0].size)
-                continue
             tags = [first_at if first == 0 else int(e_all[first - 1]),
                     *e[:-1].tolist()]  # each element's tag follows the one before
             if self.grouped(message, tags, s, e, depth):

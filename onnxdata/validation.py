@@ -109,7 +109,6 @@ from onnxdata.rules_tensor import (
     typed_entry_problems,
 )
 from onnxdata.rules_wire import _unknown_fields, _unknown_problems, wire_field_problems
-from onnxdata.uniform import MIN_TENSORS, uniform_raw_tensors
 from onnxdata.wire import VARINT
 
 __all__ = [
@@ -317,10 +316,6 @@ def _sequence_walk(path: str, s: SequenceProto, depth: int, base_dir: PathLike |
     inner: list[Problem] = []
     codes: list[int] = []
     deep = depth + 1 > max_depth
-    if not deep and len(tensors) >= MIN_TENSORS:
-        first = quick_tensor(tensors[0])
-        if uniform_raw_tensors(s, tensors, first):
-            return own  # every tensor valid, one data type
     for i, t in enumerate(tensors):
         plain = None if deep else quick_tensor(t)
         if plain is not None:

@@ -49,8 +49,6 @@ _MAX_FIELD: Final = 0x1FFFFFFF
 RUN_BYTES: Final = 1 << 20
 #: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
 RUN: Final = 8
-#: The pseudo wire type of a batch of fields walked in lockstep (``lockstep.fields_many``).
-BULK: Final = 9
 
 # Field kinds in the schemas below.
 SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
@@ -408,10 +406,6 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                 record = _arrays()
                 segments.append(record)
             walked = _walk(src, ((0, src.size),), runs, repeats=True)
-    elif isinstance(ranges, RangeStore):  # many occurrences: walked in lockstep
-        from onnxdata.lockstep import fields_many
-
-        walked = fields_many(src, ranges, runs)
     else:
         walked = _walk(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
@@ -497,11 +491,6 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                 continue
         if wt == RUN:  # (no field's wire type: checked last, off the common path)
             _bulk(out, spec, number, a, b, limit)
-            continue
-        if wt == BULK:
-            from onnxdata.lockstep import keep
-
-            keep(out, schema, a, limit)
             continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))

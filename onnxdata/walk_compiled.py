@@ -73,21 +73,42 @@ def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[t
         buf, base = src.window(starts[0], starts[0])
         if base == 0 and len(buf) == src.size:  # all in memory: one call for them all
             return bool(_LOOP.scan_many(buf, 0, starts, ranges.ends, kinds, names, out, limit))
-        lo, hi = starts[0], ranges.ends[-1]
-        if hi - lo <= _SCAN_BYTES:  # their bytes in one read, then one call
-            return bool(_LOOP.scan_many(src.read(lo, hi), lo, starts, ranges.ends, kinds,
-                                        names, out, limit))
-        # read by pread: one call per occurrence measured 3x slower than the Python walk's
-        # lockstep batches (a bogus reading of 1,000,000 tensors as one optional)
-        return False
-    scan_one = _LOOP.scan
-    for start, end in occurrences():
-        pos = start
-        while pos < end:
-            buf, base = src.window(pos, min(end, pos + _HEAD))
-            pos = scan_one(buf, base, pos, end, kinds, names, out, limit)
-            if pos < 0:
+        # by pread: the bytes of as many occurrences as fit in _SCAN_BYTES (at least one)
+        # in one read, then one call for them
+        ends = ranges.ends
+        ends_np = np.frombuffer(ends, dtype=np.uint64)
+        starts_np = np.frombuffer(starts, dtype=np.uint64)
+        if (np.diff(starts_np.astype(np.int64)) < 0).any() or (ends_np < starts_np).any() \
+                or (np.diff(ends_np.astype(np.int64)) < 0).any():
+            return False  # not in wire order (never from a walk): the Python walk's
+        first, n = 0, len(starts)
+        view_s, view_e = memoryview(starts), memoryview(ends)
+        while first < n:
+            lo = starts[first]
+            stop = max(first + 1, int(np.searchsorted(ends_np, np.uint64(lo + _SCAN_BYTES),
+                                                      side="right")))
+            if ends[stop - 1] - lo > _SCAN_BYTES:  # one big occurrence: read as it goes
+                if not _scan_windows(src, lo, ends[first], kinds, names, out, limit):
+                    return False
+            elif not _LOOP.scan_many(src.read(lo, ends[stop - 1]), lo, view_s[first:stop],
+                                     view_e[first:stop], kinds, names, out, limit):
                 return False
+            first = stop
+        return True
+    return all(_scan_windows(src, start, end, kinds, names, out, limit)
+               for start, end in occurrences())
+
+
+def _scan_windows(src: Source, start: int, end: int, kinds: array[int],
+                  names: list[str | None], out: Any, limit: int) -> bool:
+    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes."""
+    assert _LOOP is not None
+    pos = start
+    while pos < end:
+        buf, base = src.window(pos, min(end, pos + _HEAD))
+        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit)
+        if pos < 0:
+            return False
     return True
 
 

@@ -282,7 +282,7 @@ def test_a_sequences_element_types_come_before_its_tensors_data_type() -> None:
 
 def _many_elements(seed: int) -> bytes:
     """A sequence-like message of hundreds of small varied elements (past walk.KEEP), so a
-    bogus reading merges them into one message (walked in lockstep) and a packed field
+    bogus reading merges them into one message (many occurrences) and a packed field
     gets many kept pieces."""
     import random
 

@@ -1,5 +1,7 @@
-"""``read`` of many plain tensors of one layout, in bulk (``onnxdata.plain_runs``): the same
-values as one by one, and the same verdicts wherever one element breaks the run."""
+"""``read``, ``readings`` and validate of a sequence's many tensors, taken a layout at a
+time (``engine_groups``, ``group_values``): the values onnx reads, as one by one, and the
+same verdicts wherever one element breaks the run. (These were the tests of the bulk
+path ``plain_runs``, which the layout groups replaced.)"""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import pytest
 from test_engine import check_same_verdicts
 
 import onnxdata
-import onnxdata.engine as engine
-from onnxdata.plain_runs import MIN_RUN
+from onnxdata.engine_groups import MIN_GROUPED, GroupWalk
+from onnxdata.walk_compiled import COMPILED
 from tests.conftest import import_onnx
 
 onnx = import_onnx()  # the values are made by onnx's own writer; skips where it is absent
 nh = onnx.numpy_helper
-N = MIN_RUN + 8
+N = MIN_GROUPED + 8
 
 
 def _sequence(tensors: list[onnx.TensorProto]) -> bytes:
@@ -34,17 +36,22 @@ def _read(tmp_path: Path, data: bytes, kind: str = "sequence", copy: bool = Fals
 
 @pytest.fixture
 def bulk_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each run was taken in bulk (True) or left to the loop (False)."""
+    """Whether each run was taken a layout at a time (True) or one by one (False)."""
     calls: list[bool] = []
-    real = engine.plain_run_arrays
+    real = GroupWalk.grouped
 
-    def spy(*args: Any) -> Any:
-        got = real(*args)
-        calls.append(got is not None)
+    def spy(self: GroupWalk, *args: Any, **kwargs: Any) -> Any:
+        got = real(self, *args, **kwargs)
+        calls.append(got[0])
         return got
 
-    monkeypatch.setattr(engine, "plain_run_arrays", spy)
+    monkeypatch.setattr(GroupWalk, "grouped", spy)
     return calls
+
+
+#: What ``bulk_calls`` holds after one run taken a layout at a time: nothing is grouped
+#: where the compiled walk is off (the Python walk takes every element).
+GROUPED = [COMPILED]
 
 
 @pytest.mark.parametrize("copy", [False, True])
@@ -57,7 +64,7 @@ def test_a_run_of_one_layout_is_read_in_bulk_as_onnx_reads_it(
     arrays = [rng.integers(0, 2, shape).astype(dtype) for _ in range(N)]
     data = _sequence([nh.from_array(a, "t") for a in arrays])
     got = _read(tmp_path, data, copy=copy)
-    assert bulk_calls == [True]
+    assert bulk_calls == GROUPED
     assert len(got) == N
     for g, a in zip(got, arrays, strict=True):
         assert g.shape == a.shape and g.dtype == a.dtype and not g.flags.writeable
@@ -71,7 +78,7 @@ def test_a_map_of_scalar_tensors_is_read_in_bulk(tmp_path: Path,
     m.values.elem_type = onnx.SequenceProto.TENSOR
     m.values.tensor_values.extend(nh.from_array(np.array(i, np.float32)) for i in range(N))
     got = _read(tmp_path, m.SerializeToString(), "map")
-    assert bulk_calls == [True]
+    assert bulk_calls == GROUPED
     assert got == {3 * i: i for i in range(N)}
     assert all(v.shape == () and v.dtype == np.float32 for v in got.values())
 
@@ -113,10 +120,10 @@ def test_one_odd_tensor_leaves_values_and_verdicts_as_one_by_one(
         got = _read(tmp_path, data)
         for g, t in zip(got, tensors, strict=True):
             assert np.array_equal(g, nh.to_array(t)) and g.shape == tuple(t.dims)
-    assert bulk_calls == [False]
+    assert len(bulk_calls) == 1  # the odd one is a group of its own, or all are one by one
 
 
-def test_a_first_tensor_with_a_field_after_its_payload_is_not_taken_in_bulk(
+def test_a_first_tensor_with_a_field_after_its_payload_reads_as_onnx_does(
         tmp_path: Path, bulk_calls: list[bool]) -> None:
     tensors = [nh.from_array(np.full(4, i, np.float32)) for i in range(N)]
     data = bytearray(_sequence(tensors))
@@ -126,32 +133,25 @@ def test_a_first_tensor_with_a_field_after_its_payload_is_not_taken_in_bulk(
                     for t in tensors[1:])
     data = bytearray(b"\x10\x01\x1a" + bytes([len(first)]) + first + rest)
     got = _read(tmp_path, bytes(data))
-    assert bulk_calls == [False]
+    assert bulk_calls == GROUPED
     assert all(np.array_equal(g, np.full(4, i, np.float32)) for i, g in enumerate(got))
 
 
 @pytest.mark.parametrize("source", ["bytes", "file"])
 def test_validating_a_run_of_one_layout_takes_it_whole(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
-    """readings/validate (no values, no mapping) check the run with ``same_layout``, a block
-    of elements per read, and give the verdict and summary of one by one."""
-    calls: list[bool] = []
-    real = engine.same_layout
-
-    def spy(*args: Any) -> bool:
-        calls.append(real(*args))
-        return calls[-1]
-
-    monkeypatch.setattr(engine, "same_layout", spy)
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk_calls: list[bool],
+        source: str) -> None:
+    """readings/validate (no values) take the run a layout at a time and give the verdict
+    and summary of one by one."""
     data = _sequence([nh.from_array(np.full(4, i, np.float32), "t") for i in range(N)])
     path = tmp_path / "run.pb"
     path.write_bytes(data)
     found = onnxdata.readings(data if source == "bytes" else
                               onnxdata.explorer.open_buffer(path))
     sequence = next(r for r in found if r.kind == "SequenceProto")
-    assert True in calls
+    assert (True in bulk_calls) == COMPILED
     assert sequence.valid and sequence.summary == f"sequence of {N} tensors, float32 [4]"
-    monkeypatch.setattr(engine, "same_layout", lambda *args: False)  # one by one, to compare
-    again = onnxdata.readings(data)
+    monkeypatch.setattr(GroupWalk, "grouped", lambda *args, **kwargs: (False, args[8]))
+    again = onnxdata.readings(data)  # one by one, to compare
     assert [(r.kind, r.valid, r.problems, r.summary) for r in found] == \
         [(r.kind, r.valid, r.problems, r.summary) for r in again]

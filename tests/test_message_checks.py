@@ -1,0 +1,126 @@
+"""``onnxdata.problems`` / ``onnxdata.validate`` of a sequence, map or optional
+(onnxdata/message_checks.py: the engine's walk of the message's bytes) give what
+``validation.problems`` (the reference, through protobuf's objects) gives: the same
+problems, paths and order, message for message.
+
+Over every .pb file the tests hold, read as each container kind, with and without
+base_dir and with a small cap; over the cases of test_group_values; over messages the
+engine must leave to the reference; and over hypothesis-made messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
+from test_message_values import FILES, KINDS
+
+import onnxdata
+from onnxdata import message_checks, validation
+from onnxdata.engine import Engine
+from onnxdata.strategies import messages
+
+
+def _agree(message: Any, **kwargs: Any) -> list[Any]:
+    ours = message_checks.problems(message, **kwargs)
+    assert ours == validation.problems(message, **kwargs)
+    return ours
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds the engine walked for ``message_checks`` (not left to the reference)."""
+    calls: list[str] = []
+    real = Engine.run
+
+    def spy(self: Engine, kind: str) -> Any:
+        calls.append(kind)
+        return real(self, kind)
+
+    monkeypatch.setattr(Engine, "run", spy)
+    return calls
+
+
+@pytest.mark.slow
+def test_every_test_file_as_every_container_kind() -> None:
+    checked = invalid = 0
+    for path in FILES:
+        data = path.read_bytes()
+        for kind in KINDS:
+            try:
+                message = onnxdata.load(data, kind)
+            except onnxdata.OnnxDataError:
+                continue
+            checked += 1
+            for base_dir in (None, path.parent):
+                invalid += bool(_agree(message, base_dir=base_dir))
+            _agree(message, max_problems=2)
+            _agree(message, max_depth=3)
+    assert checked > 300 and invalid > 50
+
+
+@pytest.mark.parametrize("name", sorted(BUILT | DECLINED))
+def test_grouped_cases(name: str, walked: list[str]) -> None:
+    assert _agree(onnxdata.load((BUILT | DECLINED)[name], "sequence")) == []
+    assert walked == ["sequence"]
+
+
+def test_problems_are_found_by_the_engine_and_named(walked: list[str]) -> None:
+    message = onnxdata.load(vint(2, 1) + ld(3, tensor(1, [2], ld(9, f32(1)))) * 40,
+                            "sequence")
+    found = _agree(message)
+    assert walked == ["sequence"]
+    assert len(found) == 40 and found[0].path == "tensor_values[0].raw_data"
+    with pytest.raises(onnxdata.ValidationError) as info:
+        onnxdata.validate(message)
+    assert info.value.problems == found
+    capped = _agree(message, max_problems=3)
+    assert len(capped) == 4 and capped[-1].message == "…and 37 more problems"
+
+
+def test_big_tensors_and_tensors_are_left_to_the_reference(walked: list[str]) -> None:
+    big = onnxdata.from_numpy([np.zeros(2048, np.float32)] * 3, "sequence")
+    assert _agree(big) == []
+    assert _agree(onnxdata.load(tensor(1, [1], ld(9, f32(1))), "tensor")) == []
+    assert walked == []
+
+
+def test_not_a_message_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="not an ONNX data message"):
+        onnxdata.problems(b"bytes")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("sequence", max_depth=3))
+def test_hypothesis_sequences(message: Any) -> None:
+    _agree(message)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("map", max_depth=3))
+def test_hypothesis_maps(message: Any) -> None:
+    _agree(message)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("optional", max_depth=3))
+def test_hypothesis_optionals(message: Any) -> None:
+    _agree(message)
+
+
+def test_checks_of_a_file_folder(tmp_path: Path) -> None:
+    """External data is checked against ``base_dir`` as the reference checks it."""
+    (tmp_path / "w.bin").write_bytes(f32(1.5, 2.5))
+    good = tensor(1, [2], ld(13, ld(1, b"location") + ld(2, b"w.bin")), vint(14, 1))
+    bad = tensor(1, [2], ld(13, ld(1, b"location") + ld(2, b"gone.bin")), vint(14, 1))
+    message = onnxdata.load(vint(2, 1) + ld(3, good) * 39 + ld(3, bad), "sequence")
+    assert _agree(message) == []
+    found = _agree(message, base_dir=tmp_path)
+    assert [p.path for p in found] == ["tensor_values[39].external_data[0]"]

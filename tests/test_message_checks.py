@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
 from test_message_values import FILES, KINDS
 
@@ -95,23 +96,11 @@ def test_not_a_message_is_a_type_error() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(messages("sequence", max_depth=3))
-def test_hypothesis_sequences(message: Any) -> None:
-    _agree(message)
-
-
-@pytest.mark.slow
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-@given(messages("map", max_depth=3))
-def test_hypothesis_maps(message: Any) -> None:
-    _agree(message)
-
-
-@pytest.mark.slow
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-@given(messages("optional", max_depth=3))
-def test_hypothesis_optionals(message: Any) -> None:
+@settings(max_examples=350, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(KINDS).flatmap(lambda kind: messages(kind, max_depth=3)))
+def test_hypothesis_containers(message: Any) -> None:
+    """Sequences, maps and optionals drawn in turn (test_message_values draws the same
+    messages for to_numpy, a test per kind)."""
     _agree(message)
 
 

@@ -353,23 +353,29 @@ def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
                  firsts: list[Any]) -> list[Any] | None:
     """Every element's value, from its group's tree and first value (``firsts``, by
     group), in document order; None where one group's cannot be built here."""
-    if len(trees) == 1:  # one layout: the values are in document order already
-        node, g = trees[0]
-        v0 = firsts[0]
-        got = _values(node, v0, g)
-        if got is None or not _same(got[0], getattr(v0, "parts", v0)):
-            return None
-        got[0] = v0
-        return got
+    built = []
+    for (node, g), v0 in zip(trees, firsts, strict=True):
+        got = _members(node, g, v0)
+        if got is None:
+            return None  # (before the other groups are built)
+        built.append(got)
+    if len(built) == 1:  # one layout: the values are in document order already
+        return built[0]
     order = np.argsort(ids, kind="stable").tolist()
     out: list[Any] = [None] * len(order)
     at = 0
-    for (node, g), v0 in zip(trees, firsts, strict=True):
-        got = _values(node, v0, g)
-        if got is None or not _same(got[0], getattr(v0, "parts", v0)):
-            return None
-        got[0] = v0
-        for i, value in zip(order[at:at + g.n], got, strict=True):
+    for got in built:
+        for i, value in zip(order[at:at + len(got)], got, strict=True):
             out[i] = value
-        at += g.n
+        at += len(got)
     return out
+
+
+def _members(node: _Node, g: _Group, v0: Any) -> list[Any] | None:
+    """One group's values, its first the engine's own ``v0``; None where the value built
+    for the first is not ``v0`` (the guard) or cannot be built."""
+    got = _values(node, v0, g)
+    if got is None or not _same(got[0], getattr(v0, "parts", v0)):
+        return None
+    got[0] = v0
+    return got

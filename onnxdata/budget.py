@@ -23,14 +23,40 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
 from onnxdata.dtypes import DATA_TYPES
 from onnxdata.errors import Problem, ValidationError
+from onnxdata.paths import join_path
 
-__all__ = ["budget_mark", "budget_reset", "densify_budget", "spend", "sparse_need"]
+__all__ = ["budget_mark", "budget_reset", "densify_budget", "get_densify_limit",
+           "set_densify_limit", "spend", "sparse_need"]
+
+
+# ---------------------------------------------------------------- the densify cap
+
+_limit_lock = threading.Lock()
+_densify_limit = 1 << 30
+
+
+def get_densify_limit() -> int:
+    """The most bytes one ``to_numpy`` or ``read`` call allocates to densify sparse
+    tensors, all of them together (the budget below)."""
+    return _densify_limit
+
+
+def set_densify_limit(nbytes: int) -> int:
+    """Set the densify cap in bytes (default 1 GiB); returns the previous cap."""
+    global _densify_limit
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"the densify limit must be an int >= 0, not {nbytes!r}")
+    with _limit_lock:
+        previous, _densify_limit = _densify_limit, nbytes
+    return previous
+
 
 #: What is left of the open budget (a one-item list, spent in place), or None.
 _left: ContextVar[list[int] | None] = ContextVar("onnxdata_densify_budget", default=None)
@@ -125,14 +151,14 @@ def sparse_need(message: Any, limit: int) -> None:
         elif kind == "SequenceProto":
             for field in reversed(_SEQUENCE_FIELDS):
                 items = getattr(msg, field)
-                stack.extend(reversed([(x, f"{_at(path, field)}[{i}]")
+                stack.extend(reversed([(x, f"{join_path(path, field)}[{i}]")
                                        for i, x in enumerate(items)]))
         elif kind == "OptionalProto":
             for field in reversed(_OPTIONAL_FIELDS):
                 if msg.HasField(field):
-                    stack.append((getattr(msg, field), _at(path, field)))
+                    stack.append((getattr(msg, field), join_path(path, field)))
         elif kind == "MapProto" and msg.HasField("values"):
-            stack.append((msg.values, _at(path, "values")))
+            stack.append((msg.values, join_path(path, "values")))
     if total > limit:
         raise ValidationError([Problem(first_over, f"the sparse tensors of this value need "
                                                    f"{total} bytes to densify together, over "
@@ -141,5 +167,3 @@ def sparse_need(message: Any, limit: int) -> None:
                                                    "onnxdata.sparse_parts)")])
 
 
-def _at(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name

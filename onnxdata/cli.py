@@ -47,7 +47,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from onnxdata import __version__, diff, make_data, runner
+from onnxdata import __version__, cli_diff, cli_make, run_command
+from onnxdata.cli_args import (
+    STDIN,
+    fail,
+    file_arg,
+    file_size,
+    missing,
+    model_choice,
+    model_hint,
+)
 from onnxdata.console import console as _console
 from onnxdata.console import printable, write_text
 from onnxdata.console import silence as _silence
@@ -61,7 +70,6 @@ from onnxdata.explorer import (
     explore,
 )
 from onnxdata.messages import kind_word
-from onnxdata.model_types import IO
 from onnxdata.plain_table import PLAIN_ROWS, print_plain_table
 from onnxdata.progress import progress_bar
 from onnxdata.source import set_stream_limit
@@ -79,10 +87,6 @@ EXIT_CODES = """exit status (every command):
 #: The most byte table rows ``--json`` (and the page's facts) carry, ``--limit all``
 #: included: 100,000 rows are about 12 MB of JSON; the rest are counted in one row.
 JSON_ROWS = 100_000
-#: What ``-`` stands for as a FILE: standard input, read once to its end.
-STDIN = "/dev/stdin"
-#: The words a missing file is reported with, by every command.
-MISSING = "no such file or folder"
 
 
 def _kind(value: str) -> str:
@@ -169,15 +173,15 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     sh.add_argument("--limit", type=_limit, default=20, metavar="N|all",
                     help="show at most N items of each list or dict (default 20)")
     _json_option(sh)
-    diff.add_parser(sub)
+    cli_diff.add_parser(sub)
     diff_parser = sub.choices["diff"]
     diff_parser.epilog = EXIT_CODES
     diff_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     diff_parser.add_argument("--model", help="model.onnx declaring both files' type "
                                              "(two files named input_K.pb or output_K.pb, or "
                                              "with --kind's default for folders: their own)")
-    runner.add_parser(sub)
-    make_data.add_parser(sub)
+    run_command.add_parser(sub)
+    cli_make.add_parser(sub)
     run_parser = sub.choices["run"]
     run_parser.epilog = EXIT_CODES
     run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -256,44 +260,6 @@ def _warning_printer() -> Callable[..., None]:
     return show
 
 
-_SET_FILE = re.compile(r"(input|output)_(\d+)\.pb$")
-
-
-def model_choice(args: argparse.Namespace, name: str
-                 ) -> tuple[str | None, IO | None, int | None]:
-    """``(model, io, index)`` from --model/--input/--output; the index defaults to the
-    file's name (``input_K.pb``). Usage errors exit 2 through argparse."""
-    parser: argparse.ArgumentParser = args.command_parser
-    model = getattr(args, "model", None)
-    io_index = [(io, k) for io, k in (("input", getattr(args, "input", None)),
-                                      ("output", getattr(args, "output", None)))
-                if k is not None]
-    if model is None:
-        if io_index:
-            parser.error("--input/--output need --model")
-        return None, None, None
-    if io_index:
-        io, k = io_index[0]
-        return model, io, k  # type: ignore[return-value]
-    m = _SET_FILE.search(os.path.basename(name))
-    if m is None:
-        parser.error("--model needs --input K or --output K (or a file named input_K.pb "
-                     "or output_K.pb)")
-    return model, m.group(1), int(m.group(2))  # type: ignore[return-value]
-
-
-def file_arg(name: str) -> str:
-    """The path to open for a FILE argument: ``-`` is standard input."""
-    return STDIN if name == "-" else name
-
-
-def missing(name: str) -> str | None:
-    """The one wording of a file that is not there (None when it is, or is stdin)."""
-    if name == "-" or os.path.lexists(name):
-        return None
-    return f"{name}: {MISSING}"
-
-
 def _run(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(json_errors="--json" in words)
@@ -309,24 +275,15 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "diff":
         return _diff(args)
     if args.command == "run":
-        return runner.main(args)
+        return run_command.main(args)
     if args.command == "make":
-        return make_data.main(args)
+        return cli_make.main(args)
     from onnxdata.cli_show import show_command
 
     return show_command(args)
 
 
-def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> int:
-    """A command that cannot go on: one red line on stderr and, under --json, one JSON
-    object on stdout with an ``error`` field; exit 2."""
-    _console(stderr=True).print(Text(f"onnxdata: {message}", style="red"))
-    if args is not None and getattr(args, "json", False):
-        write_text(json.dumps({**facts, "error": message}, indent=2) + "\n")
-    return 2
 
-
-_fail = fail
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -340,7 +297,7 @@ def _diff(args: argparse.Namespace) -> int:
             args.kind = _model_kind(args)
         except (OnnxDataError, OSError) as exc:
             return fail(str(exc), args, equal=False, files=[])
-    return diff.main(args)
+    return cli_diff.main(args)
 
 
 def _model_kind(args: argparse.Namespace) -> str:
@@ -370,7 +327,7 @@ def _explore(args: argparse.Namespace) -> int:
             return fail(gone, args, file=args.file)
     path = file_arg(args.file)
     try:
-        with progress_bar(_size(path), f"exploring {Path(args.file).name}") as progress:
+        with progress_bar(file_size(path), f"exploring {Path(args.file).name}") as progress:
             result = explore(path, model=model, io=io, index=index,
                              reading=args.kind, progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
@@ -388,17 +345,9 @@ def _explore(args: argparse.Namespace) -> int:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.limit)
-    if not any(r.valid for r in result.readings) and _model_hint(args.file):
-        _console().print(_model_hint(args.file).strip(" ()"), markup=False)
+    if not any(r.valid for r in result.readings) and model_hint(args.file):
+        _console().print(model_hint(args.file).strip(" ()"), markup=False)
     return 0
-
-
-def _model_hint(name: str) -> str:
-    """For a .onnx file no data message reads validly: say it is a model, and what to do."""
-    if not name.lower().endswith(".onnx"):
-        return ""
-    return (" (a .onnx file is a model, not a data file: onnxdata reads the "
-            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them)")
 
 
 def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
@@ -419,13 +368,6 @@ def _exploration_json(result: Exploration, limit: int | None) -> dict[str, Any]:
 def _row_json(row: ByteRow) -> dict[str, Any]:
     return {"offset": row.offset, "depth": row.depth, "bytes": row.bytes, "field": row.field,
             "value": row.value}
-
-
-def _size(name: str) -> int:
-    try:
-        return os.stat(name).st_size
-    except OSError:
-        return 0  # explore or validate says why it cannot be read
 
 
 def _shown(result: Exploration) -> Reading | None:
@@ -552,7 +494,7 @@ def _write_html(result: Exploration, out: str, facts: dict[str, Any] | None, *,
     try:
         path = write_page(result, out, facts=facts)
     except OSError as exc:
-        return _fail(f"cannot write {out}: {exc}")
+        return fail(f"cannot write {out}: {exc}")
     _console(stderr=path_to_stderr).print(f"wrote {path}", markup=False, highlight=False)
     return 0
 

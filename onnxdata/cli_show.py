@@ -20,7 +20,7 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from onnxdata.cli import _model_hint, _size, fail, file_arg, missing, model_choice
+from onnxdata.cli_args import fail, file_arg, file_size, missing, model_choice, model_hint
 from onnxdata.console import console, printable, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer import choose_kind, message_of_kind, readings
@@ -46,7 +46,7 @@ def show_command(args: argparse.Namespace) -> int:
     declared_text: str | None = None
     try:
         guessed = kind is None
-        with progress_bar(_size(path), f"reading {Path(name).name}") as progress, \
+        with progress_bar(file_size(path), f"reading {Path(name).name}") as progress, \
                 contextlib.closing(open_source(path, copy=True)) as src:  # once: a pipe
             if kind is None:
                 declared = declared_for(path, model=model, io=io, index=index)
@@ -59,7 +59,7 @@ def show_command(args: argparse.Namespace) -> int:
                                        progress=_part(progress, 0, 1 / 3), note=notes.append)
                 except DecodeError as exc:
                     return fail(f"{exc} (onnxdata explore {name} shows every reading)"
-                                f"{_model_hint(name)}", args, file=name)
+                                f"{model_hint(name)}", args, file=name)
             for text in notes:
                 console(stderr=True).print(f"onnxdata: {name}: {text}", markup=False)
             try:
@@ -74,9 +74,9 @@ def show_command(args: argparse.Namespace) -> int:
                                         f"model declares {declared_text}")
                 raise
     except ValidationError as exc:
-        if guessed and _model_hint(name):
+        if guessed and model_hint(name):
             return fail(f"cannot read {name}: no data message reads it validly"
-                        f"{_model_hint(name)}", args, file=name)
+                        f"{model_hint(name)}", args, file=name)
         return _invalid(args, name, kind, exc.problems, None)
     except (OnnxDataError, OSError) as exc:
         return fail(str(exc), args, file=name, kind=kind)

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.text import Text
 
-from onnxdata.cli import _model_hint, _size, file_arg, missing, model_choice
+from onnxdata.cli_args import file_arg, file_size, missing, model_choice, model_hint
 from onnxdata.console import console, printable, write_text
 from onnxdata.errors import OnnxDataError, Problem
 from onnxdata.explorer import Exploration, explore
@@ -73,13 +73,13 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
                        list(chosen.problems) + list(result.type_problems))
     if chosen is None:
         formed = [r for r in result.readings if r.well_formed]
-        if _model_hint(name) and not result.valid_readings:
+        if model_hint(name) and not result.valid_readings:
             return Verdict(name, "unreadable", "no data message reads it validly"
-                                               f"{_model_hint(name)}")
+                                               f"{model_hint(name)}")
         if not formed:
             best = result.readings[0]
             return Verdict(name, "unreadable", f"no message fits; nearest is {best.kind}: "
-                                               f"{best.misfit}{_model_hint(name)}")
+                                               f"{best.misfit}{model_hint(name)}")
         chosen = formed[0]
     if not chosen.well_formed:
         return Verdict(name, "unreadable", f"as {chosen.kind}: {chosen.misfit}",
@@ -102,7 +102,7 @@ def _one(name: str, args: argparse.Namespace) -> Verdict:
     model, io, index = model_choice(args, name)
     path = file_arg(name)
     try:
-        with progress_bar(_size(path), f"validating {Path(name).name}") as progress:
+        with progress_bar(file_size(path), f"validating {Path(name).name}") as progress:
             result = explore(path, reading=args.kind, model=model, io=io, index=index,
                              progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:

@@ -67,23 +67,23 @@ from typing import Any, Literal, TypeAlias, cast, overload
 import numpy as np
 
 from onnxdata.budget import sparse_need
-from onnxdata.convert_build import _CLASSES, _FILLERS, _infer_kind, _utf8
+from onnxdata.convert_build import build_message, infer_kind, utf8
 from onnxdata.convert_common import (
     Array,
     ElemType,
     KeyType,
     SparseParts,
     StrPath,
-    _message_kind,
     from_le_bytes,
     le_bytes,
+    message_kind,
     unpack_bits,
 )
-from onnxdata.convert_containers import _READERS
+from onnxdata.convert_containers import READERS
 from onnxdata.convert_sparse import (
-    _sparse_parts,
     densify,
     get_densify_limit,
+    read_sparse_parts,
     set_densify_limit,
 )
 from onnxdata.errors import OnnxDataError, no_memory_error
@@ -154,11 +154,11 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     runs on the whole message and its complete error is raised, so the error
     is the one validating first would give.
     """
-    kind = _message_kind(message)
+    kind = message_kind(message)
     try:
         if kind not in ("tensor", "sparse_tensor"):  # holds one sparse tensor at most
             sparse_need(message, get_densify_limit())
-        value = _READERS[kind](message, "", base_dir, 0)
+        value = READERS[kind](message, "", base_dir, 0)
     except Exception:
         _validate(message, base_dir)  # raises ValidationError when validate finds problems
         raise
@@ -168,10 +168,10 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
 @no_memory_error("message")
 def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseParts:
     """``SparseParts(values, indices, shape)`` of a SparseTensorProto, without densifying."""
-    if _message_kind(message) != "sparse_tensor":
+    if message_kind(message) != "sparse_tensor":
         raise TypeError(f"sparse_parts takes a SparseTensorProto, not {type(message).__name__}")
     _validate(message, base_dir)
-    return _sparse_parts(message, "", base_dir)
+    return read_sparse_parts(message, "", base_dir)
 
 
 # ---------------------------------------------------------------- from_numpy
@@ -267,7 +267,7 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__} ({name!r})")
-    _utf8(name, "name", "the name")
+    utf8(name, "name", "the name")
     value = with_arrays(value)
     if declared is None:
         try:
@@ -286,10 +286,8 @@ def _from_numpy(value: object, kind: KindArg, name: str, elem_type: ElemType | N
         if declared is None:
             declared = DeclaredType("tensor", tensor_code(elem_type, "elem_type"))
         value, kind, elem_type, key_type = prepare(value, declared)
-    k = _infer_kind(value, "") if kind is None else kind_name(kind)
-    message = _CLASSES[k]()
-    _FILLERS[k](message, value, "", name, elem_type, key_type)
-    return message
+    k = infer_kind(value, "") if kind is None else kind_name(kind)
+    return build_message(value, k, elem_type, key_type, name)
 
 
 def _plain_python(exc: OnnxDataError, value: object) -> OnnxDataError:

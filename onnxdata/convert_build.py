@@ -11,11 +11,11 @@ from typing import Any, cast
 import numpy as np
 
 from onnxdata.convert_common import (
-    _KINDS,
-    _OPT_FIELDS,
-    _SEQ_FIELDS,
+    KINDS,
     MAP,
+    OPT_FIELDS,
     OPTIONAL,
+    SEQ_FIELDS,
     SEQUENCE,
     SPARSE_TENSOR,
     TENSOR,
@@ -24,9 +24,8 @@ from onnxdata.convert_common import (
     ElemType,
     KeyType,
     SparseParts,
-    _at,
-    _message_kind,
     le_bytes,
+    message_kind,
 )
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, data_type_for_dtype
 from onnxdata.errors import OnnxDataError, ValidationError
@@ -38,9 +37,10 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.paths import join_path
 from onnxdata.rules_containers import element_type_problems, nested_type
 
-__all__: list[str] = []  # the builders of convert.py's from_numpy; nothing public here
+__all__ = ["build_message"]  # the builders of convert.py's from_numpy
 
 
 _CLASSES: dict[str, type[Message]] = {
@@ -49,7 +49,7 @@ _CLASSES: dict[str, type[Message]] = {
 }
 
 
-def _infer_kind(value: object, path: str) -> str:
+def infer_kind(value: object, path: str) -> str:
     if isinstance(value, (np.ndarray, np.generic)):
         return "tensor"
     if isinstance(value, SparseParts):
@@ -62,7 +62,7 @@ def _infer_kind(value: object, path: str) -> str:
         return "optional"
     if hasattr(value, "DESCRIPTOR"):
         try:
-            return _message_kind(value)
+            return message_kind(value)
         except TypeError:
             pass
     raise OnnxDataError(f"{path or 'value'}: cannot convert a value of type "
@@ -75,15 +75,15 @@ def _infer_kind(value: object, path: str) -> str:
 def _elem_code(elem_type: ElemType, what: str) -> int:
     if isinstance(elem_type, str):
         name = elem_type.lower()
-        if name in _KINDS[1:]:
-            return _KINDS.index(name)
+        if name in KINDS[1:]:
+            return KINDS.index(name)
         if name == "undefined":
             return UNDEFINED
     elif isinstance(elem_type, (int, np.integer)) and not isinstance(elem_type, bool) \
             and 0 <= elem_type <= OPTIONAL:
         return int(elem_type)
     raise OnnxDataError(f"{what}: elem_type {elem_type!r} is not one of "
-                        f"{', '.join(_KINDS[1:])} (or their codes 1..5)")
+                        f"{', '.join(KINDS[1:])} (or their codes 1..5)")
 
 
 def _key_code(key_type: KeyType, what: str) -> int:
@@ -110,7 +110,7 @@ def _copy_message(target: Any, value: Any, kind: str, path: str) -> bool:
     if isinstance(value, (np.ndarray, np.generic, list, tuple, dict)) or value is None \
             or not hasattr(value, "DESCRIPTOR"):
         return False
-    if _message_kind(value) != kind:
+    if message_kind(value) != kind:
         raise OnnxDataError(f"{path or 'value'}: a {type(value).__name__} where a {kind} "
                             "belongs")
     if type(value) is type(target):
@@ -141,7 +141,7 @@ def _fill_tensor(t: Any, value: Any, path: str, name: str, elem_type: Any,
         t.raw_data = le_bytes(arr, dt)
 
 
-def _utf8(text: str, where: str, what: str) -> bytes:
+def utf8(text: str, where: str, what: str) -> bytes:
     """``text`` in UTF-8; a lone surrogate (from a bad decode) is our error, with where."""
     try:
         return text.encode("utf-8")
@@ -159,7 +159,7 @@ def _strings(arr: Array, path: str) -> list[bytes]:
         if isinstance(s, bytes):
             out.append(s)
         elif isinstance(s, str):
-            out.append(_utf8(s, f"{path or 'value'}[{i}]", "the string"))
+            out.append(utf8(s, f"{path or 'value'}[{i}]", "the string"))
         else:
             raise OnnxDataError(f"{path or 'value'}: element {i} of a string tensor is a "
                                 f"{type(s).__name__}, not bytes or str")
@@ -200,8 +200,8 @@ def _fill_sparse(sp: Any, value: Any, path: str, name: str, elem_type: Any,
             raise OnnxDataError(f"{path or 'value'}: SparseParts indices[{i}] is not after "
                                 f"indices[{i - 1}]: indices must be ascending (row-major) "
                                 "without duplicates")
-    _fill_tensor(sp.values, values, _at(path, "values"), name, None, None)
-    _fill_tensor(sp.indices, indices.astype(np.int64, copy=False), _at(path, "indices"), "",
+    _fill_tensor(sp.values, values, join_path(path, "values"), name, None, None)
+    _fill_tensor(sp.indices, indices.astype(np.int64, copy=False), join_path(path, "indices"), "",
                  None, None)
     sp.dims.extend(shape)
 
@@ -237,15 +237,15 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
             type(v) is np.ndarray for v in value):
         _fill_tensors(s, value, where)
         return
-    kinds = [_infer_kind(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    kinds = [infer_kind(v, f"{where}[{i}]") for i, v in enumerate(value)]
     found = set(kinds)
     if elem_type is not None:
         et = _elem_code(elem_type, where)
         if et == UNDEFINED:
             raise OnnxDataError(f"{where}: a sequence's elem_type cannot be UNDEFINED")
-        if et != OPTIONAL and found - {_KINDS[et]}:
-            i = next(i for i, k in enumerate(kinds) if k != _KINDS[et])
-            raise OnnxDataError(f"{where}[{i}]: a {kinds[i]} in a sequence of {_KINDS[et]}")
+        if et != OPTIONAL and found - {KINDS[et]}:
+            i = next(i for i, k in enumerate(kinds) if k != KINDS[et])
+            raise OnnxDataError(f"{where}[{i}]: a {kinds[i]} in a sequence of {KINDS[et]}")
     elif not value:
         raise OnnxDataError(f"{where}: an empty list needs elem_type (tensor, sparse_tensor, "
                             "sequence, map or optional)")
@@ -256,10 +256,10 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
         raise OnnxDataError(f"{where}: mixed element kinds: " + ", ".join(
             f"{k} at [{i}]" for k, i in firsts.items()) + "; a sequence holds one kind")
     else:
-        et = _KINDS.index(kinds[0])
+        et = KINDS.index(kinds[0])
     s.elem_type = et
-    field = getattr(s, _SEQ_FIELDS[et])
-    fill = _FILLERS[_KINDS[et]]
+    field = getattr(s, SEQ_FIELDS[et])
+    fill = _FILLERS[KINDS[et]]
     add = field.add
     for i, v in enumerate(value):
         fill(add(), v, f"{where}[{i}]", "", None, None)
@@ -321,7 +321,7 @@ def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,
         encoded: list[bytes] = []
         for k in keys:
             if isinstance(k, str):
-                encoded.append(_utf8(k, where, "key"))
+                encoded.append(utf8(k, where, "key"))
             elif isinstance(k, (bytes, np.bytes_)):
                 encoded.append(bytes(k))
             else:
@@ -353,7 +353,7 @@ def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,
         raise OnnxDataError(f"{where}: map values cannot be {elem_type!r}")
     if any(v is None for v in values):
         raise OnnxDataError(f"{where}: map values cannot be None (a map holds no optionals)")
-    _fill_sequence(m.values, values, _at(where, "values"), "", elem_type, None)
+    _fill_sequence(m.values, values, join_path(where, "values"), "", elem_type, None)
     if m.values.elem_type == OPTIONAL:
         raise OnnxDataError(f"{where}: map values cannot be optionals")
 
@@ -388,16 +388,16 @@ def _fill_optional(o: Any, value: Any, path: str, name: str, elem_type: Any,
     elif value is None:
         o.elem_type = UNDEFINED
         return
-    elif _copy_message(o, value, "optional", where) if _infer_kind(value, where) == "optional" \
+    elif _copy_message(o, value, "optional", where) if infer_kind(value, where) == "optional" \
             else False:
         if name:
             o.name = name
         return
     else:
-        et = _KINDS.index(_infer_kind(value, where))
+        et = KINDS.index(infer_kind(value, where))
     o.elem_type = et
-    field = _OPT_FIELDS[et]
-    _FILLERS[_KINDS[et]](getattr(o, field), value, _at(where, field), "", None,
+    field = OPT_FIELDS[et]
+    _FILLERS[KINDS[et]](getattr(o, field), value, join_path(where, field), "", None,
                          key_type if et == MAP else None)
 
 
@@ -408,3 +408,13 @@ _FILLERS: dict[str, Callable[[Any, Any, str, str, Any, Any], None]] = {
     "map": _fill_map,
     "optional": _fill_optional,
 }
+
+
+def build_message(value: Any, kind: str, elem_type: Any = None, key_type: Any = None,
+                  name: str = "") -> Message:
+    """A message of ``kind`` ("tensor", "sequence", ...) filled from ``value``, which is
+    already prepared: from_numpy's last step, and how ``declared`` builds the messages it
+    nests."""
+    message = _CLASSES[kind]()
+    _FILLERS[kind](message, value, "", name, elem_type, key_type)
+    return message

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from onnxdata.dtypes import DataType, raw_nbytes
 from onnxdata.errors import Problem, ValidationError
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import (
     MapProto,
     OptionalProto,
@@ -21,7 +22,6 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
-from onnxdata.rules_common import DEFAULT_MAX_DEPTH
 from onnxdata.validation import node_problems, too_deep
 
 __all__ = ["SparseParts", "from_le_bytes", "le_bytes", "unpack_bits"]
@@ -47,34 +47,29 @@ class SparseParts(NamedTuple):
 # SequenceProto / OptionalProto element types, and the field holding each.
 UNDEFINED, TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL = range(6)
 _ELEM_NAMES = ("UNDEFINED", "TENSOR", "SPARSE_TENSOR", "SEQUENCE", "MAP", "OPTIONAL")
-_KINDS = ("", "tensor", "sparse_tensor", "sequence", "map", "optional")
-_SEQ_FIELDS = ("", "tensor_values", "sparse_tensor_values", "sequence_values", "map_values",
+KINDS = ("", "tensor", "sparse_tensor", "sequence", "map", "optional")
+SEQ_FIELDS = ("", "tensor_values", "sparse_tensor_values", "sequence_values", "map_values",
                "optional_values")
-_OPT_FIELDS = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
+OPT_FIELDS = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
                "optional_value")
-_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data",
+TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data",
                  "uint64_data")
-_EXTERNAL = 1
-_MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
-_MAX_INTP = int(np.iinfo(np.intp).max)
-_FIELD_DTYPES = {"float_data": np.float32, "double_data": np.float64, "int32_data": np.int32,
+MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+MAX_INTP = int(np.iinfo(np.intp).max)
+FIELD_DTYPES = {"float_data": np.float32, "double_data": np.float64, "int32_data": np.int32,
                  "int64_data": np.int64, "uint64_data": np.uint64}
-_U64 = (1 << 64) - 1
+U64 = (1 << 64) - 1
 
 
-def _at(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-def _fail(path: str, message: str) -> ValidationError:
+def fail_at(path: str, message: str) -> ValidationError:
     return ValidationError([Problem(path, message)])
 
 
-def _elem_name(code: int) -> str:
+def elem_name(code: int) -> str:
     return _ELEM_NAMES[code] if 0 <= code < len(_ELEM_NAMES) else str(code)
 
 
-def _message_kind(message: object) -> str:
+def message_kind(message: object) -> str:
     descriptor = getattr(message, "DESCRIPTOR", None)
     name = getattr(descriptor, "name", None)
     for kind, cls in (("tensor", TensorProto), ("sparse_tensor", SparseTensorProto),
@@ -88,9 +83,9 @@ def _message_kind(message: object) -> str:
     )
 
 
-def _check(path: str, message: Any, base_dir: StrPath | None, depth: int) -> None:
+def check_message(path: str, message: Any, base_dir: StrPath | None, depth: int) -> None:
     """Raise ValidationError when ``message`` itself breaks a rule of ``validate``."""
-    if depth > DEFAULT_MAX_DEPTH:
+    if depth > MAX_DEPTH:
         raise ValidationError([too_deep(path)])
     found = node_problems(path, message, base_dir, tensor_types=False)
     if found:

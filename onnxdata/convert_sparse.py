@@ -4,90 +4,60 @@ within the densify cap, and ``to_numpy``'s reader of a SparseTensorProto."""
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
 
-from onnxdata.budget import spend
-from onnxdata.convert_common import (
-    _MAX_INTP,
-    Array,
-    SparseParts,
-    StrPath,
-    _at,
-    _check,
-    _fail,
-)
-from onnxdata.convert_tensor import _dims, _plain_raw, _read_tensor
+from onnxdata.budget import get_densify_limit, set_densify_limit, spend
+from onnxdata.convert_common import MAX_INTP, Array, SparseParts, StrPath, check_message, fail_at
+from onnxdata.convert_tensor import checked_shape, plain_raw, read_tensor
 from onnxdata.errors import OnnxDataError
-from onnxdata.rules_common import DEFAULT_MAX_DEPTH
+from onnxdata.limits import MAX_DEPTH
+from onnxdata.paths import join_path
 from onnxdata.validation import quick_tensor
 
 __all__ = ["densify", "densify_cost", "get_densify_limit", "set_densify_limit"]
 
 
-# ---------------------------------------------------------------- the densify cap
-
-_limit_lock = threading.Lock()
-_densify_limit = 1 << 30
-
-
-def get_densify_limit() -> int:
-    """The most bytes one ``to_numpy`` or ``read`` call allocates to densify sparse
-    tensors, all of them together (``onnxdata.budget``)."""
-    return _densify_limit
-
-
-def set_densify_limit(nbytes: int) -> int:
-    """Set the densify cap in bytes (default 1 GiB); returns the previous cap."""
-    global _densify_limit
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-        raise ValueError(f"the densify limit must be an int >= 0, not {nbytes!r}")
-    with _limit_lock:
-        previous, _densify_limit = _densify_limit, nbytes
-    return previous
-
-
 # ---------------------------------------------------------------- parts and densify
 
-def _sparse_parts(sp: Any, path: str, base_dir: StrPath | None, *,
+def read_sparse_parts(sp: Any, path: str, base_dir: StrPath | None, *,
                   known: dict[str, Array] | None = None, checked: bool = False) -> SparseParts:
     """Values, indices and shape; ``known`` holds parts already read, and ``checked`` says
     the indices were found inside dims (``validate``'s rules) so are not looked at again."""
     known = known or {}
-    shape, total = _dims(sp.dims, path)
-    vpath, ipath = _at(path, "values"), _at(path, "indices")
+    shape, total = checked_shape(sp.dims, path)
+    vpath, ipath = join_path(path, "values"), join_path(path, "indices")
     if not sp.HasField("values"):
-        raise _fail(vpath, "a sparse tensor needs values")
+        raise fail_at(vpath, "a sparse tensor needs values")
     values = known.get("values")
     if values is None:
-        values = _read_tensor(sp.values, vpath, base_dir)
+        values = read_tensor(sp.values, vpath, base_dir)
     if values.ndim != 1:
-        raise _fail(_at(vpath, "dims"), f"values must be 1-D, not {values.ndim}-D")
+        raise fail_at(join_path(vpath, "dims"), f"values must be 1-D, not {values.ndim}-D")
     nnz = values.shape[0]
     if not sp.HasField("indices"):
         if nnz:
-            raise _fail(ipath, f"{nnz} values but no indices")
+            raise fail_at(ipath, f"{nnz} values but no indices")
         return SparseParts(values, np.zeros((0,), dtype=np.int64), shape)
     if sp.indices.data_type != 7:
-        raise _fail(_at(ipath, "data_type"), f"indices must be INT64 (7), not "
+        raise fail_at(join_path(ipath, "data_type"), f"indices must be INT64 (7), not "
                     f"{sp.indices.data_type}")
     indices = known.get("indices")
     if indices is None:
-        indices = _read_tensor(sp.indices, ipath, base_dir)
+        indices = read_tensor(sp.indices, ipath, base_dir)
     rank = len(shape)
     if indices.ndim == 1 and indices.shape[0] == nnz:
         bounds: Any = total
     elif indices.ndim == 2 and indices.shape == (nnz, rank):
         bounds = np.asarray(shape, dtype=np.int64)
     else:
-        raise _fail(_at(ipath, "dims"), f"indices must be [{nnz}] or [{nnz}, {rank}] for "
+        raise fail_at(join_path(ipath, "dims"), f"indices must be [{nnz}] or [{nnz}, {rank}] for "
                     f"{nnz} values in dims {list(shape)}, not {list(indices.shape)}")
     bad = np.zeros((0, 1)) if checked else np.argwhere((indices < 0) | (indices >= bounds))
     if bad.size:
         where = "[" + ", ".join(str(int(i)) for i in bad[0]) + "]"
-        raise _fail(f"{ipath}{where}", f"index {indices[tuple(bad[0])]} lies outside dims "
+        raise fail_at(f"{ipath}{where}", f"index {indices[tuple(bad[0])]} lies outside dims "
                     f"{list(shape)}")
     return SparseParts(values, indices, shape)
 
@@ -109,9 +79,10 @@ def densify(parts: SparseParts, path: str, *, spent: bool = False,
     itemsize = values.dtype.itemsize
     nbytes, what = densify_cost(parts)
     if not spent:
-        spend(nbytes, _densify_limit, path, what)
-    if math.prod(d for d in shape if d) * itemsize > _MAX_INTP:  # a 0 among huge dims
-        raise _fail(_at(path, "dims"), f"dims {list(shape)} are too large for a numpy array "
+        spend(nbytes, get_densify_limit(), path, what)
+    if math.prod(d for d in shape if d) * itemsize > MAX_INTP:  # a 0 among huge dims
+        raise fail_at(join_path(path, "dims"),
+                      f"dims {list(shape)} are too large for a numpy array "
                     f"of {values.dtype}")
     try:
         if values.dtype == object:
@@ -124,7 +95,7 @@ def densify(parts: SparseParts, path: str, *, spent: bool = False,
     if indices.ndim == 2:
         if shape and indices.size and not checked and (bool((indices < 0).any())
                                        or bool((indices >= np.array(shape)).any())):
-            raise _fail(_at(path, "indices"), f"an index lies outside dims {list(shape)}")
+            raise fail_at(join_path(path, "indices"), f"an index lies outside dims {list(shape)}")
         linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
                   else np.zeros(len(indices), dtype=np.intp))
     else:
@@ -132,25 +103,25 @@ def densify(parts: SparseParts, path: str, *, spent: bool = False,
     # The rule is strictly ascending (lexicographic rows are ascending linear indices),
     # which rules out duplicates too: one comparison pass, not a sort.
     if not checked and linear.size > 1 and not bool((linear[1:] > linear[:-1]).all()):
-        raise _fail(_at(path, "indices"), "indices must be ascending without duplicates")
+        raise fail_at(join_path(path, "indices"), "indices must be ascending without duplicates")
     if not checked and linear.size and (int(linear[0]) < 0 or int(linear[-1]) >= total):
-        raise _fail(_at(path, "indices"), f"an index lies outside [0, {total})")
+        raise fail_at(join_path(path, "indices"), f"an index lies outside [0, {total})")
     out[linear] = values
     return out.reshape(shape)
 
 
-def _read_sparse(sp: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Array:
+def read_sparse(sp: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Array:
     """A sparse tensor checked as ``validate`` checks it (its index rules included), then
     densified without checking its indices again; parts the check read are used as read."""
-    _check(path, sp, base_dir, depth)
+    check_message(path, sp, base_dir, depth)
     known: dict[str, Array] = {}
     for field in ("values", "indices"):
         if sp.HasField(field):
             child = getattr(sp, field)
-            plain = quick_tensor(child) if depth + 1 <= DEFAULT_MAX_DEPTH else None
+            plain = quick_tensor(child) if depth + 1 <= MAX_DEPTH else None
             if plain is None:
-                _check(_at(path, field), child, base_dir, depth + 1)
-            elif (fast := _plain_raw(plain)) is not None:
+                check_message(join_path(path, field), child, base_dir, depth + 1)
+            elif (fast := plain_raw(plain)) is not None:
                 known[field] = fast
-    return densify(_sparse_parts(sp, path, base_dir, known=known, checked=True), path,
+    return densify(read_sparse_parts(sp, path, base_dir, known=known, checked=True), path,
                    checked=True)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxdata.convert_build import build_message
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.errors import OnnxDataError
 from onnxdata.messages import KindName
@@ -116,8 +117,6 @@ def prepare(value: Any, declared: str | DeclaredType) -> tuple[Any, KindName, An
 
 
 def _value(value: Any, t: DeclaredType, path: str) -> Any:
-    from onnxdata.convert import from_numpy
-
     if hasattr(value, "DESCRIPTOR"):
         return value  # a built message: from_numpy checks its kind
     if t.kind in ("tensor", "sparse_tensor"):
@@ -132,18 +131,18 @@ def _value(value: Any, t: DeclaredType, path: str) -> Any:
     assert t.element is not None
     if t.kind == "optional":
         if value is None:
-            return from_numpy(None, "optional", elem_type=t.element.kind)
-        return from_numpy(_value(value, t.element, path), "optional", elem_type=t.element.kind)
+            return build_message(None, "optional", t.element.kind)
+        return build_message(_value(value, t.element, path), "optional", t.element.kind)
     if t.kind == "sequence":
         if not isinstance(value, (list, tuple)):
             raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
         if not value:
-            return from_numpy([], "sequence", elem_type=t.element.kind)
+            return build_message([], "sequence", t.element.kind)
         return [_value(v, t.element, f"{path}[{i}]") for i, v in enumerate(value)]
     if not isinstance(value, dict):
         raise OnnxDataError(f"{path}: declared {t} but got a {type(value).__name__}")
     if not value:
-        return from_numpy({}, "map", elem_type=t.element.kind, key_type=t.elem_type)
+        return build_message({}, "map", t.element.kind, t.elem_type)
     return {_key(k, t.elem_type, path): _value(v, t.element, f"{path}[{k!r}]")
             for k, v in value.items()}
 

@@ -11,31 +11,29 @@ equal, 1 when anything differs, 2 when anything cannot be read.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import errno
-import json
+import functools
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.text import Text
-
 from onnxdata.compare import Difference, collect
-from onnxdata.console import console, printable, write_text
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
-from onnxdata.messages import kind_name, kind_word
+from onnxdata.messages import kind_name
 
-__all__ = ["FileDiff", "add_parser", "diff_paths", "main", "read_value"]
+__all__ = ["JSON_LIMIT", "SHOWN", "FileDiff", "Noter", "diff_paths", "exit_code", "read_value"]
 
 #: Differences printed per file.
 SHOWN = 10
 #: Differences kept per file for --json; the rest are counted (``count``, ``left_out``), so
 #: memory is bounded whatever the files hold.
 JSON_LIMIT = 1000
+#: Told which reading was taken for a file that did not say: ``note(path, line)``.
+Noter = Callable[[Path, str], None]
 
 
 @dataclass
@@ -79,7 +77,7 @@ def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
 
 
 def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
-          atol: float, keep: int | None = None) -> FileDiff:
+          atol: float, keep: int | None = None, note: Noter | None = None) -> FileDiff:
     from onnxdata.explorer import choose_kind
     from onnxdata.fast_read import open_source, read_source
 
@@ -92,7 +90,8 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                 errors: list[OnnxDataError] = []
                 for i, (p, src) in enumerate(zip((a, b), srcs, strict=True)):
                     try:
-                        kinds[i] = choose_kind(p, src, how="--kind {}", note=_noter(p))
+                        told = None if note is None else functools.partial(note, p)
+                        kinds[i] = choose_kind(p, src, how="--kind {}", note=told)
                     except DecodeError as exc:
                         errors.append(exc)
                 if kinds[0] is None and kinds[1] is None:
@@ -114,11 +113,6 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                     found.kept, count=found.count, left_out=found.left_out)
 
 
-def _noter(path: Path) -> Any:
-    """Where choose_kind says which reading it took without being told (stderr, one line)."""
-    return lambda text: console(stderr=True).print(f"onnxdata: {path}: {text}", markup=False)
-
-
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         return str(exc).replace("\n", " ")
@@ -127,11 +121,12 @@ def _reason(exc: BaseException) -> str:
 
 def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                rtol: float = 1e-3, atol: float = 1e-7, kind: str | None = None,
-               keep: int | None = JSON_LIMIT) -> list[FileDiff]:
+               keep: int | None = JSON_LIMIT, note: Noter | None = None) -> list[FileDiff]:
     """Compare two files, or two folders' ``.pb`` files matched by name (A actual, B expected);
     two test case folders are compared data set by data set.
 
     Each file keeps its first ``keep`` differences (None: all) and counts the rest.
+    ``note(path, line)`` hears which reading was taken for a file that did not say.
     A file found in a folder that is not a regular file (a FIFO would block) is
     "unreadable". Raises OnnxDataError when one is a folder and the other a file, and
     FileNotFoundError when one is a folder and the other does not exist.
@@ -146,7 +141,7 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                             f"{'a folder' if pb.is_dir() else 'not a folder'}")
     if not pa.is_dir():
         return [_pair(pa.name if pa.name == pb.name else f"{pa.name} vs {pb.name}",
-                      pa, pb, kind, rtol, atol, keep)]
+                      pa, pb, kind, rtol, atol, keep, note)]
     names_a = {p.name for p in pa.glob("*.pb")}
     names_b = {p.name for p in pb.glob("*.pb")}
     cases = [_has_sets(pa), _has_sets(pb)]
@@ -157,7 +152,8 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                             f"onnxdata diff {one} {case}/test_data_set_0")
     out: list[FileDiff] = []
     if any(cases) or not (names_a or names_b):  # test case folders (or nothing to compare)
-        out += _diff_sets(pa, pb, rtol, atol, kind, keep)  # and loose .pb files beside their sets
+        # and the loose .pb files beside their sets, below
+        out += _diff_sets(pa, pb, rtol, atol, kind, keep, note)
     for name in sorted(names_a | names_b, key=_file_order):
         if name not in names_b:
             out.append(FileDiff(name, os.fspath(pa / name), None, "missing",
@@ -167,9 +163,9 @@ def diff_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *,
                                 error=f"only in {pb}"))
         else:
             odd = _not_regular(pa / name, pb / name)
-            out.append(_pair(name, pa / name, pb / name, kind, rtol, atol, keep) if odd is None
-                       else FileDiff(name, os.fspath(pa / name), os.fspath(pb / name),
-                                     "unreadable", error=odd))
+            out.append(FileDiff(name, os.fspath(pa / name), os.fspath(pb / name),
+                                "unreadable", error=odd) if odd is not None
+                       else _pair(name, pa / name, pb / name, kind, rtol, atol, keep, note))
     return out
 
 
@@ -190,7 +186,7 @@ def _not_regular(*paths: Path) -> str | None:
 
 
 def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None,
-               keep: int | None) -> list[FileDiff]:
+               keep: int | None, note: Noter | None) -> list[FileDiff]:
     """Two test case folders: their ``test_data_set_N`` folders matched by name, each file
     named ``test_data_set_N/input_K.pb``. Folders with neither ``.pb`` files nor data sets
     are an OnnxDataError, never a silent "equal"."""
@@ -210,7 +206,7 @@ def _diff_sets(pa: Path, pb: Path, rtol: float, atol: float, kind: str | None,
                                 error=f"only in {pb}"))
         else:
             for f in diff_paths(pa / name, pb / name, rtol=rtol, atol=atol, kind=kind,
-                                keep=keep):
+                                keep=keep, note=note):
                 f.name = f"{name}/{f.name}"
                 out.append(f)
     return out
@@ -228,91 +224,6 @@ def exit_code(statuses: list[str]) -> int:
     return 1 if any(s != "equal" for s in statuses) else 0
 
 
-# ---------------------------------------------------------------- the command
-
-def add_parser(sub: Any) -> None:
-    """Add ``diff`` to the ``onnxdata`` subcommands."""
-    p = sub.add_parser(
-        "diff", help="compare two value files, or two test_data_set folders",
-        description="Compare A (actual) with B (expected): two .pb files, two folders "
-                    "whose .pb files are matched by name, or two test case folders whose "
-                    "test_data_set_N are matched by name. Each difference is printed with "
-                    "its path, e.g. [3]['k'][0, 2]: 0.3984 vs 0.3979. Exit 0 when equal, 1 "
-                    "when anything differs or is missing on one side, 2 when a file cannot "
-                    "be read.")
-    p.add_argument("actual", metavar="A",
-                   help="a .pb file, a test_data_set folder or a test case folder (actual)")
-    p.add_argument("expected", metavar="B", help="the same for the expected values")
-    add_tolerances(p)
-    p.add_argument("--kind", type=kind_argument, metavar="KIND",
-                   help="read both files as this kind (sequence, SequenceProto, …); default: "
-                        "the model's, else the only valid reading")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def kind_argument(text: str) -> str:
-    """``--kind``'s value as a kind name; "seq", "sequence" and "SequenceProto" all work,
-    as in every command."""
-    try:
-        return kind_word(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"a tolerance is a number >= 0, not {text!r}")
-    return value
-
-
-def add_tolerances(p: argparse.ArgumentParser) -> None:
-    """``--rtol`` and ``--atol``, as ``diff`` and ``run`` take them."""
-    p.add_argument("--rtol", type=_tolerance, default=1e-3,
-                   help="relative tolerance for floating-point values (1e-3); integers, "
-                        "bools and strings compare exactly")
-    p.add_argument("--atol", type=_tolerance, default=1e-7,
-                   help="absolute tolerance for floating-point values (1e-7)")
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run ``onnxdata diff`` with parsed arguments; the exit code."""
-    try:
-        found = diff_paths(args.actual, args.expected, rtol=args.rtol, atol=args.atol,
-                           kind=args.kind, keep=JSON_LIMIT if args.json else SHOWN)
-    except (OnnxDataError, OSError, ValueError) as exc:
-        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"))
-        if args.json:  # a program reading the JSON still gets an object, with the reason
-            write_text(json.dumps({"equal": False, "error": str(exc), "files": []}) + "\n")
-        return 2
-    code = exit_code([f.status for f in found])
-    if args.json:
-        write_text(json.dumps({"equal": code == 0, "error": None, "rtol": args.rtol,
-                               "atol": args.atol,
-                               "files": [f.as_json() for f in found]}, indent=2) + "\n")
-        return code
-    out = console()
-    for f in found:
-        print_file(out, f)
-    return code
-
-
-_STYLE = {"equal": "green", "different": "yellow", "missing": "yellow", "unreadable": "red"}
-
-
-def print_file(out: Console, f: FileDiff, label: str | None = None) -> None:
-    """One line for a file, then its first differences by path."""
-    head = Text.assemble((printable(label or f.name), "bold"), ": ", (f.status, _STYLE[f.status]))
-    if f.error:
-        head.append(f": {f.error}")
-    elif f.total:
-        n = f.total
-        head.append(f", {n} difference{'s' if n != 1 else ''}")
-    out.print(head, soft_wrap=True)
-    for d in f.differences[:SHOWN]:
-        out.print(f"  {d}", markup=False, soft_wrap=True)
-    if f.total > SHOWN:
-        out.print(f"  … {f.total - SHOWN} more (--json lists the first {JSON_LIMIT})")

@@ -37,24 +37,20 @@ from onnxdata.convert_sparse import densify_cost
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.engine_groups import MIN_GROUPED, GroupWalk
 from onnxdata.engine_tensor import (
-    _EXTERNAL,
     Outcome,
+    Tensor,
     TensorWalk,
-    _int32,
-    _join,
-    _read_only,
-    _shape_errors,
-    _Tensor,
+    as_int32,
+    read_only,
+    shape_errors,
 )
 from onnxdata.errors import Problem
 from onnxdata.external import OpenFiles
+from onnxdata.limits import MAX_DEPTH
+from onnxdata.messages import EXTERNAL
+from onnxdata.paths import join_path
 from onnxdata.payloads import string_values, varint_count, varints
-from onnxdata.rules_common import (
-    DEFAULT_MAX_DEPTH,
-    ELEM_FIELDS,
-    OPTIONAL_FIELDS,
-    ProblemSink,
-)
+from onnxdata.rules_common import ELEM_FIELDS, OPTIONAL_FIELDS, ProblemSink
 from onnxdata.rules_containers import (
     NestedType,
     element_type_problems,
@@ -93,10 +89,9 @@ from onnxdata.walk import (
 )
 from onnxdata.wire import WireError
 
-__all__ = ["PROTOBUF_DEPTH", "Engine", "Outcome"]
+__all__ = ["Engine", "Outcome"]
 
 #: The nesting protobuf's parser allows (root plus 100 levels); deeper bytes are refused.
-PROTOBUF_DEPTH: Final = 100
 _ELEM_KINDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 _MESSAGE: Final = {"tensor": "TensorProto", "sparse_tensor": "SparseTensorProto",
                    "sequence": "SequenceProto", "optional": "OptionalProto", "map": "MapProto"}
@@ -123,8 +118,8 @@ def densify_deferred(value: Any) -> Any:
     """``value`` with every ``Deferred`` in it densified (read-only), once the whole walk
     has budgeted them all."""
     if isinstance(value, Deferred):
-        with _shape_errors(value.path):
-            return _read_only(densify(value.parts, value.path, spent=True, checked=True))
+        with shape_errors(value.path):
+            return read_only(densify(value.parts, value.path, spent=True, checked=True))
     if isinstance(value, list):
         return [densify_deferred(v) for v in value]
     if isinstance(value, dict):
@@ -137,7 +132,7 @@ class Engine(TensorWalk, GroupWalk):
     found are in ``problems`` (a capped ProblemSink); bad wire raises WireError."""
 
     def __init__(self, src: Source, *, base_dir: Path | None = None,
-                 max_depth: int = DEFAULT_MAX_DEPTH, values: bool = False,
+                 max_depth: int = MAX_DEPTH, values: bool = False,
                  summaries: bool = False, max_problems: int = 1000) -> None:
         self.src = src
         self.base_dir = base_dir
@@ -171,7 +166,7 @@ class Engine(TensorWalk, GroupWalk):
         if n > 1:
             self.merged_count += 1
             if len(self.merged) < 8:
-                self.merged.append((_join(path, field_name), n))
+                self.merged.append((join_path(path, field_name), n))
 
     def remember(self, got: Outcome, before: tuple[int, int], path: str) -> _Remembered:
         """What the element at ``path`` added to the problems since ``before``: their count,
@@ -219,12 +214,12 @@ class Engine(TensorWalk, GroupWalk):
 
     def _message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
         if depth > self.max_depth:
-            if depth > PROTOBUF_DEPTH:
-                raise WireError(f"messages nested deeper than {PROTOBUF_DEPTH}", where.first)
+            if depth > MAX_DEPTH:
+                raise WireError(f"messages nested deeper than {MAX_DEPTH}", where.first)
             self.problems.add([too_deep(path, self.max_depth)])
             code = None
             if kind == "tensor":  # a sequence still compares its data type
-                code = _int32(scan(self.src, where, TENSOR).scalars.get("data_type", 0))
+                code = as_int32(scan(self.src, where, TENSOR).scalars.get("data_type", 0))
             return Outcome(None, code)
         if kind == "tensor":
             return self.tensor(where, path)
@@ -243,7 +238,7 @@ class Engine(TensorWalk, GroupWalk):
         f = scan(src, where, SEQUENCE, self.problems.cap)
         at = self.problems.mark()
         raw_type = f.scalars.get("elem_type")
-        elem_type = _int32(raw_type) if raw_type is not None else None
+        elem_type = as_int32(raw_type) if raw_type is not None else None
         counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0) for code, kind in _ELEM_KINDS.items()}
         own = self._wire(path, "SequenceProto", f)
         own += sequence_problems(path, elem_type, counts)
@@ -275,12 +270,12 @@ class Engine(TensorWalk, GroupWalk):
                 if key is not None:
                     got = small.get(key) if small is not None else None
                     if got is None and key in bad:
-                        got = self.replay(bad[key], _join(path, f"{field_name}[{i}]"))
+                        got = self.replay(bad[key], join_path(path, f"{field_name}[{i}]"))
                 if got is None and kind == "tensor" and deep_ok:
                     got = self.plain(a, b)
                 if got is None:
                     before = (len(self.problems.items), self.problems.dropped)
-                    at_path = _join(path, f"{field_name}[{i}]")
+                    at_path = join_path(path, f"{field_name}[{i}]")
                     got = self.message(kind, Where([(a, b)]), at_path, depth + 1)
                     if key is not None and got.value is None:
                         if before == (len(self.problems.items), self.problems.dropped):
@@ -324,7 +319,7 @@ class Engine(TensorWalk, GroupWalk):
     def optional(self, where: Where, path: str, depth: int) -> Outcome:
         f = scan(self.src, where, OPTIONAL, self.problems.cap)
         raw_type = f.scalars.get("elem_type")
-        elem_type = _int32(raw_type) if raw_type is not None else None
+        elem_type = as_int32(raw_type) if raw_type is not None else None
         set_fields = [OPTIONAL_FIELDS[code] for code, kind in _ELEM_KINDS.items()
                       if kind in f.counts]
         own = self._wire(path, "OptionalProto", f)
@@ -338,7 +333,7 @@ class Engine(TensorWalk, GroupWalk):
             w = f.where(kind, where, OPTIONAL)
             if w is not None:
                 self.note_merged(path, f, kind, OPTIONAL_FIELDS[code])
-                got = self.message(kind, w, _join(path, OPTIONAL_FIELDS[code]), depth + 1)
+                got = self.message(kind, w, join_path(path, OPTIONAL_FIELDS[code]), depth + 1)
                 result.value = got.value
                 if code == elem_type:
                     child_summary = got.summary
@@ -352,7 +347,7 @@ class Engine(TensorWalk, GroupWalk):
         f = scan(src, where, MAP, self.problems.cap)
         at = self.problems.mark()
         raw_type = f.scalars.get("key_type")
-        key_type = _int32(raw_type) if raw_type is not None else None
+        key_type = as_int32(raw_type) if raw_type is not None else None
         int_keys = key_type in KEY_TYPES and key_type != STRING
         keys: Any
         if int_keys or self.values:
@@ -373,7 +368,7 @@ class Engine(TensorWalk, GroupWalk):
         values_summary: str | None = None
         values_type: NestedType = None
         if w is not None:
-            got = self.message("sequence", w, _join(path, "values"), depth + 1)
+            got = self.message("sequence", w, join_path(path, "values"), depth + 1)
             values, values_summary, values_type = got.value, got.summary, got.ntype
             values_elem_type, counts = self.last_seq
             field_name = ELEM_FIELDS.get(values_elem_type or 0)
@@ -398,14 +393,14 @@ class Engine(TensorWalk, GroupWalk):
         src = self.src
         f = scan(src, where, SPARSE, self.problems.cap)
         dims = self.ints(f, "dims", where, SPARSE)
-        sub: list[_Tensor | None] = []
+        sub: list[Tensor | None] = []
         for name in ("values", "indices"):
             w = f.where(name, where, SPARSE)
             self.note_merged(path, f, name, name)
             if w is not None and depth + 1 > self.max_depth:
-                self.message("tensor", w, _join(path, name), depth + 1)  # raises or is too deep
+                self.message("tensor", w, join_path(path, name), depth + 1)  # raises or is too deep
                 w = None
-            sub.append(self.scan_tensor(w, _join(path, name)) if w is not None else None)
+            sub.append(self.scan_tensor(w, join_path(path, name)) if w is not None else None)
         vt, it = sub
         own = self._wire(path, "SparseTensorProto", f)
         shape = sparse_tensor_problems(path, dims, vt.dims if vt else None,
@@ -414,8 +409,8 @@ class Engine(TensorWalk, GroupWalk):
         own += shape
         index_data: npt.NDArray[np.int64] | None = None
         if not shape and it is not None:
-            if it.location == _EXTERNAL:
-                own.append(Problem(_join(path, "indices"), "indices in external data are not "
+            if it.location == EXTERNAL:
+                own.append(Problem(join_path(path, "indices"), "indices in external data are not "
                                                           "supported; store them inline"))
             elif not tensor_storage_problems("", it.code, it.dims, it.counts, it.raw_len):
                 index_data = self.index_data(it)
@@ -430,7 +425,7 @@ class Engine(TensorWalk, GroupWalk):
             result.summary = "sparse tensor " + sparse_detail(
                 vt.code if vt is not None else 0, dims, vt.dims if vt is not None else None)
         if self.values and not self.problems and vt is not None:
-            with _shape_errors(path):
+            with shape_errors(path):
                 values = self.tensor_value(vt)
                 if index_data is None:
                     index_data = np.zeros(0, np.int64)

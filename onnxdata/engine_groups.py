@@ -23,9 +23,10 @@ import numpy as np
 from onnxdata.budget import budget_mark, budget_reset, spend
 from onnxdata.convert import get_densify_limit
 from onnxdata.convert_sparse import densify_cost
-from onnxdata.engine_tensor import Outcome, _join
+from onnxdata.engine_tensor import Outcome
 from onnxdata.errors import Problem
 from onnxdata.group_values import dense_rows, group_trees, group_values
+from onnxdata.paths import join_path
 from onnxdata.rules_common import ProblemSink
 from onnxdata.rules_containers import NestedType
 from onnxdata.source import Source
@@ -82,7 +83,7 @@ class GroupWalk:
         mark = budget_mark(), self.deferred
         firsts_walked = []
         for i in firsts:
-            walked = self._first_of_group(kind, ranges[i], _join(path, f"{field_name}[{i}]"),
+            walked = self._first_of_group(kind, ranges[i], join_path(path, f"{field_name}[{i}]"),
                                           depth)
             if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
                                                                            len(merged[0])):
@@ -155,7 +156,7 @@ class GroupWalk:
         for i, g in enumerate(ids.tolist()):
             if i not in skip:
                 nbytes, what = costs[g]
-                spend(nbytes, limit, _join(path, f"{field_name}[{i}]"), what)
+                spend(nbytes, limit, join_path(path, f"{field_name}[{i}]"), what)
         order = np.argsort(ids, kind="stable").tolist()
         at = 0
         for n in np.bincount(ids).tolist():
@@ -185,8 +186,8 @@ class GroupWalk:
             g = int(ids[i])
             found = walked[g][1]
             if i != firsts[g]:
-                cut = len(_join(path, f"{field_name}[{firsts[g]}]"))
-                own = _join(path, f"{field_name}[{i}]")
+                cut = len(join_path(path, f"{field_name}[{firsts[g]}]"))
+                own = join_path(path, f"{field_name}[{i}]")
                 found = [Problem(own + p.path[cut:], p.message) for p in found]
             sink.add(found)
             done += len(found)

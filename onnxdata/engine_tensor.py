@@ -18,8 +18,10 @@ import numpy.typing as npt
 
 from onnxdata.convert import from_le_bytes, unpack_bits
 from onnxdata.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
-from onnxdata.errors import Problem, ValidationError
-from onnxdata.external import OpenFiles
+from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.external import OpenFiles, read_external
+from onnxdata.messages import EXTERNAL
+from onnxdata.paths import join_path
 from onnxdata.payloads import WireInts, fixed, string_values, varint_count, varints
 from onnxdata.rules_common import TYPED_FIELDS, ProblemSink
 from onnxdata.rules_containers import NestedType
@@ -40,19 +42,18 @@ from onnxdata.walk import (
     Piece,
     Schema,
     Where,
-    _varint,
     occurrences,
+    read_varint,
     scan,
 )
 from onnxdata.wire import LEN, WireError
 
-__all__ = ["Outcome", "TensorWalk"]
+__all__ = ["Outcome", "TensorWalk", "external_value"]
 
 _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
 #: The one-byte tags the plain-tensor path reads: dims, data_type (VARINT), name, raw_data.
 _PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
-_EXTERNAL: Final = 1
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
@@ -60,16 +61,9 @@ _DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
 _LONG_INTS: Final = 1 << 16
 
 
-def _int32(value: int) -> int:
+def as_int32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
-
-
-def _join(path: str, name: str) -> str:
-    if not path:
-        return name
-    return f"{path}{name}" if name.startswith("[") else f"{path}.{name}"
-
 
 
 class Outcome:
@@ -86,8 +80,7 @@ class Outcome:
         self.ntype = ntype
 
 
-
-class _Tensor:
+class Tensor:
     """One TensorProto scanned and checked; its data is not touched until ``tensor_value``."""
 
     __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "path",
@@ -105,7 +98,6 @@ class _Tensor:
         self.external: list[tuple[str, str]] = []
         self.problems: list[Problem] = []
         self.decoded: dict[str, npt.NDArray[Any]] = {}
-
 
 
 #: Entries of this many bytes or fewer are remembered by their bytes, up to _ENTRY_KEPT.
@@ -144,10 +136,10 @@ class TensorWalk:
         self.problems.add(t.problems)
         out = Outcome(None, t.code, ntype=("tensor", t.code))
         if self.summaries:
-            out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == _EXTERNAL)
+            out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == EXTERNAL)
         if self.values and not self.problems:
-            with _shape_errors(path):
-                out.value = _read_only(self.tensor_value(t))
+            with shape_errors(path):
+                out.value = read_only(self.tensor_value(t))
         return out
 
     def plain(self, start: int, end: int) -> Outcome | None:
@@ -184,7 +176,7 @@ class TensorWalk:
                 i += 1
             else:
                 try:
-                    value, i = _varint(buf, i, lim, base)
+                    value, i = read_varint(buf, i, lim, base)
                 except WireError:
                     return None
             pos = i + base
@@ -221,33 +213,33 @@ class TensorWalk:
             dt = DATA_TYPES[code]
             count = element_count(dims) or 0
             try:
-                out.value = _read_only(_from_raw(src, dt, raw, count, dims))
+                out.value = read_only(_from_raw(src, dt, raw, count, dims))
             except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
                 return None
         return out
 
-    def scan_tensor(self, where: Where, path: str) -> _Tensor:
+    def scan_tensor(self, where: Where, path: str) -> Tensor:
         """Scan and check one TensorProto as ``validate`` checks it."""
         src = self.src
         f = scan(src, where, TENSOR, self.problems.cap)
-        t = _Tensor(path, f, where)
-        t.location = _int32(f.bad_enum if f.bad_enum is not None else
+        t = Tensor(path, f, where)
+        t.location = as_int32(f.bad_enum if f.bad_enum is not None else
                             f.scalars.get("data_location", 0))
         problems = self._wire(path, "TensorProto", f)
         seg = f.where("segment", where, TENSOR)
         if seg is not None:
-            problems += self._wire(_join(path, "segment"), "Segment",
+            problems += self._wire(join_path(path, "segment"), "Segment",
                                    scan(src, seg, SEGMENT, self.problems.cap))
         for name in ("external_data", "metadata_props"):
             w = f.where(name, where, TENSOR)
             if w is None:
                 continue
             for i, r in enumerate(occurrences(src, w)):
-                entry = self.entry(r, _join(path, f"{name}[{i}]"), problems)
+                entry = self.entry(r, join_path(path, f"{name}[{i}]"), problems)
                 if name == "external_data":
                     t.external.append(entry)
         t.dims = self.ints(f, "dims", where, TENSOR)
-        t.code = _int32(f.scalars.get("data_type", 0))
+        t.code = as_int32(f.scalars.get("data_type", 0))
         raw = f.last.get("raw_data")
         t.raw_len = raw[1] - raw[0] if raw is not None else None
         dt = DATA_TYPES.get(t.code)
@@ -257,7 +249,7 @@ class TensorWalk:
             path, t.code, t.dims, t.counts, t.raw_len, data_location=t.location,
             external_entries=len(t.external), has_segment=seg is not None)
         problems += storage
-        if t.external and t.location == _EXTERNAL:
+        if t.external and t.location == EXTERNAL:
             n = element_count(t.dims)
             nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and \
                 not dt.is_string else None
@@ -310,7 +302,7 @@ class TensorWalk:
             return ""
         return self.src.read(*where).decode("utf-8", "surrogateescape")
 
-    def count(self, t: _Tensor, name: str, dt: DataType | None) -> int:
+    def count(self, t: Tensor, name: str, dt: DataType | None) -> int:
         """Entries of a typed field; decoded (kept in ``t.decoded``) when the value or the
         range rule needs them, else only counted."""
         f = t.fields
@@ -337,14 +329,12 @@ class TensorWalk:
         t.decoded[name] = decoded
         return int(decoded.size)
 
-    def tensor_value(self, t: _Tensor) -> Any:
+    def tensor_value(self, t: Tensor) -> Any:
         """The ndarray of a tensor that passed every check."""
         dt = DATA_TYPES[t.code]
         count = element_count(t.dims) or 0
         dims = list(t.dims)
-        if t.location == _EXTERNAL:
-            from onnxdata.fast_read import external_value
-
+        if t.location == EXTERNAL:
             return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims,
                                   self.files)
         if dt.is_string:
@@ -369,7 +359,7 @@ class TensorWalk:
             return unpack_bits(entries.astype(_U8), dt.bits, count).view(dt.dtype).reshape(dims)
         return entries.astype(dt.bit_view).view(dt.dtype).reshape(dims)
 
-    def index_data(self, t: _Tensor) -> npt.NDArray[np.int64]:
+    def index_data(self, t: Tensor) -> npt.NDArray[np.int64]:
         raw = t.fields.last.get("raw_data")
         if raw is not None:
             a, b = raw
@@ -381,9 +371,8 @@ class TensorWalk:
         return t.decoded["int64_data"]
 
 
-
 @contextlib.contextmanager
-def _shape_errors(path: str) -> Iterator[None]:
+def shape_errors(path: str) -> Iterator[None]:
     """numpy's refusal of a shape (rank over its limit, dims over intp) as a ValidationError."""
     try:
         yield
@@ -394,7 +383,7 @@ def _shape_errors(path: str) -> Iterator[None]:
             from exc
 
 
-def _read_only(value: Any) -> Any:
+def read_only(value: Any) -> Any:
     """Every array ``read`` returns is read-only, views of the mapping and decoded copies alike."""
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
@@ -415,3 +404,15 @@ def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: list[int]
     return from_le_bytes(buf, dt, count, start).reshape(dims)
 
 
+def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt: DataType,
+                   count: int, dims: list[int], files: OpenFiles | None = None) -> Any:
+    """A tensor's external data (already checked by ``external_data_problems``), read once
+    through one descriptor that is checked to lie inside ``base_dir`` (``external.py``)."""
+    if base_dir is None:  # (to_numpy without base_dir: convert.to_numpy says so)
+        raise OnnxDataError(f"{path or 'tensor'}: its data is in an external file; pass "
+                            "base_dir, the folder that holds it")
+    data = read_external(base_dir, entries["location"], int(entries.get("offset", "0")),
+                         raw_nbytes(dt, count),
+                         where=f"{path}.external_data" if path else "external_data",
+                         files=files)
+    return from_le_bytes(data, dt, count, 0).reshape(dims)

@@ -28,13 +28,13 @@ from typing import Any, Final
 
 from onnxdata.engine import Engine
 from onnxdata.errors import Problem, no_memory_error
-from onnxdata.files import byte_buffer
-from onnxdata.fit import DEFAULT_MAX_DEPTH, MESSAGE_NAMES, Fit, Misfit, fit
+from onnxdata.fit import MESSAGE_NAMES, Fit, Misfit, fit
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import KindName
 from onnxdata.model_file import Declared, declared_for
 from onnxdata.model_types import IO, DeclaredType, type_problems
 from onnxdata.rules_common import MAX_PROBLEMS
-from onnxdata.source import Source
+from onnxdata.source import Source, byte_buffer
 from onnxdata.table import DEFAULT_ROWS, ByteRow, rows
 from onnxdata.wire import WireBuffer, WireError
 
@@ -101,7 +101,7 @@ class Reading:
     misfit: Misfit | None
     source: Source = field(repr=False, compare=False)
     problem_count: int = 0
-    max_depth: int = field(default=DEFAULT_MAX_DEPTH, repr=False, compare=False)
+    max_depth: int = field(default=MAX_DEPTH, repr=False, compare=False)
     merged: tuple[tuple[str, int], ...] = ()
     merged_count: int = 0
 
@@ -141,7 +141,7 @@ def _source(data: WireBuffer | Source, what: str) -> Source:
 @no_memory_error("data")
 def readings(data: WireBuffer | Source, /, *,
              base_dir: str | os.PathLike[str] | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH,
+             max_depth: int = MAX_DEPTH,
              max_problems: int = MAX_PROBLEMS,
              progress: Callable[[float], None] | None = None) -> list[Reading]:
     """The five readings of ``data``, most plausible first.
@@ -166,7 +166,7 @@ def readings(data: WireBuffer | Source, /, *,
 
 def reading(data: WireBuffer | Source, kind: str, /, *,
             base_dir: str | os.PathLike[str] | None = None,
-            max_depth: int = DEFAULT_MAX_DEPTH,
+            max_depth: int = MAX_DEPTH,
             max_problems: int = MAX_PROBLEMS) -> Reading:
     """One reading of ``data`` as ``kind`` (message or kind name)."""
     name = message_of_kind(kind)
@@ -198,7 +198,7 @@ def _plausibility(r: Reading) -> tuple[int, int, int]:
 
 @no_memory_error("data")
 def byte_table(data: WireBuffer | Source, kind_or_reading: str | Reading, /, *,
-               max_depth: int = DEFAULT_MAX_DEPTH,
+               max_depth: int = MAX_DEPTH,
                limit: int | None = DEFAULT_ROWS) -> list[ByteRow]:
     """The rows of the byte table for reading ``data`` as one message.
 

@@ -30,7 +30,7 @@ from typing import Union
 
 import numpy as np
 
-from onnxdata.budget import spend
+from onnxdata.budget import get_densify_limit, spend
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 
 __all__ = ["OpenFiles", "read_external"]
@@ -97,8 +97,6 @@ def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
         if offset + length > st.st_size:
             raise _refuse(where, f"file {location!r} has {st.st_size} bytes but offset {offset}"
                                  f" + {length} bytes runs past its end")
-        from onnxdata.convert_sparse import get_densify_limit
-
         spend(length, get_densify_limit(), where, f"{location!r}", "reading external data")
         data = _pread_all(fd, offset, length, where, location)
         if not kept and files is not None:

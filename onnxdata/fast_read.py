@@ -38,14 +38,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from onnxdata.budget import densify_budget
-from onnxdata.convert import from_le_bytes, get_densify_limit
-from onnxdata.dtypes import DataType, raw_nbytes
+from onnxdata.convert import get_densify_limit
 from onnxdata.engine import Engine, densify_deferred, message_name
-from onnxdata.errors import DecodeError, OnnxDataError, ValidationError, no_memory_error
-from onnxdata.external import OpenFiles, read_external
+from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import Kind, KindName, kind_name
 from onnxdata.payloads import VARINT_CHUNK, decode_varints
 from onnxdata.rules_common import MAX_PROBLEMS
@@ -53,11 +52,10 @@ from onnxdata.source import Mode, Source
 from onnxdata.strings import Strings, convert_strings
 from onnxdata.wire import WireError
 
-__all__ = ["VARINT_CHUNK", "decode_varints", "external_value", "open_source", "read",
+__all__ = ["VARINT_CHUNK", "decode_varints", "open_source", "read",
            "read_source"]
 
 #: The nesting protobuf's parser allows; deeper values are refused the same way.
-MAX_DEPTH: Final = 100
 
 
 def _open(name: str, mode: Mode) -> Source:
@@ -140,17 +138,3 @@ def read_source(src: Source, kind: Kind | None = None, *,
     if engine.deferred:
         value = densify_deferred(value)
     return convert_strings(value, strings, name)
-
-
-def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt: DataType,
-                   count: int, dims: list[int], files: OpenFiles | None = None) -> Any:
-    """A tensor's external data (already checked by ``external_data_problems``), read once
-    through one descriptor that is checked to lie inside ``base_dir`` (``external.py``)."""
-    if base_dir is None:  # (to_numpy without base_dir: convert.to_numpy says so)
-        raise OnnxDataError(f"{path or 'tensor'}: its data is in an external file; pass "
-                            "base_dir, the folder that holds it")
-    data = read_external(base_dir, entries["location"], int(entries.get("offset", "0")),
-                         raw_nbytes(dt, count),
-                         where=f"{path}.external_data" if path else "external_data",
-                         files=files)
-    return from_le_bytes(data, dt, count, 0).reshape(dims)

@@ -33,41 +33,18 @@ from onnxdata.messages import (
     kind_name,
 )
 from onnxdata.serialization import write_parts
+from onnxdata.source import Buffer, byte_buffer
 from onnxdata.source import Source as WalkSource
 
 __all__ = ["Buffer", "Source", "UnknownFieldsWarning", "atomic_writer", "byte_buffer",
            "chosen_kind", "load", "save", "source_bytes"]
 
-Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 #: What ``load`` takes: a Source, or a data message (ours or onnx's) to copy into ours.
 LoadSource: TypeAlias = Source | _ProtobufMessage
 P = TypeVar("P", bound=_ProtobufMessage)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
-
-
-def byte_buffer(data: object, who: str) -> Buffer:
-    """``data`` as a flat buffer of bytes: bytes, bytearray and mmap as they are, any other
-    C-contiguous buffer (a numpy array, a 2-D memoryview) viewed as its bytes.
-
-    TypeError, naming ``who``, for something that is not a contiguous buffer.
-    """
-    if isinstance(data, (bytes, bytearray, mmap.mmap)):
-        return data
-    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
-        return data
-    try:
-        view = memoryview(data)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{who} takes bytes, bytearray, memoryview or mmap, not "
-                        f"{type(data).__name__}") from None
-    if not view.c_contiguous:
-        raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
-                        "contiguous (copy it with bytes() first)")
-    if view.nbytes == 0:  # cast refuses a view with a 0 in its shape
-        return b""
-    return view.cast("B")
 
 
 def source_bytes(source: Source, who: str = "load") -> tuple[Buffer, str]:

@@ -25,7 +25,9 @@ from typing import Final
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import MESSAGE_CLASSES, is_repeated
+from onnxdata.paths import join_path
 from onnxdata.payloads import count_varints, decode_varints
 from onnxdata.source import Source
 from onnxdata.walk import fields
@@ -43,7 +45,6 @@ from onnxdata.wire import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_DEPTH",
     "MESSAGE_NAMES",
     "Fit",
     "FitField",
@@ -54,7 +55,6 @@ __all__ = [
     "message_schema",
 ]
 
-DEFAULT_MAX_DEPTH: Final = 100
 #: Packed varint payloads up to this size are decoded (dims, keys); longer ones are
 #: only checked to end on a final byte, so a 1 GiB int64_data is not walked byte by byte.
 PACKED_DECODE_LIMIT: Final = 1 << 16
@@ -108,7 +108,6 @@ class FieldSpec:
         if t == FieldDescriptor.TYPE_BOOL:
             return int(raw != 0)
         return raw
-
 
 
 def _short_name(desc: Descriptor) -> str:
@@ -298,7 +297,7 @@ class _Stop(Exception):
 
 
 def fit(buf: WireBuffer | Source, message: str, start: int = 0, end: int | None = None, *,
-        max_depth: int = DEFAULT_MAX_DEPTH) -> Fit:
+        max_depth: int = MAX_DEPTH) -> Fit:
     """Walk ``buf[start:end]`` as ``message`` (a message name or kind name); never raises
     for bad bytes. The walk is ``walk.fields``, the engine's; this builds the tree."""
     name = _KIND_TO_MESSAGE.get(message, message)
@@ -312,10 +311,6 @@ def fit(buf: WireBuffer | Source, message: str, start: int = 0, end: int | None 
     except _Stop as stop:
         return Fit(name, root, stop.misfit)
     return Fit(name, root, None)
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
 
 
 def _walk(src: Source, node: FitMessage, start: int, end: int, depth: int,
@@ -341,7 +336,7 @@ def _walk(src: Source, node: FitMessage, start: int, end: int, depth: int,
                                f" (wire type {WIRE_TYPE_NAMES[wire_type]})"))
         index = seen.get(number, 0)
         seen[number] = index + 1
-        path = _join(here, spec.name)
+        path = join_path(here, spec.name)
         if spec.repeated and not (spec.packable and wire_type == LEN):
             path = f"{path}[{index}]"
         expected = spec.wire_type

@@ -18,16 +18,17 @@ from typing import Any
 from onnxdata import validation
 from onnxdata.engine import Engine
 from onnxdata.errors import Problem, ValidationError
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.message_values import CONTAINERS, small_elements
 from onnxdata.messages import Message
-from onnxdata.rules_common import DEFAULT_MAX_DEPTH, MAX_PROBLEMS, PathLike
+from onnxdata.rules_common import MAX_PROBLEMS, PathLike
 from onnxdata.source import Source
 
 __all__ = ["problems", "validate"]
 
 
 def problems(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH,
+             max_depth: int = MAX_DEPTH,
              max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's), in document order: see
     ``onnxdata.validation.problems``, whose result this is."""
@@ -41,7 +42,7 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
 
 
 def validate(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
+             max_depth: int = MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every
     problem (see ``onnxdata.validation.validate``)."""
     found = problems(message, base_dir=base_dir, max_depth=max_depth,
@@ -53,7 +54,7 @@ def validate(message: Message, *, base_dir: PathLike | None = None,
 def _walked(message: Any, kind: str, base_dir: PathLike | None, max_depth: int,
             max_problems: int) -> list[Problem] | None:
     """The engine's problems of ``message``'s bytes, or None where its walk stops."""
-    if max_depth > DEFAULT_MAX_DEPTH or max_problems < 1:
+    if max_depth > MAX_DEPTH or max_problems < 1:
         return None  # (past the engine's own bounds: the reference says what it finds)
     try:
         data = message.SerializeToString()

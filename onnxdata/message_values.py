@@ -24,7 +24,7 @@ from onnxdata.convert import get_densify_limit
 from onnxdata.convert_common import Array, StrPath
 from onnxdata.engine import Engine, densify_deferred
 from onnxdata.errors import no_memory_error
-from onnxdata.fast_read import MAX_DEPTH
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import MapProto, SequenceProto, SparseTensorProto, TensorProto
 from onnxdata.source import Source
 from onnxdata.strings import Strings, convert_strings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from google.protobuf.descriptor import FieldDescriptor
 
@@ -10,6 +10,7 @@ from onnxdata.generated.onnx_data_pb2 import MapProto, OptionalProto, SequencePr
 from onnxdata.generated.onnx_ml_pb2 import SparseTensorProto, TensorProto
 
 __all__ = [
+    "EXTERNAL",
     "KIND_NAMES",
     "MESSAGE_CLASSES",
     "Kind",
@@ -26,6 +27,9 @@ __all__ = [
     "kind_name",
     "kind_word",
 ]
+
+#: TensorProto.data_location when a tensor's data is in an external file.
+EXTERNAL: Final = int(TensorProto.EXTERNAL)
 
 Message: TypeAlias = TensorProto | SparseTensorProto | SequenceProto | OptionalProto | MapProto
 KindName = Literal["tensor", "sparse_tensor", "sequence", "optional", "map"]

@@ -31,6 +31,7 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.errors import DecodeError
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.model_types import IO, DeclaredType, declared_type, find_model
 from onnxdata.wire import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, read_tag, read_varint
 
@@ -51,7 +52,6 @@ MAX_TYPE_BYTES: Final = 16 << 20
 _WINDOW: Final = 4 << 10
 #: A tag (at most 5 bytes) and a length varint (at most 10 bytes) always fit in this many.
 _HEADER: Final = 16
-_MAX_GROUP_DEPTH: Final = 100
 
 _GRAPH: Final = 7  # ModelProto.graph
 _INPUT: Final = 11  # GraphProto.input
@@ -183,8 +183,8 @@ class _Reader:
         raise WireError(f"unexpected end-group tag for field {number}", pos)
 
     def _group_end(self, number: int, pos: int, end: int, depth: int) -> int:
-        if depth > _MAX_GROUP_DEPTH:
-            raise WireError(f"groups nested deeper than {_MAX_GROUP_DEPTH}", pos)
+        if depth > MAX_DEPTH:
+            raise WireError(f"groups nested deeper than {MAX_DEPTH}", pos)
         while True:
             if pos >= end:
                 raise WireError(f"group {number} is not closed", pos)

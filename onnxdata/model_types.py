@@ -20,6 +20,7 @@ from onnxdata.errors import Problem
 from onnxdata.fit import FitMessage
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.messages import KindName
+from onnxdata.paths import join_path
 
 __all__ = [
     "DeclaredType",
@@ -132,7 +133,7 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
         out: list[Problem] = []
         code = values.get_int("data_type") if values is not None else 0
         if declared.elem_type and code != declared.elem_type:
-            out.append(Problem(_at(path, "values"), f"declared {declared} but holds "
+            out.append(Problem(join_path(path, "values"), f"declared {declared} but holds "
                                                     f"{type_name(code)} values"))
         dims = node.get_ints("dims")
         out.extend(_shape_problems(dims, declared, path))
@@ -145,7 +146,8 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
             return out
         name = _VALUE_FIELD[code]
         for i, child in enumerate(node.children(f"{name}_values")):
-            out.extend(type_problems(child, declared.element, _at(path, f"{name}_values[{i}]")))
+            out.extend(type_problems(child, declared.element,
+                                     join_path(path, f"{name}_values[{i}]")))
         return out
     if kind == "optional":
         code = node.get_int("elem_type")
@@ -157,23 +159,19 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
         name = _VALUE_FIELD[code]
         value = node.child(f"{name}_value")
         if value is not None:
-            out.extend(type_problems(value, declared.element, _at(path, f"{name}_value")))
+            out.extend(type_problems(value, declared.element, join_path(path, f"{name}_value")))
         return out
     # map
     out = []
     key = node.get_int("key_type")
     if key != declared.elem_type:
-        out.append(Problem(_at(path, "key_type"),
+        out.append(Problem(join_path(path, "key_type"),
                            f"declared {declared} but the keys are {type_name(key)}"))
     values = node.child("values")
     if values is not None:
         seq = DeclaredType("sequence", element=declared.element)
-        out.extend(type_problems(values, seq, _at(path, "values")))
+        out.extend(type_problems(values, seq, join_path(path, "values")))
     return out
-
-
-def _at(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
 
 
 def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Problem]:
@@ -181,7 +179,7 @@ def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Pro
     want = ELEM_TYPE_OF_KIND[declared.element.kind]
     if code != want:
         got = KIND_OF_ELEM_TYPE.get(code, f"elem_type {code}")
-        return [Problem(_at(path, "elem_type"),
+        return [Problem(join_path(path, "elem_type"),
                         f"declared {declared} but the elements are {got}")]
     return []
 
@@ -191,7 +189,8 @@ def _tensor_problems(node: FitMessage, declared: DeclaredType, path: str,
     out: list[Problem] = []
     code = node.get_int(field)
     if declared.elem_type and code != declared.elem_type:
-        out.append(Problem(_at(path, field), f"declared {declared} but holds {type_name(code)}"))
+        out.append(Problem(join_path(path, field),
+                           f"declared {declared} but holds {type_name(code)}"))
     out.extend(_shape_problems(node.get_ints("dims"), declared, path))
     return out
 
@@ -203,10 +202,10 @@ def _shape_problems(dims: list[int] | None, declared: DeclaredType,
     want = declared.shape
     shown = "[" + ", ".join("?" if d is None else str(d) for d in want) + "]"
     if len(dims) != len(want):
-        return [Problem(_at(path, "dims"),
+        return [Problem(join_path(path, "dims"),
                         f"declared shape {shown} has rank {len(want)} but dims are {dims}")]
     for i, (have, d) in enumerate(zip(dims, want, strict=True)):
         if isinstance(d, int) and d != have:
-            return [Problem(_at(path, "dims"),
+            return [Problem(join_path(path, "dims"),
                             f"declared shape {shown} but dims are {dims} (axis {i})")]
     return []

@@ -10,9 +10,9 @@ from typing import Any, Final, Union
 
 from onnxdata.dtypes import DATA_TYPES
 from onnxdata.errors import Problem
+from onnxdata.paths import join_path
 
 __all__ = [
-    "DEFAULT_MAX_DEPTH",
     "ELEM_FIELDS",
     "ELEM_TYPE_NAMES",
     "EXTERNAL_KEYS",
@@ -28,15 +28,14 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: Nesting allowed below the root, as protobuf's parser allows.
-DEFAULT_MAX_DEPTH: Final = 100
 #: Per-element faults reported for one field before a summary.
 MAX_REPORTED: Final = 20
 #: Problems listed per call before one "…and N more problems".
 MAX_PROBLEMS: Final = 1000
 #: Indices checked per chunk, bounding the temporary arrays of the sparse check.
-_CHUNK: Final = 1 << 16
+CHUNK: Final = 1 << 16
 #: Element counts above this are "more than 2**64" (dims are not multiplied further).
-_HUGE: Final = 1 << 64
+HUGE: Final = 1 << 64
 
 #: SequenceProto/OptionalProto elem_type values and their names.
 ELEM_TYPE_NAMES: Final[dict[int, str]] = {
@@ -61,36 +60,31 @@ TYPED_FIELDS: Final = (
 #: The keys of TensorProto.external_data.
 EXTERNAL_KEYS: Final = ("location", "offset", "length", "checksum")
 
-_EXTERNAL: Final = 1  # TensorProto.DataLocation.EXTERNAL
-_INT64: Final = 7
+INT64: Final = 7
 
 
 # --------------------------------------------------------------------------- helpers
 
-def _join(path: str, name: str) -> str:
-    if not path:
-        return name
-    return f"{path}{name}" if name.startswith("[") else f"{path}.{name}"
 
-
-def _type_name(code: int) -> str:
+def type_name(code: int) -> str:
     dt = DATA_TYPES.get(code)
     return dt.name if dt else str(code)
 
 
-def _count_text(n: int) -> str:
-    return "more than 2**64" if n > _HUGE else str(n)
+def count_text(n: int) -> str:
+    return "more than 2**64" if n > HUGE else str(n)
 
 
-def _elements(n: int) -> str:
-    return f"{_count_text(n)} element{'' if n == 1 else 's'}"
+def elements_text(n: int) -> str:
+    return f"{count_text(n)} element{'' if n == 1 else 's'}"
 
 
-def _capped(path: str, field: str, found: list[tuple[int, str]], total: int) -> list[Problem]:
+def capped_problems(path: str, field: str, found: list[tuple[int, str]],
+                    total: int) -> list[Problem]:
     """Problems for the first MAX_REPORTED faulty elements of ``field``, then a summary."""
-    out = [Problem(_join(path, f"{field}[{i}]"), msg) for i, msg in found[:MAX_REPORTED]]
+    out = [Problem(join_path(path, f"{field}[{i}]"), msg) for i, msg in found[:MAX_REPORTED]]
     if total > MAX_REPORTED:
-        out.append(Problem(_join(path, field),
+        out.append(Problem(join_path(path, field),
                            f"{total - MAX_REPORTED} more faulty entries not listed"))
     return out
 
@@ -170,5 +164,5 @@ def more_problems(n: int) -> Problem:
     return Problem("", f"…and {n:,} more problems")
 
 
-def _has(message: Any, field: str) -> bool:
+def has_field(message: Any, field: str) -> bool:
     return bool(message.HasField(field))

@@ -12,23 +12,23 @@ import numpy as np
 
 from onnxdata.dtypes import KEY_TYPES, STRING, key_range
 from onnxdata.errors import Problem
+from onnxdata.limits import MAX_DEPTH
+from onnxdata.paths import join_path
 from onnxdata.rules_common import (
-    _CHUNK,
-    _INT64,
-    DEFAULT_MAX_DEPTH,
+    CHUNK,
     ELEM_FIELDS,
     ELEM_TYPE_NAMES,
+    INT64,
     MAP_VALUE_ELEM_TYPES,
     MAX_REPORTED,
     OPTIONAL_FIELDS,
-    _capped,
-    _has,
-    _join,
-    _type_name,
+    capped_problems,
     dims_text,
+    has_field,
     short_repr,
+    type_name,
 )
-from onnxdata.rules_tensor import _dims_problems, element_count, entries_in_range, repeated_array
+from onnxdata.rules_tensor import dims_problems, element_count, entries_in_range, repeated_array
 
 __all__ = [
     "NestedType",
@@ -56,26 +56,27 @@ def sparse_tensor_problems(path: str, dims: Sequence[int], values_dims: Sequence
     [NNZ]; ``indices`` is INT64 of shape [NNZ] (linear) or [NNZ, rank].
     """
     out: list[Problem] = []
-    out += _dims_problems(path, dims)
+    out += dims_problems(path, dims)
     if values_dims is None:
-        out.append(Problem(_join(path, "values"), "values is missing; a sparse tensor needs it"))
+        out.append(Problem(join_path(path, "values"),
+                           "values is missing; a sparse tensor needs it"))
         return out
     if len(values_dims) != 1:
-        out.append(Problem(_join(path, "values.dims"),
+        out.append(Problem(join_path(path, "values.dims"),
                            f"values must be 1-D [NNZ], but dims are {dims_text(values_dims)}"))
         return out
     nnz = values_dims[0]
     if indices_dims is None:
         if nnz != 0:
-            out.append(Problem(_join(path, "indices"),
+            out.append(Problem(join_path(path, "indices"),
                                f"indices is missing but values holds {nnz} elements"))
         return out
-    if indices_data_type != _INT64:
-        out.append(Problem(_join(path, "indices.data_type"),
-                           f"indices must be INT64, not {_type_name(indices_data_type or 0)}"))
+    if indices_data_type != INT64:
+        out.append(Problem(join_path(path, "indices.data_type"),
+                           f"indices must be INT64, not {type_name(indices_data_type or 0)}"))
     rank = len(dims)
     if list(indices_dims) not in ([nnz], [nnz, rank]):
-        out.append(Problem(_join(path, "indices.dims"),
+        out.append(Problem(join_path(path, "indices.dims"),
                            f"indices dims {dims_text(indices_dims)} must be [NNZ] = [{nnz}] or "
                            f"[NNZ, rank] = [{nnz}, {rank}]"))
     return out
@@ -105,7 +106,7 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
     prev: np.ndarray[Any, Any] | None = None  # the last row of the previous chunk
     prev_outside = np.zeros(0, dtype=bool)
     rows = len(indices) // rank
-    step = max(1, _CHUNK // rank)
+    step = max(1, CHUNK // rank)
     for r0 in range(0, rows, step):
         r1 = min(rows, r0 + step)
         chunk = np.asarray(indices[r0 * rank:r1 * rank], dtype=np.int64).reshape(r1 - r0, rank)
@@ -136,14 +137,14 @@ def sparse_index_problems(path: str, dims: Sequence[int], rank2: bool,
                                   f"not after indices[{base + int(i)}]: indices must be "
                                   "ascending without duplicates"))
         prev, prev_outside = chunk[-1:], outside[-1:]
-    return _capped(path, "indices", sorted(found), nbad)
+    return capped_problems(path, "indices", sorted(found), nbad)
 
 
 def _linear_fine(indices: Sequence[int] | np.ndarray[Any, Any], total: int) -> bool:
     """Linear indices all inside [0, total) and strictly ascending, in one numpy pass per
     chunk; False to let the caller find and word the faults."""
-    for r0 in range(0, len(indices), _CHUNK):
-        chunk = np.asarray(indices[max(0, r0 - 1):r0 + _CHUNK], dtype=np.int64)
+    for r0 in range(0, len(indices), CHUNK):
+        chunk = np.asarray(indices[max(0, r0 - 1):r0 + CHUNK], dtype=np.int64)
         if chunk.size and (int(chunk[0]) < 0 or int(chunk[-1]) >= total):
             return False
         if chunk.size > 1 and not bool((chunk[1:] > chunk[:-1]).all()):
@@ -158,14 +159,14 @@ def sequence_problems(path: str, elem_type: int | None,
     """A SequenceProto's elem_type (None when absent) against where its elements are."""
     out: list[Problem] = []
     if elem_type is None:
-        out.append(Problem(_join(path, "elem_type"),
+        out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is missing; every sequence needs one, even an empty one"))
     elif elem_type == 0:
-        out.append(Problem(_join(path, "elem_type"),
+        out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is UNDEFINED; a sequence needs TENSOR, SPARSE_TENSOR, "
                            "SEQUENCE, MAP or OPTIONAL, even when empty"))
     elif elem_type not in ELEM_FIELDS:
-        out.append(Problem(_join(path, "elem_type"),
+        out.append(Problem(join_path(path, "elem_type"),
                            f"{elem_type} is not an element type (1 to 5)"))
     want = ELEM_FIELDS.get(elem_type or 0)
     for field in ELEM_FIELDS.values():
@@ -173,7 +174,7 @@ def sequence_problems(path: str, elem_type: int | None,
         if n and field != want:
             expected = (f"elem_type {ELEM_TYPE_NAMES[elem_type or 0]} keeps its elements in "
                         f"{want}" if want else "elem_type names no field")
-            out.append(Problem(_join(path, field),
+            out.append(Problem(join_path(path, field),
                                f"{n} element{'s' if n != 1 else ''} here, but {expected}"))
     return out
 
@@ -185,10 +186,10 @@ def same_type_problems(path: str, field: str, data_types: Sequence[int]) -> list
     first = data_types[0]
     if isinstance(data_types, list) and data_types.count(first) == len(data_types):
         return []  # (one C pass: a sequence of a million tensors)
-    bad = [(i, f"data type {_type_name(t)} differs from {_type_name(first)} of {field}[0]; "
+    bad = [(i, f"data type {type_name(t)} differs from {type_name(first)} of {field}[0]; "
                "the tensors of a sequence share one data type")
            for i, t in enumerate(data_types) if t != first]
-    return _capped(path, field, bad, len(bad))
+    return capped_problems(path, field, bad, len(bad))
 
 
 #: A value's type as far as the message shows it: ``(kind, ...)`` with a data type,
@@ -207,21 +208,21 @@ def nested_type(message: Any, depth: int = 0) -> NestedType:
     :func:`element_type_problems`. A tensor sequence's type is its first tensor's: that
     its tensors agree is the sequence's own rule (:func:`same_type_problems`)."""
     kind = message.DESCRIPTOR.name
-    if depth > DEFAULT_MAX_DEPTH:
+    if depth > MAX_DEPTH:
         return None
     if kind == "TensorProto":
         return ("tensor", message.data_type)
     if kind == "SparseTensorProto":
-        return ("sparse_tensor", message.values.data_type if _has(message, "values") else None)
+        return ("sparse_tensor", message.values.data_type if has_field(message, "values") else None)
     if kind == "MapProto":
-        values = nested_type(message.values, depth + 1) if _has(message, "values") else None
+        values = nested_type(message.values, depth + 1) if has_field(message, "values") else None
         return ("map", message.key_type, values[1] if values else None)
     code = message.elem_type
     if kind == "OptionalProto":
         field = OPTIONAL_FIELDS.get(code)
         if field is None:
             return ("optional", None)
-        if not _has(message, field):
+        if not has_field(message, field):
             return ("optional", (_ELEM_KINDS[code],))
         return ("optional", nested_type(getattr(message, field), depth + 1))
     field = ELEM_FIELDS.get(code)
@@ -272,7 +273,7 @@ def type_text(t: NestedType) -> str:
     if t is None:
         return "?"
     parts = [type_text(x) if isinstance(x, tuple) or x is None or t[0] in ("sequence",
-             "optional") else _type_name(x) for x in t[1:]]
+             "optional") else type_name(x) for x in t[1:]]
     return f"{t[0]}({', '.join(parts) or '?'})"
 
 
@@ -296,7 +297,7 @@ def element_type_problems(path: str, field: str, types: Sequence[NestedType]) ->
                        "down")
         if why:
             bad.append((i, why))
-    return _capped(path, field, bad, len(bad))
+    return capped_problems(path, field, bad, len(bad))
 
 
 def optional_problems(path: str, elem_type: int | None,
@@ -304,10 +305,10 @@ def optional_problems(path: str, elem_type: int | None,
     """An OptionalProto's elem_type (None when absent) against the value fields set."""
     out: list[Problem] = []
     if elem_type is None:
-        out.append(Problem(_join(path, "elem_type"),
+        out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is missing; write UNDEFINED (0) for an absent value"))
     elif elem_type not in ELEM_TYPE_NAMES:
-        out.append(Problem(_join(path, "elem_type"),
+        out.append(Problem(join_path(path, "elem_type"),
                            f"{elem_type} is not an element type (0 to 5)"))
     present = [f for f in OPTIONAL_FIELDS.values() if f in set_fields]
     if len(present) > 1:
@@ -323,7 +324,7 @@ def optional_problems(path: str, elem_type: int | None,
             why = "elem_type names no value field"
         else:
             why = f"elem_type {ELEM_TYPE_NAMES[elem_type or 0]} keeps its value in {want}"
-        out.append(Problem(_join(path, field), f"set, but {why}"))
+        out.append(Problem(join_path(path, field), f"set, but {why}"))
     return out
 
 
@@ -339,21 +340,21 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
     out: list[Problem] = []
     key_names = "INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 or STRING"
     if key_type is None:
-        out.append(Problem(_join(path, "key_type"), "key_type is missing"))
+        out.append(Problem(join_path(path, "key_type"), "key_type is missing"))
     elif key_type not in KEY_TYPES:
-        out.append(Problem(_join(path, "key_type"),
-                           f"{_type_name(key_type)} is not a key type; expected {key_names}"))
+        out.append(Problem(join_path(path, "key_type"),
+                           f"{type_name(key_type)} is not a key type; expected {key_names}"))
     if not values_present:
-        out.append(Problem(_join(path, "values"), "values is missing; a map needs its values "
+        out.append(Problem(join_path(path, "values"), "values is missing; a map needs its values "
                                                   "sequence, even when empty"))
     elif values_elem_type in ELEM_FIELDS and values_elem_type not in MAP_VALUE_ELEM_TYPES:
-        out.append(Problem(_join(path, "values.elem_type"),
+        out.append(Problem(join_path(path, "values.elem_type"),
                            "map values cannot be OPTIONAL; expected TENSOR, SPARSE_TENSOR, "
                            "SEQUENCE or MAP"))
     valid_key = key_type in KEY_TYPES
     if valid_key and key_type == STRING:
         if keys:
-            out.append(Problem(_join(path, "keys"), f"{len(keys)} integer keys, but key_type "
+            out.append(Problem(join_path(path, "keys"), f"{len(keys)} integer keys, but key_type "
                                                     "STRING keeps its keys in string_keys"))
         dup: list[tuple[int, str]] = []
         first: dict[bytes, int] = {}
@@ -362,12 +363,12 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
             was = first.setdefault(skey, at)
             if was != at:
                 dup.append((at, f"{short_repr(skey)} appears again (first at string_keys[{was}])"))
-        out += _capped(path, "string_keys", dup, len(dup))
+        out += capped_problems(path, "string_keys", dup, len(dup))
     elif valid_key:
         assert key_type is not None
-        name = _type_name(key_type)
+        name = type_name(key_type)
         if string_keys:
-            out.append(Problem(_join(path, "string_keys"),
+            out.append(Problem(join_path(path, "string_keys"),
                                f"{len(string_keys)} string keys, but key_type {name} keeps "
                                "its keys in keys"))
         lo, hi = key_range(key_type) or (0, -1)
@@ -379,7 +380,7 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
             j = seen.setdefault(k, i)
             if j != i:
                 bad.append((i, f"{k} appears again (first at keys[{j}])"))
-        out += _capped(path, "keys", bad, len(bad))
+        out += capped_problems(path, "keys", bad, len(bad))
     n_keys = (len(string_keys) if key_type == STRING else len(keys)) if valid_key else (
         len(keys) + len(string_keys))
     if n_values is not None and n_keys != n_values:

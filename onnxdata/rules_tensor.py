@@ -12,18 +12,18 @@ import numpy as np
 
 from onnxdata.dtypes import DATA_TYPES, raw_nbytes, typed_count, typed_entry_range
 from onnxdata.errors import Problem
+from onnxdata.messages import EXTERNAL
+from onnxdata.paths import join_path
 from onnxdata.rules_common import (
-    _EXTERNAL,
-    _HUGE,
     EXTERNAL_KEYS,
+    HUGE,
     MAX_REPORTED,
     TYPED_FIELDS,
     PathLike,
-    _capped,
-    _count_text,
-    _elements,
-    _join,
+    capped_problems,
+    count_text,
     dims_text,
+    elements_text,
 )
 
 __all__ = [
@@ -41,11 +41,11 @@ __all__ = [
 
 # --------------------------------------------------------------------------- dims
 
-def _dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
+def dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
     if not dims or _smallest(dims) >= 0:
         return []
     bad = [(i, f"{d} is negative; dims must be >= 0") for i, d in enumerate(dims) if d < 0]
-    return _capped(path, "dims", bad, len(bad))
+    return capped_problems(path, "dims", bad, len(bad))
 
 
 #: The most dimensions numpy gives an array, and the largest byte size it allows.
@@ -58,7 +58,7 @@ def numpy_shape_problems(path: str, dims: Sequence[int], itemsize: int) -> list[
     more than numpy's dimensions, or non-zero dims whose product times ``itemsize`` passes
     the largest array size (numpy checks that even when another dim is 0)."""
     if len(dims) > _MAX_NDIM:
-        return [Problem(_join(path, "dims"), f"{len(dims)} dimensions; numpy arrays hold at "
+        return [Problem(join_path(path, "dims"), f"{len(dims)} dimensions; numpy arrays hold at "
                                              f"most {_MAX_NDIM}")]
     size = itemsize
     for d in dims:
@@ -67,7 +67,7 @@ def numpy_shape_problems(path: str, dims: Sequence[int], itemsize: int) -> list[
         if d:
             size *= d
             if size > _MAX_INTP:
-                return [Problem(_join(path, "dims"), f"dims {list(dims)} are too large for a "
+                return [Problem(join_path(path, "dims"), f"dims {list(dims)} are too large for a "
                                                      "numpy array, even an empty one")]
     return []
 
@@ -95,7 +95,7 @@ def element_count(dims: Sequence[int]) -> int | None:
             return None
         if d == 0:
             total = 0
-        elif 0 < total <= _HUGE:
+        elif 0 < total <= HUGE:
             total *= d
     return total
 
@@ -147,33 +147,33 @@ def _storage_problems(path: str, data_type: int, dims: Sequence[int],
     dt = DATA_TYPES.get(data_type)
     out: list[Problem] = []
     if data_type == 0:
-        out.append(Problem(_join(path, "data_type"),
+        out.append(Problem(join_path(path, "data_type"),
                            "data_type is UNDEFINED or missing; a tensor needs a data type"))
     elif dt is None:
-        out.append(Problem(_join(path, "data_type"),
+        out.append(Problem(join_path(path, "data_type"),
                            f"{data_type} is not an ONNX tensor data type (known: 1 to "
                            f"{max(DATA_TYPES)})"))
-    out += _dims_problems(path, dims)
+    out += dims_problems(path, dims)
     if has_segment:
-        out.append(Problem(_join(path, "segment"),
+        out.append(Problem(join_path(path, "segment"),
                            "segment is not supported: a tensor split into segments cannot be "
                            "read as one value; join the segments into one TensorProto"))
-    external = data_location == _EXTERNAL
-    if data_location not in (0, _EXTERNAL):
-        out.append(Problem(_join(path, "data_location"),
+    external = data_location == EXTERNAL
+    if data_location not in (0, EXTERNAL):
+        out.append(Problem(join_path(path, "data_location"),
                            f"{data_location} is not DEFAULT (0) or EXTERNAL (1)"))
     used = [f for f in TYPED_FIELDS if counts_by_field.get(f, 0) > 0]
     if raw_len is not None:
         used.append("raw_data")
     if external_entries and not external:
-        out.append(Problem(_join(path, "external_data"),
+        out.append(Problem(join_path(path, "external_data"),
                            f"{external_entries} external_data entries but data_location is not "
                            "EXTERNAL; readers would ignore them and lose the data"))
     if external:
         if dt is not None and dt.is_string:
             out.append(Problem(path, "STRING tensors cannot be stored in external data"))
         if not external_entries:
-            out.append(Problem(_join(path, "external_data"),
+            out.append(Problem(join_path(path, "external_data"),
                                "data_location is EXTERNAL but external_data is empty"))
         if used:
             out.append(Problem(path, f"data_location is EXTERNAL but the tensor also holds data "
@@ -185,30 +185,30 @@ def _storage_problems(path: str, data_type: int, dims: Sequence[int],
     n = element_count(dims)
     if dt is None or n is None:
         return out
-    what = f"dims {dims_text(dims)} declare {_elements(n)} of {dt.name}"
+    what = f"dims {dims_text(dims)} declare {elements_text(n)} of {dt.name}"
     if not used:
         if n > 0:
-            where = (f"{_count_text(typed_count(dt, n))} entries of {dt.field}" if dt.is_string
-                     else f"{_count_text(typed_count(dt, n))} entries of {dt.field} or "
-                          f"{_count_text(raw_nbytes(dt, n))} bytes of raw_data")
+            where = (f"{count_text(typed_count(dt, n))} entries of {dt.field}" if dt.is_string
+                     else f"{count_text(typed_count(dt, n))} entries of {dt.field} or "
+                          f"{count_text(raw_nbytes(dt, n))} bytes of raw_data")
             out.append(Problem(path, f"{what} but the tensor holds no data (expected {where})"))
         return out
     field = used[0]
     if field == "raw_data":
         assert raw_len is not None
         if dt.is_string:
-            out.append(Problem(_join(path, "raw_data"),
+            out.append(Problem(join_path(path, "raw_data"),
                                "STRING tensors cannot use raw_data; strings go in string_data"))
         elif raw_len != raw_nbytes(dt, n):
             packing = f" packed {8 // dt.bits} to a byte" if dt.bits in (2, 4) else (
                 " packed 4 to 3 bytes" if dt.bits == 6 else "")
-            out.append(Problem(_join(path, "raw_data"),
-                               f"{what}, {_count_text(raw_nbytes(dt, n))} bytes{packing}, but "
+            out.append(Problem(join_path(path, "raw_data"),
+                               f"{what}, {count_text(raw_nbytes(dt, n))} bytes{packing}, but "
                                f"raw_data has {raw_len} bytes"))
         return out
     have = counts_by_field[field]
     if field != dt.field:
-        out.append(Problem(_join(path, field),
+        out.append(Problem(join_path(path, field),
                            f"{field} holds {have} entries but {dt.name} is stored in {dt.field}"
                            + ("" if dt.is_string else " or raw_data")))
         return out
@@ -216,8 +216,8 @@ def _storage_problems(path: str, data_type: int, dims: Sequence[int],
     if have != need:
         packing = (f", {dt.per_entry} per entry" if dt.per_entry > 1 else
                    f", {dt.entries_per} entries each" if dt.entries_per > 1 else "")
-        out.append(Problem(_join(path, field),
-                           f"{what}, {_count_text(need)} entries of {field}{packing}, but "
+        out.append(Problem(join_path(path, field),
+                           f"{what}, {count_text(need)} entries of {field}{packing}, but "
                            f"{field} has {have}"))
     return out
 
@@ -245,7 +245,7 @@ def typed_entry_problems(path: str, data_type: int, field: str,
     bad = np.flatnonzero((values < lo) | (values > hi))
     found = [(int(i), f"{int(values[i])} is outside [{lo}, {hi}], the range of a {dt.name} "
                       f"entry of {field}") for i in bad[:MAX_REPORTED]]
-    return _capped(path, field, found, len(bad))
+    return capped_problems(path, field, found, len(bad))
 
 
 #: The numpy dtype of each typed field's entries, as protobuf keeps them.
@@ -340,7 +340,7 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
     # protobuf gives a string that is not UTF-8 as bytes: read it as the engine does
     entries = [(_as_text(key), _as_text(value)) for key, value in entries]
     for i, (key, value) in enumerate(entries):
-        here = _join(path, f"external_data[{i}]")
+        here = join_path(path, f"external_data[{i}]")
         if key not in EXTERNAL_KEYS:
             out.append(Problem(here, f"unknown key {key!r}; expected one of "
                                      f"{', '.join(EXTERNAL_KEYS)}"))
@@ -358,18 +358,18 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
                                      "decimal digits"))
     location = values.get("location")
     if location is None:
-        out.append(Problem(_join(path, "external_data"),
+        out.append(Problem(join_path(path, "external_data"),
                            "no location: external data needs a 'location' entry"))
     if out:
         return out
     offset = int(values.get("offset", "0"))
     length = int(values["length"]) if "length" in values else None
     if length is not None and nbytes is not None and length != nbytes:
-        out.append(Problem(_join(path, f"external_data[{seen['length']}]"),
+        out.append(Problem(join_path(path, f"external_data[{seen['length']}]"),
                            f"length {length} but the tensor needs {nbytes} bytes"))
     if base_dir is None or location is None:
         return out
-    here = _join(path, f"external_data[{seen['location']}]")
+    here = join_path(path, f"external_data[{seen['location']}]")
     seen_at = (str(os.fspath(base_dir)), location)
     found = facts.get(seen_at) if facts is not None else None
     if found is None:

@@ -17,7 +17,7 @@ from onnxdata.messages import (
     TensorProto,
     is_repeated,
 )
-from onnxdata.rules_common import _join
+from onnxdata.paths import join_path
 from onnxdata.wire import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES
 
 __all__ = ["wire_field_problems"]
@@ -32,7 +32,6 @@ _SCALAR_WIRE: Final[dict[int, int]] = {
     FieldDescriptor.TYPE_STRING: LEN, FieldDescriptor.TYPE_BYTES: LEN,
     FieldDescriptor.TYPE_MESSAGE: LEN,
 }
-
 
 
 def _schema_of(desc: Descriptor, out: dict[str, dict[int, tuple[str, frozenset[int]]]]) -> None:
@@ -82,22 +81,22 @@ def wire_field_problems(path: str, message_name: str,
                                      "no such field; were these bytes another message?"))
         elif wire_type not in known[1]:
             name, allowed = known
-            out.append(Problem(_join(path, name),
+            out.append(Problem(join_path(path, name),
                                f"field {number} ({name}) has wire type {wname}, but the schema "
                                f"says {_wire_names(allowed)}; were these bytes another message?"))
     return out
 
 
-def _unknown_fields(message: Any) -> list[Any]:
+def unknown_field_list(message: Any) -> list[Any]:
     """The unknown fields protobuf kept (field_number, wire_type, data); 4.25 and 7.x alike."""
     found = UnknownFieldSet(message)
     return [found[i] for i in range(len(found))]
 
 
-def _unknown_problems(path: str, message: Any) -> list[Problem]:
+def unknown_field_problems(path: str, message: Any) -> list[Problem]:
     """Problems for the unknown fields protobuf kept in ``message`` (not its children)."""
     name: str = message.DESCRIPTOR.name
     # A known field with an accepted wire type lands here only as a closed enum's
     # out-of-range value (TensorProto.data_location): tensor_storage_problems reports it.
     return wire_field_problems(path, name, [(f.field_number, f.wire_type)
-                                            for f in _unknown_fields(message)])
+                                            for f in unknown_field_list(message)])

@@ -33,7 +33,7 @@ import os
 import stat
 import sys
 import time
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -41,8 +41,8 @@ import numpy.typing as npt
 from onnxdata.errors import DecodeError
 from onnxdata.wire import WireBuffer
 
-__all__ = ["STREAM_LIMIT", "WINDOW", "Mode", "Source", "get_stream_limit", "read_settled",
-           "set_stream_limit"]
+__all__ = ["STREAM_LIMIT", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer", "get_stream_limit",
+           "read_settled", "set_stream_limit"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
@@ -53,7 +53,32 @@ _HOP_WINDOW: Final = 1 << 12
 PIECE: Final = 1 << 24
 
 Mode = Literal["mmap", "copy", "pread"]
+#: The bytes in memory that onnxdata reads.
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 _U8: Final = np.dtype(np.uint8)
+
+
+def byte_buffer(data: object, who: str) -> Buffer:
+    """``data`` as a flat buffer of bytes: bytes, bytearray and mmap as they are, any other
+    C-contiguous buffer (a numpy array, a 2-D memoryview) viewed as its bytes.
+
+    TypeError, naming ``who``, for something that is not a contiguous buffer.
+    """
+    if isinstance(data, (bytes, bytearray, mmap.mmap)):
+        return data
+    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
+        return data
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{who} takes bytes, bytearray, memoryview or mmap, not "
+                        f"{type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
+                        "contiguous (copy it with bytes() first)")
+    if view.nbytes == 0:  # cast refuses a view with a 0 in its shape
+        return b""
+    return view.cast("B")
 
 
 class Source:

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxdata.dtypes import data_type
 from onnxdata.fit import FieldSpec, message_schema
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.payloads import decode_varints
 from onnxdata.source import Source
 from onnxdata.summaries import dims_text, dtype_name
@@ -30,7 +31,6 @@ __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 #: Rows a byte table shows unless told otherwise.
 DEFAULT_ROWS: Final = 200
 _PREVIEW: Final = 6
-_PROTOBUF_DEPTH: Final = 100
 _KINDS: Final = {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
                  "SequenceProto": "sequence", "MapProto": "map", "OptionalProto": "optional"}
 _ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
@@ -116,8 +116,8 @@ class _Table:
                 self.rows.append(self.row(message, ctx, spec if known else None, number, wt,
                                           offset, a, b, path, seen, depth))
             if child is not None:
-                if depth + 1 > _PROTOBUF_DEPTH:
-                    raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", offset)
+                if depth + 1 > MAX_DEPTH:
+                    raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
                 sub = self.rows[-1].field if self.rows and self.rows[-1].offset == offset \
                     else path
                 self.message(child, a, b, sub, depth + 1)
@@ -129,14 +129,14 @@ class _Table:
         """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
         it, as ``message`` does once the table is full (the same count, the same
         WireError at the same point), a run of elements at a time."""
-        from onnxdata.walk import RUN, _walk
+        from onnxdata.walk import RUN, walk_fields
 
         counted = count_fields(self.src, start, end, message, depth)
         if counted is not None:  # the compiled count: the same, in C
             self.more += counted
             return
         schema = message_schema(message)
-        for number, wt, offset, a, b in _walk(self.src, ((start, end),), (), repeats=True):
+        for number, wt, offset, a, b in walk_fields(self.src, ((start, end),), (), repeats=True):
             spec = schema.get(number)
             want = LEN if wt == RUN else wt
             known = spec is not None and (want == spec.wire_type or
@@ -147,8 +147,8 @@ class _Table:
                 continue
             self.more += int(a.size) if wt == RUN else 1
             if child is not None:
-                if depth + 1 > _PROTOBUF_DEPTH:
-                    raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", offset)
+                if depth + 1 > MAX_DEPTH:
+                    raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
                 self.count(child, a, b, depth + 1)
 
     def elements(self, message: str, first_at: int, starts: Any, ends: Any,
@@ -166,8 +166,8 @@ class _Table:
                 continue
             for at, a, b in zip(tags, s.tolist(), e.tolist(), strict=True):
                 self.more += 1
-                if depth > _PROTOBUF_DEPTH:
-                    raise WireError(f"messages nested deeper than {_PROTOBUF_DEPTH}", at)
+                if depth > MAX_DEPTH:
+                    raise WireError(f"messages nested deeper than {MAX_DEPTH}", at)
                 self.count(message, a, b, depth)
 
     def grouped(self, message: str, tags: list[int], s: Any, e: Any, depth: int) -> bool:
@@ -175,7 +175,7 @@ class _Table:
         elements of one layout have as many fields, and the same wire): False where the
         compiled walk is off or gives no layouts (count them one by one)."""
         kind = _KINDS.get(message)
-        if kind is None or s.size < 2 or depth > _PROTOBUF_DEPTH:
+        if kind is None or s.size < 2 or depth > MAX_DEPTH:
             return False
         got = element_groups(self.src, s.astype(np.uint64), e.astype(np.uint64), kind, depth)
         if got is None:
@@ -323,7 +323,7 @@ def elided_count(row: ByteRow) -> int:
 
 
 def rows(src: Source, message: str, *, limit: int | None = DEFAULT_ROWS,
-         max_depth: int = _PROTOBUF_DEPTH) -> list[ByteRow]:
+         max_depth: int = MAX_DEPTH) -> list[ByteRow]:
     """The byte table of ``src`` read as ``message``: at most ``limit`` field rows (None:
     all), then one row counting the fields left out, then a "does not fit" row if the
     bytes break the wire format."""

@@ -105,7 +105,7 @@ def save_test_data_set(folder: str | os.PathLike[str],
             except OnnxDataError as exc:
                 raise type(exc)(str(exc).replace(os.fspath(tmp), os.fspath(target))) from exc
         _fsync_dir(tmp)
-        _swap_in(tmp, target)
+        swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -239,7 +239,7 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def _swap_in(tmp: Path, target: Path) -> None:
+def swap_in(tmp: Path, target: Path) -> None:
     """Put the set at ``tmp`` in place of ``target`` with one rename.
 
     Where the kernel can exchange two names atomically (Linux ``renameat2``

@@ -68,7 +68,9 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.dtypes import DATA_TYPES, raw_nbytes, typed_entry_range
 from onnxdata.errors import Problem, ValidationError, no_memory_error
+from onnxdata.limits import MAX_DEPTH
 from onnxdata.messages import (
+    EXTERNAL,
     MapProto,
     Message,
     OptionalProto,
@@ -76,17 +78,15 @@ from onnxdata.messages import (
     SparseTensorProto,
     TensorProto,
 )
+from onnxdata.paths import join_path
 from onnxdata.rules_common import (
-    _EXTERNAL,
-    DEFAULT_MAX_DEPTH,
     ELEM_FIELDS,
     MAX_PROBLEMS,
     OPTIONAL_FIELDS,
     TYPED_FIELDS,
     PathLike,
     ProblemSink,
-    _has,
-    _join,
+    has_field,
 )
 from onnxdata.rules_containers import (
     element_type_problems,
@@ -108,7 +108,7 @@ from onnxdata.rules_tensor import (
     tensor_storage_problems,
     typed_entry_problems,
 )
-from onnxdata.rules_wire import _unknown_fields, _unknown_problems, wire_field_problems
+from onnxdata.rules_wire import unknown_field_list, unknown_field_problems, wire_field_problems
 from onnxdata.wire import VARINT
 
 __all__ = [
@@ -132,13 +132,12 @@ _Node = tuple[Any, int, str, str, int]
 def _node_path(parent: str, field: str, index: int) -> str:
     if not field:
         return parent
-    return _join(parent, field if index < 0 else f"{field}[{index}]")
+    return join_path(parent, field if index < 0 else f"{field}[{index}]")
 
 
-def too_deep(path: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Problem:
+def too_deep(path: str, max_depth: int = MAX_DEPTH) -> Problem:
     """The problem of a message nested deeper than ``max_depth`` below the root."""
     return Problem(path, f"nested deeper than {max_depth} levels (max_depth); not checked further")
-
 
 
 #: What :func:`quick_tensor` returns for a valid tensor: ``(data_type, dims, raw,
@@ -223,7 +222,7 @@ def quick_tensor(t: Any) -> PlainTensor | None:
 def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> list[Problem]:
     # One ListFields call is the cheapest way through protobuf's API to every set field.
     fields: dict[str, Any] = {fd.name: v for fd, v in t.ListFields()}
-    unknown = _unknown_fields(t)
+    unknown = unknown_field_list(t)
     out = wire_field_problems(path, "TensorProto", [(f.field_number, f.wire_type)
                                                     for f in unknown]) if unknown else []
     location: int = fields.get("data_location", 0)
@@ -233,11 +232,11 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
             location = (f.data & 0xFFFFFFFF) - ((f.data & 0x80000000) << 1)
     segment = fields.get("segment")
     if segment is not None:
-        out += _unknown_problems(_join(path, "segment"), segment)
+        out += unknown_field_problems(join_path(path, "segment"), segment)
     external = fields.get("external_data", ())
     for name in ("external_data", "metadata_props"):
         for i, entry in enumerate(fields.get(name, ())):
-            out += _unknown_problems(_join(path, f"{name}[{i}]"), entry)
+            out += unknown_field_problems(join_path(path, f"{name}[{i}]"), entry)
     counts: dict[str, int] = {f: len(fields[f]) for f in TYPED_FIELDS if f in fields}
     raw = fields.get("raw_data")
     data_type: int = fields.get("data_type", 0)
@@ -248,7 +247,7 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
         has_segment=segment is not None)
     out += storage
     dt = DATA_TYPES.get(data_type)
-    if external and location == _EXTERNAL:
+    if external and location == EXTERNAL:
         n = element_count(dims)
         nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and not dt.is_string \
             else None
@@ -260,9 +259,9 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
 
 
 def _sparse_problems(path: str, s: SparseTensorProto, base_dir: PathLike | None) -> list[Problem]:
-    out = _unknown_problems(path, s)
+    out = unknown_field_problems(path, s)
     dims = list(s.dims)
-    has_values, has_indices = _has(s, "values"), _has(s, "indices")
+    has_values, has_indices = has_field(s, "values"), has_field(s, "indices")
     values_dims = list(s.values.dims) if has_values else None
     indices_dims = list(s.indices.dims) if has_indices else None
     shape = sparse_tensor_problems(path, dims, values_dims, indices_dims,
@@ -272,12 +271,12 @@ def _sparse_problems(path: str, s: SparseTensorProto, base_dir: PathLike | None)
     if shape or not has_indices or indices_dims is None:
         return out
     ind = s.indices
-    if ind.data_location == _EXTERNAL:
-        out.append(Problem(_join(path, "indices"), "indices in external data are not "
+    if ind.data_location == EXTERNAL:
+        out.append(Problem(join_path(path, "indices"), "indices in external data are not "
                                                    "supported; store them inline"))
         return out
     counts = {f: len(getattr(ind, f)) for f in TYPED_FIELDS}
-    raw = ind.raw_data if _has(ind, "raw_data") else None
+    raw = ind.raw_data if has_field(ind, "raw_data") else None
     if tensor_storage_problems("", ind.data_type, indices_dims, counts,
                                None if raw is None else len(raw)):
         return out  # reported at path.indices by the tensor walk
@@ -291,14 +290,14 @@ def _sequence_problems(path: str, s: SequenceProto, base_dir: PathLike | None, *
                        tensor_types: bool = True) -> list[Problem]:
     """A SequenceProto's own rules; without ``tensor_types`` the caller checks that the
     tensors share one data type (it reads each tensor anyway)."""
-    out = _unknown_problems(path, s)
+    out = unknown_field_problems(path, s)
     counts = {f: len(getattr(s, f)) for f in ELEM_FIELDS.values()}
-    out += sequence_problems(path, s.elem_type if _has(s, "elem_type") else None, counts)
+    out += sequence_problems(path, s.elem_type if has_field(s, "elem_type") else None, counts)
     if tensor_types:
         out += same_type_problems(path, "tensor_values", [t.data_type for t in s.tensor_values])
     out += same_type_problems(path, "sparse_tensor_values",
                               [x.values.data_type for x in s.sparse_tensor_values
-                               if _has(x, "values")])
+                               if has_field(x, "values")])
     for field in ("sequence_values", "map_values", "optional_values"):
         if len(getattr(s, field)) > 1:
             out += element_type_problems(path, field,
@@ -322,7 +321,7 @@ def _sequence_walk(path: str, s: SequenceProto, depth: int, base_dir: PathLike |
             codes.append(plain[0])
             continue
         codes.append(t.data_type)
-        here = _join(path, f"tensor_values[{i}]")
+        here = join_path(path, f"tensor_values[{i}]")
         if deep:
             inner.append(too_deep(here, max_depth))
         else:
@@ -331,24 +330,24 @@ def _sequence_walk(path: str, s: SequenceProto, depth: int, base_dir: PathLike |
 
 
 def _optional_problems(path: str, o: OptionalProto, base_dir: PathLike | None) -> list[Problem]:
-    out = _unknown_problems(path, o)
-    set_fields = [f for f in OPTIONAL_FIELDS.values() if _has(o, f)]
-    out += optional_problems(path, o.elem_type if _has(o, "elem_type") else None, set_fields)
+    out = unknown_field_problems(path, o)
+    set_fields = [f for f in OPTIONAL_FIELDS.values() if has_field(o, f)]
+    out += optional_problems(path, o.elem_type if has_field(o, "elem_type") else None, set_fields)
     return out
 
 
 def _map_problems(path: str, m: MapProto, base_dir: PathLike | None) -> list[Problem]:
-    out = _unknown_problems(path, m)
-    has_values = _has(m, "values")
+    out = unknown_field_problems(path, m)
+    has_values = has_field(m, "values")
     values_elem_type = None
     n_values: int | None = None
     if has_values:
         v = m.values
-        values_elem_type = v.elem_type if _has(v, "elem_type") else None
+        values_elem_type = v.elem_type if has_field(v, "elem_type") else None
         field = ELEM_FIELDS.get(values_elem_type or 0)
         n_values = (len(getattr(v, field)) if field else
                     sum(len(getattr(v, f)) for f in ELEM_FIELDS.values()))
-    out += map_problems(path, m.key_type if _has(m, "key_type") else None, m.keys,
+    out += map_problems(path, m.key_type if has_field(m, "key_type") else None, m.keys,
                         m.string_keys, values_elem_type=values_elem_type,
                         values_present=has_values, n_values=n_values)
     return out
@@ -367,14 +366,14 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
     for field in _CHILD_FIELDS.get(kind, ()):
         if kind == "SequenceProto":
             out += [(x, depth, path, field, i) for i, x in enumerate(getattr(message, field))]
-        elif _has(message, field):
+        elif has_field(message, field):
             out.append((getattr(message, field), depth, path, field, -1))
     return out
 
 
 @no_memory_error("message")
 def problems(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH,
+             max_depth: int = MAX_DEPTH,
              max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
 
@@ -443,7 +442,7 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 
 @no_memory_error("message")
 def validate(message: Message, *, base_dir: PathLike | None = None,
-             max_depth: int = DEFAULT_MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
+             max_depth: int = MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.
 
     Accepts our messages and onnx's (``onnx.SequenceProto``, ...) without

@@ -204,7 +204,7 @@ class Fields:
         return Where(None, parent, NUMBERS[id(schema)][name])
 
 
-def _varint(buf: Any, i: int, lim: int, base: int) -> tuple[int, int]:
+def read_varint(buf: Any, i: int, lim: int, base: int) -> tuple[int, int]:
     result = 0
     shift = 0
     start = i
@@ -241,7 +241,7 @@ def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
               ) -> Iterator[tuple[int, int, int, int, int]]:
     """The fields of several ranges (one message given several times), in order: one
     walk, its window kept from one range to the next."""
-    return _walk(src, ranges, ())
+    return walk_fields(src, ranges, ())
 
 
 def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
@@ -278,7 +278,7 @@ def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
     return bool(n < 0x80 and j < lim and buf[j] == key)
 
 
-def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
+def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
           repeats: bool = False) -> Iterator[tuple[int, int, int, Any, Any]]:
     """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
     ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
@@ -310,7 +310,7 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
             if key < 0x80:
                 i += 1
             else:
-                key, i = _varint(buf, i, lim, base)
+                key, i = read_varint(buf, i, lim, base)
                 if i - (pos - base) > 5:
                     raise WireError("tag longer than 5 bytes", pos)
             number, wt = key >> 3, key & 7
@@ -321,7 +321,7 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
                     value = buf[i]
                     i += 1
                 else:
-                    value, i = _varint(buf, i, lim, base)
+                    value, i = read_varint(buf, i, lim, base)
                 pos = i + base
                 yield number, VARINT, tag_at, value, pos
             elif wt == LEN:
@@ -329,7 +329,7 @@ def _walk(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
                     length = buf[i]
                     i += 1
                 else:
-                    length, i = _varint(buf, i, lim, base)
+                    length, i = read_varint(buf, i, lim, base)
                 a = i + base
                 if length > end - a:
                     raise WireError(f"field {number}: length {length} runs past the end "
@@ -405,9 +405,9 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
             if src.root_cache is None:  # (False: too many fields to keep)
                 record = _arrays()
                 segments.append(record)
-            walked = _walk(src, ((0, src.size),), runs, repeats=True)
+            walked = walk_fields(src, ((0, src.size),), runs, repeats=True)
     else:
-        walked = _walk(src, occurrences(src, where), runs)
+        walked = walk_fields(src, occurrences(src, where), runs)
     for number, wt, _at, a, b in walked:
         if record is not None:
             if wt == RUN:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from onnxdata.errors import DecodeError
+from onnxdata.limits import MAX_DEPTH
 
 __all__ = [
     "I32",
@@ -117,7 +118,7 @@ def read_tag(buf: WireBuffer, pos: int, end: int) -> tuple[int, int, int]:
 
 
 def skip_field(buf: WireBuffer, pos: int, end: int, number: int, wire_type: int,
-               depth: int = 0, max_depth: int = 100) -> int:
+               depth: int = 0, max_depth: int = MAX_DEPTH) -> int:
     """The position after the value of a field whose tag has just been read."""
     if wire_type == VARINT:
         return read_varint(buf, pos, end)[1]

@@ -28,7 +28,7 @@ from onnxdata import (
     sparse_parts,
     to_numpy,
 )
-from onnxdata.convert_tensor import _read_tensor
+from onnxdata.convert_tensor import read_tensor
 from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
 
 NUMERIC = [dt for dt in DATA_TYPES.values() if not dt.is_string]
@@ -481,7 +481,7 @@ def test_bad_tensors_raise_with_a_path(fields: dict[str, Any], where: str) -> No
         return  # two storages: the validator's rule; our reader then uses raw_data only
     # our own guards, without the validator, refuse it too
     with pytest.raises(ValidationError) as info:
-        _read_tensor(t, "", None)
+        read_tensor(t, "", None)
     assert info.value.problems[0].path.startswith(where), info.value
 
 
@@ -490,7 +490,7 @@ def test_a_dims_bomb_is_refused_without_allocating() -> None:
     assert len(t.SerializeToString()) < 40
     tracemalloc.start()
     try:
-        for read in (to_numpy, lambda m: _read_tensor(m, "", None)):
+        for read in (to_numpy, lambda m: read_tensor(m, "", None)):
             with pytest.raises(ValidationError):
                 read(t)
         peak = tracemalloc.get_traced_memory()[1]
@@ -591,6 +591,6 @@ def test_shapes_numpy_cannot_hold_raise_our_error(dims: list[int]) -> None:
     t = tensor_msg(data_type=1, dims=dims)
     if 0 not in dims:
         t.raw_data = bytes(4)
-    for read in (to_numpy, lambda m: _read_tensor(m, "", None)):
+    for read in (to_numpy, lambda m: read_tensor(m, "", None)):
         with pytest.raises(ValidationError, match="dims"):
             read(t)

@@ -392,7 +392,7 @@ _TYPES = [None, ("tensor", 1), ("tensor", 7), ("tensor", None), ("sequence", ("t
 def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int) -> None:
     """element_type_problems and sequence_inner_type skip a type equal to the one before
     (a million like elements): the same problems and inner type as merging each."""
-    from onnxdata.rules_common import _capped
+    from onnxdata.rules_common import capped_problems
     from onnxdata.rules_containers import (
         _merged,
         _Mismatch,
@@ -410,7 +410,7 @@ def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int
             bad.append((i, f"{type_text(t)} differs from {type_text(merged)} of the elements "
                            "before it; the elements of a sequence share one type all the "
                            "way down"))
-    assert element_type_problems("p", "f", types) == _capped("p", "f", bad, len(bad))
+    assert element_type_problems("p", "f", types) == capped_problems("p", "f", bad, len(bad))
     inner: Any = (("tensor", "sparse_tensor", "sequence", "map", "optional")[code - 1],)
     for t in types:
         try:

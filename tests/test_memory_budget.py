@@ -157,7 +157,7 @@ def test_memory_error_becomes_our_error_naming_the_source(
     value = onnxdata.from_numpy([np.zeros(3, np.float32)], "sequence")
     path = tmp_path / "s.pb"
     onnxdata.save(value, path)
-    monkeypatch.setitem(convert_containers._READERS, "sequence", out_of_memory)
+    monkeypatch.setitem(convert_containers.READERS, "sequence", out_of_memory)
     monkeypatch.setattr(message_values.Engine, "run", out_of_memory)  # the engine's walk
     for to_numpy in (onnxdata.to_numpy, convert.to_numpy):  # (and the reference reader)
         with pytest.raises(onnxdata.OnnxDataError, match="<SequenceProto>: out of memory in "

@@ -166,8 +166,8 @@ build:
 # (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
 # Every venv depends on it, so a change to the loop rebuilds them (their editable
 # installs compile it in place).
-$(WHEEL): pyproject.toml setup.py onnxdata/_varints.pyx onnxdata/_walk.pyx \
-		onnxdata/_layouts.pyx onnxdata/_wire.pxd | build
+$(WHEEL): pyproject.toml setup.py onnxdata/wire/_varints.pyx onnxdata/wire/_walk.pyx \
+		onnxdata/wire/_layouts.pyx onnxdata/wire/_wire.pxd | build
 	rm -rf build/wheel
 	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps \
 	  -w build/wheel .

@@ -1,6 +1,6 @@
-"""The compiled loops (onnxdata._varints, the varint decoder; onnxdata._walk, the fields
-of a message by its schema; onnxdata._layouts, a sequence's elements by layout), built
-from their Cython sources (which share onnxdata/_wire.pxd).
+"""The compiled loops (onnxdata.wire._varints, the varint decoder; onnxdata.wire._walk, the fields
+of a message by its schema; onnxdata.wire._layouts, a sequence's elements by layout), built
+from their Cython sources (which share onnxdata/wire/_wire.pxd).
 
 pyproject.toml holds everything else; setuptools reads extensions only from here.
 ``optional=True``: where no C compiler is at hand the build goes on without it and
@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 
 setup(ext_modules=[] if PURE else [
-    Extension("onnxdata._varints", ["onnxdata/_varints.pyx"], optional=True),
-    Extension("onnxdata._walk", ["onnxdata/_walk.pyx"], optional=True),
-    Extension("onnxdata._layouts", ["onnxdata/_layouts.pyx"], optional=True),
+    Extension("onnxdata.wire._varints", ["onnxdata/wire/_varints.pyx"], optional=True),
+    Extension("onnxdata.wire._walk", ["onnxdata/wire/_walk.pyx"], optional=True),
+    Extension("onnxdata.wire._layouts", ["onnxdata/wire/_layouts.pyx"], optional=True),
 ])

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 import onnxdata
-from onnxdata.messages import SequenceProto, TensorProto
-from onnxdata.wire import encode_varint
+from onnxdata.core.messages import SequenceProto, TensorProto
+from onnxdata.wire.format import encode_varint
 
 MIB = 1 << 20
 
@@ -97,7 +97,7 @@ def build_3gib(path: Path) -> None:
 
 
 READ = "import sys, onnxdata; v = onnxdata.read(sys.argv[1], sys.argv[2]); print('read')"
-READINGS = ("import sys, onnxdata; from onnxdata.explorer import open_buffer; "
+READINGS = ("import sys, onnxdata; from onnxdata.explorer.readings import open_buffer; "
             "rs = onnxdata.readings(open_buffer(sys.argv[1])); "
             "print(sum(len(str(r.as_json())) for r in rs))")
 

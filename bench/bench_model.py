@@ -8,7 +8,7 @@ each as its own process, and prints their peak RSS (``os.wait4``):
 
 - ``onnxdata validate input_0.pb`` (the CLI's ``main``; it must say valid, with the
   declared type), then ``explore --json`` and ``show`` of the same input;
-- the floor: a Python that only imports ``onnxdata.cli``;
+- the floor: a Python that only imports ``onnxdata.cli.main``;
 - ``onnx.load(model.onnx)``, what reading the declared types cost before.
 
     .venv/bin/python bench/bench_model.py [--mb 300] [--dir /tmp]
@@ -89,7 +89,7 @@ def main() -> None:
         model, value = build(Path(tmp) / "case", args.mb)
         print(f"model: {model.stat().st_size / MIB:.0f} MiB at {model}; "
               f"input: {value.stat().st_size} bytes", flush=True)
-        cli = "from onnxdata.cli import main\nraise SystemExit(main(sys.argv[1:]))"
+        cli = "from onnxdata.cli.main import main\nraise SystemExit(main(sys.argv[1:]))"
         ours, seconds, out = peak_rss(cli, "validate", str(value))
         if "valid" not in out or "declared tensor(float)" not in out:
             raise SystemExit(f"validate did not use the model:\n{out}")
@@ -97,12 +97,12 @@ def main() -> None:
         if json.loads(out)["declared"] != "tensor":
             raise SystemExit(f"explore did not use the model:\n{out}")
         shown, show_s, _ = peak_rss(cli, "show", str(value))
-        floor, _, _ = peak_rss("import onnxdata.cli")
+        floor, _, _ = peak_rss("import onnxdata.cli.main")
         theirs, _, _ = peak_rss("import onnx, sys\nonnx.load(sys.argv[1])", str(model))
     print(f"onnxdata validate input_0.pb: {ours:.0f} MiB peak RSS, {seconds:.2f} s")
     print(f"onnxdata explore --json input_0.pb: {explored:.0f} MiB, {explore_s:.2f} s; "
           f"onnxdata show input_0.pb: {shown:.0f} MiB, {show_s:.2f} s")
-    print(f"floor (python -c 'import onnxdata.cli'): {floor:.0f} MiB; "
+    print(f"floor (python -c 'import onnxdata.cli.main'): {floor:.0f} MiB; "
           f"validate is floor + {ours - floor:.0f} MiB")
     print(f"onnx.load(model.onnx): {theirs:.0f} MiB; validate uses {ours / theirs:.2f}x of it")
 

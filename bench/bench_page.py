@@ -18,10 +18,10 @@ from pathlib import Path
 
 from bench_readings import GIB, _zeros
 
-from onnxdata.explorer import explore
-from onnxdata.messages import SequenceProto, TensorProto
-from onnxdata.page import render_page
-from onnxdata.wire import encode_varint
+from onnxdata.core.messages import SequenceProto, TensorProto
+from onnxdata.explorer.readings import explore
+from onnxdata.page.page import render_page
+from onnxdata.wire.format import encode_varint
 
 
 def write_sequence(path: Path, count: int, dims: list[int]) -> None:

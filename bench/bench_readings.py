@@ -19,8 +19,8 @@ import tracemalloc
 from pathlib import Path
 
 from onnxdata import readings
-from onnxdata.messages import SequenceProto, TensorProto
-from onnxdata.wire import encode_varint
+from onnxdata.core.messages import SequenceProto, TensorProto
+from onnxdata.wire.format import encode_varint
 
 GIB = 1 << 30
 CHUNK = 64 << 20

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the checkout, for tests.*
 
 import onnxdata  # noqa: E402
-from onnxdata.external import read_external  # noqa: E402
+from onnxdata.wire.external import read_external  # noqa: E402
 from tests.test_external_races import INSIDE, _running, _swap_fifo, _tensor  # noqa: E402
 from tests.test_memory_budget import _six_bombs  # noqa: E402
 

@@ -183,7 +183,7 @@ def w_map(n: int) -> Workload:
 
 
 def _len_field(number: int, payload: bytes) -> bytes:
-    from onnxdata.wire import encode_varint
+    from onnxdata.wire.format import encode_varint
 
     return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
 

@@ -5,15 +5,21 @@ our own (so they live beside the ``onnx`` package), with loading, saving,
 validation, numpy conversion and an explorer built on them.
 """
 
-from onnxdata.compare import Difference, Mismatch, assert_close, compare
-from onnxdata.convert import (
+from onnxdata.convert.declared import as_declared
+from onnxdata.convert.values import (
     SparseParts,
     from_numpy,
     get_densify_limit,
     set_densify_limit,
     sparse_parts,
 )
-from onnxdata.declared import as_declared
+from onnxdata.core.messages import (
+    MapProto,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+)
 from onnxdata.errors import (
     DecodeError,
     OnnxDataError,
@@ -21,24 +27,18 @@ from onnxdata.errors import (
     UnknownFieldsWarning,
     ValidationError,
 )
-from onnxdata.explorer import ByteRow, Exploration, Reading, byte_table, explore, readings
-from onnxdata.fast_read import read
-from onnxdata.fast_write import write
-from onnxdata.files import load, save
-from onnxdata.make_data import make_test_data_sets
-from onnxdata.message_checks import problems, validate
-from onnxdata.message_values import to_numpy
-from onnxdata.messages import (
-    MapProto,
-    OptionalProto,
-    SequenceProto,
-    SparseTensorProto,
-    TensorProto,
-)
-from onnxdata.runner import OutputResult, run_test_data_set
-from onnxdata.serialization import serialize
-from onnxdata.testdata import load_test_data_set
-from onnxdata.testdata_save import save_test_data_set
+from onnxdata.explorer.readings import ByteRow, Exploration, Reading, byte_table, explore, readings
+from onnxdata.io.load_save import load, save
+from onnxdata.io.message_checks import problems, validate
+from onnxdata.io.message_values import to_numpy
+from onnxdata.io.read import read
+from onnxdata.io.serialize import serialize
+from onnxdata.io.write import write
+from onnxdata.testdata.compare import Difference, Mismatch, assert_close, compare
+from onnxdata.testdata.load import load_test_data_set
+from onnxdata.testdata.make import make_test_data_sets
+from onnxdata.testdata.runner import OutputResult, run_test_data_set
+from onnxdata.testdata.save import save_test_data_set
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
 """``python -m onnxdata`` runs the command-line tool."""
 
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 
 raise SystemExit(main())

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from onnxdata.backends import BackendCannotTake, BackendUnavailable, get_backend
-from onnxdata.case_run import SetResult, run_set, test_data_sets
 from onnxdata.errors import OnnxDataError
-from onnxdata.expectations import Expectations, read_expectations
+from onnxdata.testdata.backends import BackendCannotTake, BackendUnavailable, get_backend
+from onnxdata.testdata.case_run import SetResult, run_set, test_data_sets
+from onnxdata.testdata.expectations import Expectations, read_expectations
 
 __all__ = ["CaseFile", "SetItem"]
 

@@ -26,11 +26,11 @@ import hypothesis.strategies as st
 import numpy as np
 from hypothesis.extra import numpy as hnp
 
-from onnxdata.declared import parse_type
-from onnxdata.dtypes import DATA_TYPES, KEY_TYPES
-from onnxdata.gen_values import Dim, Plan, Style, check_generable, generate
-from onnxdata.messages import KindName, kind_name
-from onnxdata.model_types import DeclaredType
+from onnxdata.convert.declared import parse_type
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
+from onnxdata.core.messages import KindName, kind_name
+from onnxdata.model.types import DeclaredType
+from onnxdata.testdata.draw import Dim, Plan, Style, check_generable, generate
 
 __all__ = ["declared_types", "inputs", "messages", "values"]
 
@@ -165,7 +165,7 @@ def declared_types(max_depth: int = 2, *, kinds: Sequence[KindName] | None = Non
 def messages(kind: Any, *, max_depth: int = 2, budget: int = 64) -> st.SearchStrategy[Any]:
     """Valid messages of ``kind`` ("sequence", "MapProto", our class, ...): a declared
     type of that kind, a value of it, and ``from_numpy`` of the two."""
-    from onnxdata.convert import from_numpy
+    from onnxdata.convert.values import from_numpy
 
     k = kind_name(kind)
 

@@ -1,4 +1,5 @@
-"""``onnxdata.backends``: ORT, onnx's reference, any onnx Backend; onnxdata's values in and out."""
+"""``onnxdata.testdata.backends``: ORT, onnx's reference, any onnx Backend; onnxdata's
+values in and out."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 
 import onnxdata
 from onnxdata import compare
-from onnxdata.backends import BackendUnavailable, get_backend, to_declared
 from onnxdata.errors import OnnxDataError
-from onnxdata.model_types import DeclaredType
-from onnxdata.testdata_save import as_model
+from onnxdata.model.types import DeclaredType
+from onnxdata.testdata.backends import BackendUnavailable, get_backend, to_declared
+from onnxdata.testdata.save import as_model
 
 DATA = Path(__file__).parent / "data"
 NODE = DATA / "onnx-node"

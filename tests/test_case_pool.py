@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from onnxdata.case_pool import run_cases
-from onnxdata.case_run import CaseTask, find_cases, shard
-from onnxdata.cli import main
-from onnxdata.expectations import ExpectationsError, read_expectations
-from onnxdata.testdata_save import as_model
+from onnxdata.cli.main import main
+from onnxdata.testdata.case_pool import run_cases
+from onnxdata.testdata.case_run import CaseTask, find_cases, shard
+from onnxdata.testdata.expectations import ExpectationsError, read_expectations
+from onnxdata.testdata.save import as_model
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 pytest.importorskip("onnx", reason="the module:attr backends are onnx Backends")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import CORPUS
 
-from onnxdata.cli import main
-from onnxdata.messages import SequenceProto, TensorProto
+from onnxdata.cli.main import main
+from onnxdata.core.messages import SequenceProto, TensorProto
 
 FOUR_WAY = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
 EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from conftest import CORPUS
 
-from onnxdata.cli import EXIT_CODES, main
-from onnxdata.testdata_save import write_value
+from onnxdata.cli.main import EXIT_CODES, main
+from onnxdata.testdata.save import write_value
 
 TENSOR_SET = CORPUS / "test_abs" / "test_data_set_0"
 
@@ -205,8 +205,8 @@ def test_a_narrow_terminal_folds_field_paths_and_values_never_cuts_them(width: i
 
     from rich.console import Console
 
-    from onnxdata.cli import _print_exploration
-    from onnxdata.explorer import explore
+    from onnxdata.cli.main import _print_exploration
+    from onnxdata.explorer.readings import explore
 
     buf = io.StringIO()
     out = Console(file=buf, width=width, no_color=True, highlight=False)

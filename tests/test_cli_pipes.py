@@ -11,7 +11,7 @@ import pytest
 from conftest import CORPUS
 
 import onnxdata
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 
 CORPUS_FILES = sorted(str(p) for p in CORPUS.rglob("*.pb"))
 TENSOR_FILE = CORPUS / "test_abs/test_data_set_0/input_0.pb"

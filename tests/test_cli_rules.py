@@ -15,9 +15,9 @@ import pytest
 from conftest import CORPUS
 
 import onnxdata
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 from onnxdata.errors import DecodeError
-from onnxdata.explorer import byte_table
+from onnxdata.explorer.readings import byte_table
 
 #: A sequence of one sequence: also an optional holding that sequence (the same bytes).
 FOUR_WAY = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"

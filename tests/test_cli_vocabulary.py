@@ -16,7 +16,7 @@ import pytest
 from conftest import CORPUS
 
 import onnxdata
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 
 SEQUENCE = CORPUS / "test_sequence_insert_at_back/test_data_set_0/input_0.pb"
 

@@ -28,8 +28,8 @@ from onnxdata import (
     sparse_parts,
     to_numpy,
 )
-from onnxdata.convert_tensor import read_tensor
-from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.convert.tensor import read_tensor
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 
 NUMERIC = [dt for dt in DATA_TYPES.values() if not dt.is_string]
 ONNX_CLASSES = {"tensor": "TensorProto", "sparse_tensor": "SparseTensorProto",
@@ -49,7 +49,7 @@ def assert_same(got: Any, want: Any, where: str = "value") -> None:
         else:
             g, w = np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(
                 np.uint8)
-            bits = DATA_TYPES[onnxdata.dtypes.data_type_for_dtype(want.dtype).code].bits  # type: ignore[union-attr]
+            bits = DATA_TYPES[onnxdata.core.dtypes.data_type_for_dtype(want.dtype).code].bits  # type: ignore[union-attr]
             if bits < 8:  # only the low bits of a sub-byte element are its value
                 g, w = g & ((1 << bits) - 1), w & ((1 << bits) - 1)
             assert g.tobytes() == w.tobytes(), f"{where}: bytes differ"
@@ -65,7 +65,8 @@ def assert_same(got: Any, want: Any, where: str = "value") -> None:
         assert got == want, where
 
 
-def sample(dt: onnxdata.dtypes.DataType, shape: tuple[int, ...] = (2, 3)) -> np.ndarray[Any, Any]:
+def sample(dt: onnxdata.core.dtypes.DataType,
+           shape: tuple[int, ...] = (2, 3)) -> np.ndarray[Any, Any]:
     """An array of ``dt`` whose every element is a different, valid bit pattern."""
     n = math.prod(shape)
     if dt.is_string:
@@ -543,7 +544,7 @@ def test_sparse_index_outside_dims_is_refused() -> None:
 
 def _external(tmp_path: Path, location: str, offset: int, a: np.ndarray[Any, Any]) -> TensorProto:
     (tmp_path / "w.bin").write_bytes(b"\xee" * offset + from_numpy(a).raw_data + b"\xff" * 3)
-    t = tensor_msg(data_type=onnxdata.dtypes.data_type_for_dtype(a.dtype).code,  # type: ignore[union-attr]
+    t = tensor_msg(data_type=onnxdata.core.dtypes.data_type_for_dtype(a.dtype).code,  # type: ignore[union-attr]
                    dims=list(a.shape), data_location=1)
     for key, value in (("location", location), ("offset", str(offset)),
                        ("length", str(len(from_numpy(a).raw_data)))):

@@ -22,7 +22,7 @@ from onnxdata import (
     problems,
     to_numpy,
 )
-from onnxdata.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, DataType
 
 Pair = tuple[Any, Any]  # (what from_numpy is given, what to_numpy must give back)
 SETTINGS = settings(max_examples=300, deadline=None,

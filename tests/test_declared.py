@@ -9,8 +9,8 @@ import pytest
 
 import onnxdata
 from onnxdata import MapProto, SequenceProto, TensorProto
-from onnxdata.declared import parse_type
-from onnxdata.messages import kind_name
+from onnxdata.convert.declared import parse_type
+from onnxdata.core.messages import kind_name
 
 ZIPMAP = [{"a": 0.25, "b": 0.75}, {"a": 1.0, "b": 0.0}]  # what onnxruntime returns
 

@@ -1,4 +1,5 @@
-"""decode.py's vectorised primitives against wire.py's scalar reader and protobuf's parser."""
+"""wire/decode.py's vectorised primitives against wire/format.py's scalar reader and
+protobuf's parser."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.decode as decode
+import onnxdata.wire.decode as decode
 from onnxdata import MapProto, TensorProto
-from onnxdata.decode import decode_varints, split_strings, strings_array
-from onnxdata.wire import WireError, encode_varint, read_varint
+from onnxdata.wire.decode import decode_varints, split_strings, strings_array
+from onnxdata.wire.format import WireError, encode_varint, read_varint
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -192,7 +193,7 @@ def test_the_bytes_inside_packed_runs_are_those_a_running_count_finds(
         runs: list[tuple[int, int]], tail: int) -> None:
     # payloads._inside clears the gaps' bytes when runs are close, else counts; both
     # must mark exactly the bytes of the runs
-    from onnxdata.payloads import _inside
+    from onnxdata.wire.payloads import _inside
 
     starts, ends, pos = [], [], 0
     for gap, length in runs:

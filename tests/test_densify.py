@@ -22,8 +22,8 @@ from onnxdata import (
     read,
     to_numpy,
 )
-from onnxdata.convert import densify
-from onnxdata.validation import problems
+from onnxdata.convert.values import densify
+from onnxdata.rules.validation import problems
 
 
 def _parts(indices: Any, shape: tuple[int, ...]) -> SparseParts:

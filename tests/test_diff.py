@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.cli import main
-from onnxdata.diff import diff_paths
-from onnxdata.testdata_save import write_value
+from onnxdata.cli.main import main
+from onnxdata.testdata.diff import diff_paths
+from onnxdata.testdata.save import write_value
 
 NODE = Path(__file__).parent / "data" / "onnx-node"
 

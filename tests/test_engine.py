@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+from onnxdata.core.messages import KIND_NAMES
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
-from onnxdata.explorer import byte_table, reading
-from onnxdata.messages import KIND_NAMES
-from onnxdata.table import elided_count
-from onnxdata.validation import problems
+from onnxdata.explorer.readings import byte_table, reading
+from onnxdata.explorer.table import elided_count
+from onnxdata.rules.validation import problems
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -195,10 +195,10 @@ def test_byte_table_is_capped_with_an_elision_row() -> None:
 def test_millions_of_dims_are_walked_in_chunks() -> None:
     import tracemalloc
 
-    from onnxdata.payloads import WireInts
-    from onnxdata.rules_tensor import element_count
-    from onnxdata.source import Source
-    from onnxdata.wire import LEN
+    from onnxdata.rules.tensor import element_count
+    from onnxdata.wire.format import LEN
+    from onnxdata.wire.payloads import WireInts
+    from onnxdata.wire.source import Source
 
     dims = bytes([3, 1, 2] * 700_000) + b"\x05"  # 2.1 million dims, packed
     data = ld(3, dims) + ld(1, b"\x08\x01\x10\x01\x4a\x04" + bytes(4))
@@ -242,9 +242,9 @@ def test_readings_take_any_bytes_like_and_refuse_other_types_clearly() -> None:
 def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
     import numpy as np
 
-    import onnxdata.payloads as payloads
-    from onnxdata.source import Source
-    from onnxdata.wire import WireError
+    import onnxdata.wire.payloads as payloads
+    from onnxdata.wire.format import WireError
+    from onnxdata.wire.source import Source
 
     def outcome(f: Any) -> Any:
         try:
@@ -286,7 +286,7 @@ def _many_elements(seed: int) -> bytes:
     gets many kept pieces."""
     import random
 
-    from onnxdata.wire import encode_varint
+    from onnxdata.wire.format import encode_varint
 
     rng = random.Random(seed)
 
@@ -392,8 +392,8 @@ _TYPES = [None, ("tensor", 1), ("tensor", 7), ("tensor", None), ("sequence", ("t
 def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int) -> None:
     """element_type_problems and sequence_inner_type skip a type equal to the one before
     (a million like elements): the same problems and inner type as merging each."""
-    from onnxdata.rules_common import capped_problems
-    from onnxdata.rules_containers import (
+    from onnxdata.rules.common import capped_problems
+    from onnxdata.rules.containers import (
         _merged,
         _Mismatch,
         element_type_problems,
@@ -426,8 +426,8 @@ def test_the_walk_says_which_singular_message_field_occurred_more_than_once() ->
     values): the engine records it from scan's counts; as a sequence nothing merges."""
     import numpy as np
 
-    from onnxdata.engine import Engine
-    from onnxdata.source import Source
+    from onnxdata.engine.engine import Engine
+    from onnxdata.wire.source import Source
 
     maps = [{np.int64(1): np.float32([1.0])}, {np.int64(2): np.float32([2.0])}]
     data = onnxdata.serialize(onnxdata.from_numpy(maps, "sequence"))

@@ -1,4 +1,4 @@
-"""A sequence's elements validated a layout at a time (onnxdata/engine_groups.py) give
+"""A sequence's elements validated a layout at a time (onnxdata/engine/groups.py) give
 what protobuf's parse + validate gives, and what the walk of every element gives.
 
 Each case is a sequence of many elements of one layout whose contents differ where a
@@ -18,11 +18,12 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import engine_groups, walk_compiled
+from onnxdata.engine import groups as engine_groups
 from onnxdata.errors import DecodeError
-from onnxdata.explorer import reading
-from onnxdata.validation import problems
-from onnxdata.wire import encode_varint
+from onnxdata.explorer.readings import reading
+from onnxdata.rules.validation import problems
+from onnxdata.wire import walk_compiled
+from onnxdata.wire.format import encode_varint
 
 pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
                                 reason="the grouping runs with the compiled walk only")
@@ -193,8 +194,8 @@ def test_nesting_at_the_limit_is_grouped_or_refused_as_protobuf_does(
 
 def _groups(data: bytes, number: int, kind: str) -> list[int] | None:
     """The group of each element of field ``number`` of the sequence ``data``."""
-    from onnxdata.source import Source
-    from onnxdata.walk import fields
+    from onnxdata.wire.source import Source
+    from onnxdata.wire.walk import fields
 
     src = Source.of_buffer(data)
     ranges = [(a, b) for n, _, _, a, b in fields(src, 0, len(data)) if n == number]
@@ -266,12 +267,12 @@ def test_a_group_is_kept_whole() -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_the_byte_table_counts_grouped_elements_as_it_lists_them(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from onnxdata.explorer import byte_table
-    from onnxdata.table import elided_count
+    from onnxdata.explorer.readings import byte_table
+    from onnxdata.explorer.table import elided_count
 
     data, _ = CASES[name]
     listed = len(byte_table(data, "sequence", limit=None))
-    from onnxdata import table
+    from onnxdata.explorer import table
 
     for compiled_count in (True, False):  # (messages over COUNT_BYTES: counted in Python)
         if not compiled_count:

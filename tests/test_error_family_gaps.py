@@ -20,7 +20,7 @@ from onnxdata import (
     TensorProto,
     ValidationError,
 )
-from onnxdata.dtypes import DATA_TYPES
+from onnxdata.core.dtypes import DATA_TYPES
 from tests.conftest import CORPUS
 
 SUB_BYTE = sorted(code for code, dt in DATA_TYPES.items() if dt.sub_byte)

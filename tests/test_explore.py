@@ -15,21 +15,21 @@ from hypothesis import strategies as st
 from wire_model import upb7_zero_in_group
 
 import onnxdata
-from onnxdata.errors import DecodeError
-from onnxdata.explorer import Reading, byte_table, explore, reading, readings
-from onnxdata.fit import MESSAGE_NAMES, fit
-from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
-from onnxdata.messages import (
+from onnxdata.core.messages import (
     MapProto,
     OptionalProto,
     SequenceProto,
     SparseTensorProto,
     TensorProto,
 )
-from onnxdata.model_types import DeclaredType, declared_type, find_model
-from onnxdata.table import ELIDED_OFFSET
-from onnxdata.validation import problems
-from onnxdata.wire import encode_varint
+from onnxdata.errors import DecodeError
+from onnxdata.explorer.readings import Reading, byte_table, explore, reading, readings
+from onnxdata.explorer.table import ELIDED_OFFSET
+from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
+from onnxdata.model.types import DeclaredType, declared_type, find_model
+from onnxdata.rules.validation import problems
+from onnxdata.wire.fit import MESSAGE_NAMES, fit
+from onnxdata.wire.format import encode_varint
 
 FOUR_WAY = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
 EMPTY_OPTIONAL = (CORPUS / "test_optional_has_element_empty_optional_input/test_data_set_0/"
@@ -428,7 +428,7 @@ _SETS = sorted({str(Path(e["path"]).parent) for e in MANIFEST})
 def test_load_test_data_set_equals_onnx_runner(folder: str, onnx: Any) -> None:
     from onnx.backend.test.runner import Runner
 
-    from onnxdata.testdata import load_test_data_set
+    from onnxdata.testdata.load import load_test_data_set
 
     path = CORPUS / folder
     model = onnx.load(str(path.parent / "model.onnx"))
@@ -445,8 +445,8 @@ def test_load_test_data_set_equals_onnx_runner(folder: str, onnx: Any) -> None:
 
 
 def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
-    from onnxdata.convert import SparseParts, from_numpy
-    from onnxdata.testdata import load_test_data_set
+    from onnxdata.convert.values import SparseParts, from_numpy
+    from onnxdata.testdata.load import load_test_data_set
 
     model = ModelProto()
     kinds: list[TypeProto] = []

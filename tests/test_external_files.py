@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import external
-from onnxdata.wire import encode_varint
+from onnxdata.wire import external
+from onnxdata.wire.format import encode_varint
 
 
 def ld(number: int, payload: bytes) -> bytes:

@@ -29,7 +29,7 @@ import pytest
 
 import onnxdata
 from onnxdata import SequenceProto, TensorProto
-from onnxdata.external import read_external
+from onnxdata.wire.external import read_external
 
 #: Tries per race (each try loads through to_numpy and through read); more on demand.
 RACE_TRIES = int(os.environ.get("ONNXDATA_RACE_TRIES", "200"))

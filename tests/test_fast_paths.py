@@ -26,10 +26,10 @@ from onnxdata import (
     problems,
     to_numpy,
 )
-from onnxdata.dtypes import DATA_TYPES
-from onnxdata.rules_common import MAX_REPORTED, TYPED_FIELDS
-from onnxdata.rules_tensor import entries_in_range, typed_entry_problems
-from onnxdata.validation import quick_tensor
+from onnxdata.core.dtypes import DATA_TYPES
+from onnxdata.rules.common import MAX_REPORTED, TYPED_FIELDS
+from onnxdata.rules.tensor import entries_in_range, typed_entry_problems
+from onnxdata.rules.validation import quick_tensor
 from tests.test_convert_properties import _KIND, typed_values
 
 SETTINGS = settings(max_examples=300, deadline=None,

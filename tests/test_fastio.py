@@ -22,9 +22,9 @@ from conftest import corpus_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.fast_read as fast_read
-import onnxdata.fast_write as fast_write
-import onnxdata.payloads as payloads
+import onnxdata.io.read as fast_read
+import onnxdata.io.write as fast_write
+import onnxdata.wire.payloads as payloads
 from onnxdata import (
     DecodeError,
     MapProto,
@@ -39,10 +39,10 @@ from onnxdata import (
     save,
     write,
 )
-from onnxdata.convert import SparseParts, from_numpy, to_numpy
-from onnxdata.fast_read import decode_varints
-from onnxdata.validation import problems
-from onnxdata.wire import encode_varint, read_varint
+from onnxdata.convert.values import SparseParts, from_numpy, to_numpy
+from onnxdata.io.read import decode_varints
+from onnxdata.rules.validation import problems
+from onnxdata.wire.format import encode_varint, read_varint
 
 # --------------------------------------------------------------------------- helpers
 

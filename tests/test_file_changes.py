@@ -39,7 +39,7 @@ def _value() -> list[np.ndarray[Any, Any]]:
 #: print what happened. A signal kills it before it prints.
 CHILD = textwrap.dedent("""
     import json, os, sys
-    import onnxdata, onnxdata.source as source
+    import onnxdata, onnxdata.wire.source as source
     path, entry, point = sys.argv[1], sys.argv[2], sys.argv[3]
     calls = {"n": 0}
     def cut():
@@ -74,7 +74,7 @@ CHILD = textwrap.dedent("""
         elif entry == "explore":
             onnxdata.explore(path)
         else:
-            from onnxdata.cli import main
+            from onnxdata.cli.main import main
             code = main(["validate", path])
             print(json.dumps("exit %d" % code))
             sys.exit(0)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import convert, payloads
-from onnxdata.wire import encode_varint
+from onnxdata.convert import values as convert
+from onnxdata.wire import payloads
+from onnxdata.wire.format import encode_varint
 
 N = 3000  # past KEEP_PIECES: the pieces are kept as a Compact
 

@@ -1,4 +1,4 @@
-"""``read`` of a sequence's elements a layout at a time (onnxdata/group_values.py) gives
+"""``read`` of a sequence's elements a layout at a time (onnxdata/engine/group_values.py) gives
 what reading every element gives: the same values, dtypes, shapes, read-only flags, key
 types and order, and the same errors.
 
@@ -21,8 +21,10 @@ import pytest
 from walk_digest import value as digest
 
 import onnxdata
-from onnxdata import engine_groups, group_values, walk_compiled
-from onnxdata.wire import encode_varint
+from onnxdata.engine import group_values
+from onnxdata.engine import groups as engine_groups
+from onnxdata.wire import walk_compiled
+from onnxdata.wire.format import encode_varint
 
 pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
                                 reason="values are built a layout at a time with the compiled "

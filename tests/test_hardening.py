@@ -26,7 +26,7 @@ import pytest
 
 import onnxdata
 from onnxdata import DecodeError, OnnxDataError, ValidationError
-from onnxdata.messages import KIND_NAMES, SequenceProto, TensorProto
+from onnxdata.core.messages import KIND_NAMES, SequenceProto, TensorProto
 
 TESTS = Path(__file__).resolve().parent
 HOSTILE = TESTS / "data" / "hostile"
@@ -232,7 +232,7 @@ def test_validate_deep_onnx_free_message_without_recursion_error() -> None:
 
 def test_groups_nested_deep_are_refused_by_wire_and_protobuf() -> None:
     data = (HOSTILE / "groups-nested-10000.pb").read_bytes()
-    from onnxdata.wire import WireError, iter_fields
+    from onnxdata.wire.format import WireError, iter_fields
     with pytest.raises(WireError):
         list(iter_fields(data))
     for kind in KIND_NAMES:
@@ -424,7 +424,7 @@ def test_failing_fsync_keeps_the_old_file(how: str, tmp_path: Path,
 
 def test_failure_while_streaming_a_later_element_keeps_the_old_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import onnxdata.fast_write as fast_write
+    import onnxdata.io.write as fast_write
 
     target, old = _old_file(tmp_path)
     real = fast_write._write_payload
@@ -448,7 +448,7 @@ _KILLED_CHILD = textwrap.dedent("""
     import os, sys, time
     import numpy as np
     import onnxdata
-    import onnxdata.fast_write as fast_write
+    import onnxdata.io.write as fast_write
 
     how, target = sys.argv[1], sys.argv[2]
     real_payload, real_fsync = fast_write._write_payload, os.fsync
@@ -552,10 +552,10 @@ def test_protobuf_accepts_a_10_byte_varint_keeping_the_low_64_bits() -> None:
 
 def test_wire_reads_a_10_byte_varint_like_protobuf(tmp_path: Path) -> None:
     """Found by the wire harness: wire.read_varint refused a 10th byte over 1."""
-    from onnxdata.wire import read_varint
+    from onnxdata.wire.format import read_varint
 
     assert read_varint(OVERLONG, 1, len(OVERLONG)) == ((1 << 63) - 1, 11)
-    from onnxdata.fit import fit
+    from onnxdata.wire.fit import fit
 
     assert fit(OVERLONG + b"\x10\x01", "tensor").ok
     path = tmp_path / "t.pb"

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnxdata
-import onnxdata.rules_containers as rules_containers
-import onnxdata.validation as validation
-from onnxdata import SequenceProto, TensorProto, convert, from_numpy, problems
-from onnxdata.engine_groups import MIN_GROUPED
+import onnxdata.rules.containers as rules_containers
+import onnxdata.rules.validation as validation
+from onnxdata import SequenceProto, TensorProto, from_numpy, problems
+from onnxdata.convert import values as convert
+from onnxdata.engine.groups import MIN_GROUPED
 
 N = MIN_GROUPED + 8
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import onnxdata
-from onnxdata.cli import main
-from onnxdata.gen_values import GenerationError
-from onnxdata.make_data import RECORD, make_test_data_sets
+from onnxdata.cli.main import main
+from onnxdata.testdata.draw import GenerationError
+from onnxdata.testdata.make import RECORD, make_test_data_sets
 from tests.conftest import import_onnx
 
 onnx = import_onnx()

@@ -80,7 +80,7 @@ def test_the_bomb_through_read_and_the_cli_is_our_error_under_rlimit_as(tmp_path
         import resource, sys
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
         import onnxdata
-        from onnxdata.cli import main
+        from onnxdata.cli.main import main
         try:
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             onnxdata.read({str(bomb)!r}, "sequence")
@@ -147,9 +147,10 @@ def test_nested_sparse_tensors_count_too(limit_100: None) -> None:
 def test_memory_error_becomes_our_error_naming_the_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import onnxdata.convert_containers as convert_containers
-    import onnxdata.fast_read as fast_read
-    from onnxdata import convert, message_values
+    import onnxdata.convert.containers as convert_containers
+    import onnxdata.io.read as fast_read
+    from onnxdata.convert import values as convert
+    from onnxdata.io import message_values
 
     def out_of_memory(*args: Any) -> Any:
         raise MemoryError

@@ -1,5 +1,5 @@
 """``onnxdata.problems`` / ``onnxdata.validate`` of a sequence, map or optional
-(onnxdata/message_checks.py: the engine's walk of the message's bytes) give what
+(onnxdata/io/message_checks.py: the engine's walk of the message's bytes) give what
 ``validation.problems`` (the reference, through protobuf's objects) gives: the same
 problems, paths and order, message for message.
 
@@ -21,8 +21,9 @@ from test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
 from test_message_values import FILES, KINDS
 
 import onnxdata
-from onnxdata import message_checks, validation
-from onnxdata.engine import Engine
+from onnxdata.engine.engine import Engine
+from onnxdata.io import message_checks
+from onnxdata.rules import validation
 from onnxdata.strategies import messages
 
 

@@ -1,4 +1,4 @@
-"""``onnxdata.to_numpy`` of a sequence, map or optional (onnxdata/message_values.py: the
+"""``onnxdata.to_numpy`` of a sequence, map or optional (onnxdata/io/message_values.py: the
 engine's walk of the message's bytes) gives what ``convert.to_numpy`` (the reference,
 through protobuf's objects) gives: the same values, dtypes, shapes, read-only flags, key
 types and order, or the same error, message for message.
@@ -21,8 +21,10 @@ from test_group_values import _spy as spy_group_values
 from walk_digest import value as digest
 
 import onnxdata
-from onnxdata import convert, message_values, walk_compiled
+from onnxdata.convert import values as convert
+from onnxdata.io import message_values
 from onnxdata.strategies import messages
+from onnxdata.wire import walk_compiled
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(p for p in DATA.rglob("*.pb") if p.stat().st_size < 1 << 20)

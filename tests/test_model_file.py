@@ -14,13 +14,13 @@ from conftest import CORPUS
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import onnxdata
-import onnxdata.model_file as model_file
-from onnxdata.cli import main
+import onnxdata.model.file as model_file
+from onnxdata.cli.main import main
 from onnxdata.errors import DecodeError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto, ValueInfoProto
-from onnxdata.model_file import declared_for, read_model_types
-from onnxdata.model_types import declared_type, find_model
-from onnxdata.wire import encode_varint
+from onnxdata.model.file import declared_for, read_model_types
+from onnxdata.model.types import declared_type, find_model
+from onnxdata.wire.format import encode_varint
 
 MODELS = sorted(CORPUS.glob("*/model.onnx"))
 TENSOR_CASE = CORPUS / "test_abs"

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 from onnxdata.errors import DecodeError
 
 BAD = "ev\x1b[2Jil\nname\udcff.pb"  # an ANSI escape, a newline, a byte that is not UTF-8
 
 
 def test_printable_escapes_controls_escapes_and_undecodable_bytes() -> None:
-    from onnxdata.console import printable
+    from onnxdata.cli.console import printable
 
     assert printable(BAD) == "ev\\x1b[2Jil\\nname\\xff.pb"
     assert printable("a\nb\tc", newlines=True) == "a\nb\\tc"
@@ -79,7 +79,7 @@ def test_a_full_disk_keeps_the_old_page(tmp_path: Path) -> None:
     page.write_text("the old page")
     child = textwrap.dedent("""
         import resource, signal, sys
-        from onnxdata.cli import main
+        from onnxdata.cli.main import main
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the cap fail with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
         sys.exit(main(["explore", sys.argv[1], "--html", sys.argv[2]]))

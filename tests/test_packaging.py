@@ -52,16 +52,16 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
 
 @pytest.mark.slow
 def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> None:
-    """setup.py's optional extension (onnxdata/_varints.pyx): built wherever a C compiler
+    """setup.py's optional extension (onnxdata/wire/_varints.pyx): built wherever a C compiler
     is at hand, as here, and typed for mypy by its stub."""
     if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the wheel is built pure (setup.py)")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "onnxdata/_varints.pyi" in names
+    assert "onnxdata/wire/_varints.pyi" in names
     assert [n for n in names if n.startswith("onnxdata/_varints.") and
             n.endswith((".so", ".pyd"))], sorted(names)
-    assert "onnxdata/_varints.c" not in names  # Cython's output: a build product
-    for name in ("_walk", "_layouts"):  # and the compiled walk (onnxdata/_walk.pyx, ...)
+    assert "onnxdata/wire/_varints.c" not in names  # Cython's output: a build product
+    for name in ("_walk", "_layouts"):  # and the compiled walk (onnxdata/wire/_walk.pyx, ...)
         assert f"onnxdata/{name}.pyi" in names
         assert [n for n in names if n.startswith(f"onnxdata/{name}.") and
                 n.endswith((".so", ".pyd"))], sorted(names)
@@ -79,7 +79,7 @@ def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> 
         ["protobuf", "numpy", "ml_dtypes", "rich", "types-protobuf"]
     )
     entry = next(n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt"))
-    assert "onnxdata = onnxdata.cli:main" in zf.read(entry).decode()
+    assert "onnxdata = onnxdata.cli.main:main" in zf.read(entry).decode()
 
 
 @pytest.mark.slow
@@ -182,8 +182,8 @@ def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None
     with tarfile.open(sdist) as tf:
         names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
     assert "LICENSE" in names and "generated/onnx_data_pb2.pyi" in names
-    assert "onnxdata/_varints.pyx" in names and "setup.py" in names
-    assert "onnxdata/_walk.pyx" in names and "onnxdata/_layouts.pyx" in names
-    assert "onnxdata/_wire.pxd" in names  # (both cimport it)
-    assert "onnxdata/_varints.c" not in names
+    assert "onnxdata/wire/_varints.pyx" in names and "setup.py" in names
+    assert "onnxdata/wire/_walk.pyx" in names and "onnxdata/wire/_layouts.pyx" in names
+    assert "onnxdata/wire/_wire.pxd" in names  # (both cimport it)
+    assert "onnxdata/wire/_varints.c" not in names
     assert not [n for n in names if n.startswith("tests/")]

@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 from conftest import CORPUS
 
-from onnxdata.cli import main
-from onnxdata.convert import from_numpy
-from onnxdata.explorer import byte_table, explore, kind_of_message
-from onnxdata.messages import SequenceProto, TensorProto
-from onnxdata.page import ENTRY_LIMIT, HEX_LIMIT, ROW_LIMIT, render_page
-from onnxdata.wire import encode_varint
+from onnxdata.cli.main import main
+from onnxdata.convert.values import from_numpy
+from onnxdata.core.messages import SequenceProto, TensorProto
+from onnxdata.explorer.readings import byte_table, explore, kind_of_message
+from onnxdata.page.page import ENTRY_LIMIT, HEX_LIMIT, ROW_LIMIT, render_page
+from onnxdata.wire.format import encode_varint
 
 EXAMPLE = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
 TENSOR_FILE = CORPUS / "test_abs/test_data_set_0/input_0.pb"
@@ -256,12 +256,12 @@ def test_a_single_value_is_listed_not_drawn(tmp_path: Path) -> None:
 
 def test_big_values_read_would_build_whole_are_not_drawn(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import onnxdata.page
+    import onnxdata.page.page
 
     path = tmp_path / "strings.pb"
     path.write_bytes(from_numpy([np.array([b"abc"] * 50, dtype=object)]).SerializeToString())
     assert "data-kind=strings" in _page(path)
-    monkeypatch.setattr(onnxdata.page, "DRAW_LIMIT", 100)
+    monkeypatch.setattr(onnxdata.page.page, "DRAW_LIMIT", 100)
     page = _page(path)
     assert "Not drawn: a 259 bytes value of string would be built whole" in page
     assert "data-kind=strings" not in page
@@ -297,7 +297,7 @@ def test_short_kind_names_in_the_facts_still_show_message_names(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Facts whose readings give ``kind`` as a short name and ``message`` as the message
     name (and a model warning) read the same on the page."""
-    from onnxdata.explorer import Exploration
+    from onnxdata.explorer.readings import Exploration
 
     plain = Exploration.as_json
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import cli
-from onnxdata.explorer import byte_table, explore
+from onnxdata.cli import main as cli
+from onnxdata.explorer.readings import byte_table, explore
 
 
 def _sequence(path: Path, n: int) -> Path:
@@ -56,7 +56,7 @@ def test_limit_all_prints_every_row_of_a_long_table_one_line_each(
 
 
 def test_a_cell_of_the_plain_table_cannot_break_its_line() -> None:
-    from onnxdata.plain_table import plain_table_lines
+    from onnxdata.cli.plain_table import plain_table_lines
 
     lines = list(plain_table_lines(("A", "B"), [("x\ny", "\x1b[31mred"), ("z", "ok")]))
     assert lines == ["A      B", "─" * (4 + 3 + 11), "x\\ny   \\x1b[31mred", "z      ok"]

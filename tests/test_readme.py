@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS
 
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 HAS_ORT = importlib.util.find_spec("onnxruntime") is not None

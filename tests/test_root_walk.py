@@ -9,10 +9,10 @@ import struct
 
 import pytest
 
-from onnxdata import walk, walk_compiled
-from onnxdata.source import Source
-from onnxdata.walk import OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
-from onnxdata.wire import encode_varint
+from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire.format import encode_varint
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
 
 
 def ld(number: int, payload: bytes) -> bytes:

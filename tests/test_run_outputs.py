@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from onnxdata import OnnxDataError
-from onnxdata.cli import main
-from onnxdata.run_outputs import _create, fill_in
-from onnxdata.testdata_save import as_model
+from onnxdata.cli.main import main
+from onnxdata.testdata.run_outputs import _create, fill_in
+from onnxdata.testdata.save import as_model
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 NODE = Path(__file__).parent / "data" / "onnx-node"

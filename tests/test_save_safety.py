@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.files import atomic_writer
+from onnxdata.io.load_save import atomic_writer
 
 MESSAGE = onnxdata.from_numpy([np.arange(6, dtype=np.float32)], "sequence", name="x")
 NEW = onnxdata.serialize(MESSAGE)

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from onnxdata.case_run import SetResult
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 from onnxdata.errors import OnnxDataError
-from onnxdata.scoreboard import render_page, write_report
+from onnxdata.testdata.case_run import SetResult
+from onnxdata.testdata.scoreboard import render_page, write_report
 from tests.test_page import CHROMIUM_ARGS, _chromium
 
 DATA = Path(__file__).parent / "data"

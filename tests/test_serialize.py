@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
-import onnxdata.serialization as module
+import onnxdata.io.serialize as module
 from onnxdata import SequenceProto, TensorProto, from_numpy, serialize
-from onnxdata.serialization import serialized_parts
+from onnxdata.io.serialize import serialized_parts
 from tests.conftest import corpus_params
 from tests.test_convert_properties import _KIND, typed_values
 

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
-from onnxdata.convert_common import SparseParts
-from onnxdata.dtypes import DATA_TYPES, KEY_TYPES
-from onnxdata.gen_values import GenerationError
-from onnxdata.messages import KindName
-from onnxdata.model_types import DeclaredType
+from onnxdata.convert.common import SparseParts
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
+from onnxdata.core.messages import KindName
+from onnxdata.model.types import DeclaredType
 from onnxdata.strategies import declared_types, inputs, messages, values
+from onnxdata.testdata.draw import GenerationError
 
 
 def _dense(p: SparseParts) -> np.ndarray[Any, Any]:
@@ -139,7 +139,7 @@ def test_messages_of_each_kind_are_valid_and_round_trip(kind: str) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(messages(kind))
     def check(msg: Any) -> None:
-        assert onnxdata.messages.kind_name(type(msg)) == kind
+        assert onnxdata.core.messages.kind_name(type(msg)) == kind
         onnxdata.validate(msg)
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "m.pb"
@@ -193,7 +193,7 @@ def test_a_declared_shape_over_the_budget_is_refused_by_name(data: st.DataObject
 
 
 def test_importing_onnxdata_does_not_import_hypothesis() -> None:
-    code = "import sys, onnxdata, onnxdata.cli; print('hypothesis' in sys.modules)"
+    code = "import sys, onnxdata, onnxdata.cli.main; print('hypothesis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

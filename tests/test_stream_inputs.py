@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.cli import main
+from onnxdata.cli.main import main
 from onnxdata.errors import DecodeError
 
 CASE = Path(__file__).parent / "data" / "onnx-node" / "test_sequence_insert_at_back"

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import onnxdata.walk as walk
-import onnxdata.walk_compiled as walk_compiled
+import onnxdata.wire.walk as walk
+import onnxdata.wire.walk_compiled as walk_compiled
 from onnxdata import (
     MapProto,
     OnnxDataError,
@@ -28,9 +28,9 @@ from onnxdata import (
     readings,
     to_numpy,
 )
-from onnxdata.engine import Engine
-from onnxdata.messages import KindName
-from onnxdata.source import Source
+from onnxdata.core.messages import KindName
+from onnxdata.engine.engine import Engine
+from onnxdata.wire.source import Source
 
 
 def _values(n: int, seed: int) -> list[bytes]:

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from onnxdata import table, walk_compiled
 from onnxdata.errors import OnnxDataError
-from onnxdata.explorer import byte_table
-from onnxdata.table import elided_count
+from onnxdata.explorer import table
+from onnxdata.explorer.readings import byte_table
+from onnxdata.explorer.table import elided_count
+from onnxdata.wire import walk_compiled
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))

@@ -13,8 +13,8 @@ import pytest
 from test_engine import check_same_verdicts
 
 import onnxdata
-from onnxdata.engine_groups import MIN_GROUPED, GroupWalk
-from onnxdata.walk_compiled import COMPILED
+from onnxdata.engine.groups import MIN_GROUPED, GroupWalk
+from onnxdata.wire.walk_compiled import COMPILED
 from tests.conftest import import_onnx
 
 onnx = import_onnx()  # the values are made by onnx's own writer; skips where it is absent
@@ -114,7 +114,7 @@ def test_one_odd_tensor_leaves_values_and_verdicts_as_one_by_one(
     if what in ("bad_size", "other_type"):
         with pytest.raises(onnxdata.ValidationError) as info:
             _read(tmp_path, data)
-        assert info.value.problems == onnxdata.validation.problems(
+        assert info.value.problems == onnxdata.rules.validation.problems(
             onnxdata.load(data, "sequence"))
     else:
         got = _read(tmp_path, data)
@@ -147,7 +147,7 @@ def test_validating_a_run_of_one_layout_takes_it_whole(
     path = tmp_path / "run.pb"
     path.write_bytes(data)
     found = onnxdata.readings(data if source == "bytes" else
-                              onnxdata.explorer.open_buffer(path))
+                              onnxdata.explorer.readings.open_buffer(path))
     sequence = next(r for r in found if r.kind == "SequenceProto")
     assert (True in bulk_calls) == COMPILED
     assert sequence.valid and sequence.summary == f"sequence of {N} tensors, float32 [4]"

@@ -145,7 +145,7 @@ def test_a_fifo_as_the_model_is_refused_with_its_path(tmp_path: Path) -> None:
 def test_the_model_is_read_once_for_many_files_beside_it(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from onnxdata import model_file
+    from onnxdata.model import file as model_file
 
     model = _model(tmp_path / "model.onnx", 3, 3)
     vals = [np.zeros(2, np.int64)] * 3

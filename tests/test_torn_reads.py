@@ -82,7 +82,7 @@ def test_a_file_that_changes_once_is_read_again(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A read that a write overlapped is retried, and the next read, undisturbed, is the
     value: a change costs a read, not the call."""
-    from onnxdata import source
+    from onnxdata.wire import source
 
     path = tmp_path / "t.pb"
     _tensor_file(path)
@@ -101,7 +101,7 @@ def test_a_file_that_changes_once_is_read_again(tmp_path: Path,
 
 def test_a_file_at_rest_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file last changed long ago is trusted by its stamps: no second read."""
-    from onnxdata import source
+    from onnxdata.wire import source
 
     path = tmp_path / "t.pb"
     _tensor_file(path)
@@ -122,7 +122,7 @@ def test_a_file_at_rest_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_a_file_that_never_stops_changing_is_refused(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from onnxdata import source
+    from onnxdata.wire import source
 
     path = tmp_path / "t.pb"
     _tensor_file(path)

@@ -78,7 +78,7 @@ def test_external_data_in_the_cli_show_and_page_is_refused_in_bounded_memory(
     page = tmp_path / "amp.html"
     for argv in (["show", str(path), "--kind", "sequence"],
                  ["explore", str(path), "--html", str(page)]):
-        got = _peak("import sys; from onnxdata.cli import main\n"
+        got = _peak("import sys; from onnxdata.cli.main import main\n"
                     f"out['status'] = main({argv!r})")
         assert float(got["peak_mib"]) < 200, (argv, got)  # type: ignore[arg-type]
         assert "error" not in got, got
@@ -104,7 +104,7 @@ def test_sparse_external_data_still_reads_as_zeros(tmp_path: Path) -> None:
 
 
 def test_a_device_is_read_up_to_the_stream_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from onnxdata import source
+    from onnxdata.wire import source
 
     monkeypatch.setattr(source, "_stream_limit", 1 << 20)
     with pytest.raises(DecodeError, match=r"more than the limit of 1048576 bytes") as info:
@@ -119,7 +119,7 @@ def test_a_device_is_read_up_to_the_stream_limit(monkeypatch: pytest.MonkeyPatch
                                   "tensor"], ["diff", "/dev/zero", "/dev/urandom"],
                                   ["validate", "/dev/urandom"]])
 def test_cli_stops_a_device_at_max_bytes_in_bounded_memory(argv: list[str]) -> None:
-    code = ("import sys; from onnxdata.cli import main\n"
+    code = ("import sys; from onnxdata.cli.main import main\n"
             f"out['status'] = main({[*argv, '--max-bytes', '64M']!r})")
     done = subprocess.run([sys.executable, "-c", PEAK, code], capture_output=True, text=True,
                           timeout=300, check=True)
@@ -131,7 +131,7 @@ def test_cli_stops_a_device_at_max_bytes_in_bounded_memory(argv: list[str]) -> N
 
 
 def test_max_bytes_is_checked_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from onnxdata.cli import main
+    from onnxdata.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["validate", "x.pb", "--max-bytes", "lots"])

@@ -23,12 +23,12 @@ from onnxdata import (
     TensorProto,
     ValidationError,
 )
-from onnxdata.dtypes import DATA_TYPES
-from onnxdata.rules_common import MAX_REPORTED
-from onnxdata.rules_containers import map_problems, sparse_index_problems
-from onnxdata.rules_tensor import external_data_problems, tensor_storage_problems
-from onnxdata.rules_wire import wire_field_problems
-from onnxdata.validation import problems, validate
+from onnxdata.core.dtypes import DATA_TYPES
+from onnxdata.rules.common import MAX_REPORTED
+from onnxdata.rules.containers import map_problems, sparse_index_problems
+from onnxdata.rules.tensor import external_data_problems, tensor_storage_problems
+from onnxdata.rules.validation import problems, validate
+from onnxdata.rules.wire import wire_field_problems
 from tests.conftest import corpus_params
 
 FLOAT, INT8, INT32, INT64, STRING, BOOL = 1, 3, 6, 7, 8, 9

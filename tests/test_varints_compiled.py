@@ -1,4 +1,4 @@
-"""The compiled varint loop (onnxdata._varints) against the numpy decoder it stands in for:
+"""The compiled varint loop (onnxdata.wire._varints) against the numpy decoder it stands in for:
 the same arrays and the same WireErrors (reason and offset), and built where we develop."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.decode as decode
+import onnxdata.wire.decode as decode
 from onnxdata import OptionalProto, SequenceProto, TensorProto
-from onnxdata.wire import WireError, encode_varint, read_varint
+from onnxdata.wire.format import WireError, encode_varint, read_varint
 from tests.conftest import CORPUS, MANIFEST
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
@@ -31,13 +31,13 @@ PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 def built_loop() -> ModuleType | None:
     """The compiled loop if it is built, even where ONNXDATA_PURE_PYTHON turns it off."""
     try:
-        return importlib.import_module("onnxdata._varints")
+        return importlib.import_module("onnxdata.wire._varints")
     except ImportError:
         return None
 
 
 LOOP = built_loop()
-needs_loop = pytest.mark.skipif(LOOP is None, reason="onnxdata._varints is not built "
+needs_loop = pytest.mark.skipif(LOOP is None, reason="onnxdata.wire._varints is not built "
                                 "(test_the_loop_is_built fails for it in the dev venvs)")
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -69,7 +69,7 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the fallback alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the numpy decoder is wanted here")
-    assert decode.COMPILED, "onnxdata._varints did not import: was the extension built?"
+    assert decode.COMPILED, "onnxdata.wire._varints did not import: was the extension built?"
     assert LOOP is not None and Path(LOOP.__file__ or "").suffix in (".so", ".pyd")
 
 
@@ -183,9 +183,9 @@ def test_corpus_int_payloads() -> None:
 READ_CODE = """
 import hashlib, sys
 import numpy as np
-import onnxdata, onnxdata.decode
+import onnxdata, onnxdata.wire.decode
 value = onnxdata.read(sys.argv[1])
-print(onnxdata.decode.COMPILED, value.dtype, value.shape,
+print(onnxdata.wire.decode.COMPILED, value.dtype, value.shape,
       hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
 """
 

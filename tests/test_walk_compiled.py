@@ -1,4 +1,4 @@
-"""The compiled scan (onnxdata._walk) against the Python walk it stands in for
+"""The compiled scan (onnxdata.wire._walk) against the Python walk it stands in for
 (``walk.python_scan``, the reference): the same Fields for every message, in memory and
 read by pread windows, where the compiled loop stops the Python walk raises (or skips a
 group), and built where we develop."""
@@ -16,9 +16,10 @@ from conftest import CORPUS, DATA, MANIFEST
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from onnxdata import walk, walk_compiled
-from onnxdata.source import Source
-from onnxdata.walk import (
+from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire.format import SGROUP, WireError, encode_varint
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import (
     ENTRY,
     MAP,
     SEGMENT,
@@ -32,14 +33,14 @@ from onnxdata.walk import (
     Where,
     python_scan,
 )
-from onnxdata.wire import SGROUP, WireError, encode_varint
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 from test_wire_differential import ld, message_bytes, mutated  # noqa: E402
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
-needs_loop = pytest.mark.skipif(not walk_compiled.COMPILED, reason="onnxdata._walk is not built or "
+needs_loop = pytest.mark.skipif(not walk_compiled.COMPILED,
+                                reason="onnxdata.wire._walk is not built or "
                                 "ONNXDATA_PURE_PYTHON is set (test_the_loop_is_built says which)")
 SCHEMAS: dict[str, Schema] = {"TensorProto": TENSOR, "SparseTensorProto": SPARSE,
                               "SequenceProto": SEQUENCE, "OptionalProto": SEQUENCE,
@@ -108,8 +109,8 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the Python walk alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the Python walk is wanted here")
-    assert walk_compiled.COMPILED, "onnxdata._walk or _layouts did not import: built?"
-    from onnxdata import _layouts, _walk
+    assert walk_compiled.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
+    from onnxdata.wire import _layouts, _walk
 
     assert Path(_walk.__file__ or "").suffix in (".so", ".pyd")
     assert Path(_layouts.__file__ or "").suffix in (".so", ".pyd")
@@ -191,8 +192,8 @@ def test_like_elements_remembered(case: tuple[int, list[bytes], int], cap: int,
     its problems added again under the next element's path): the problems
     ``validate(load(...))`` lists, capped at ``cap``, and read's verdict."""
     import onnxdata
-    from onnxdata.explorer import reading
-    from onnxdata.validation import problems
+    from onnxdata.explorer.readings import reading
+    from onnxdata.rules.validation import problems
 
     number, elements, times = case
     data = b"\x10" + bytes([number - 2]) + b"".join(ld(number, e) for e in elements) * times

@@ -387,11 +387,11 @@ def test_the_compiled_walk_is_what_runs_without_the_variable(
     _, out = runs
     for name in names:
         compiled, pure = out["compiled"]["calls"][name], out["pure"]["calls"][name]
-        assert pure["count"] == 0, f"onnxdata.{name} ran with ONNXDATA_PURE_PYTHON=1"
+        assert pure["count"] == 0, f"onnxdata.wire.{name} ran with ONNXDATA_PURE_PYTHON=1"
         if PURE:
             continue
-        assert compiled["file"] is not None, f"onnxdata.{name} is not built"
-        assert "error" not in compiled, f"onnxdata.{name} did not load: {compiled['error']}"
-        assert compiled["in_sys_modules"], f"onnxdata.{name} was never imported"
+        assert compiled["file"] is not None, f"onnxdata.wire.{name} is not built"
+        assert "error" not in compiled, f"onnxdata.wire.{name} did not load: {compiled['error']}"
+        assert compiled["in_sys_modules"], f"onnxdata.wire.{name} was never imported"
         assert not compiled["wrapped"] or compiled["count"] > 0, (
-            f"onnxdata.{name} is built but none of {compiled['wrapped']} was called")
+            f"onnxdata.wire.{name} is built but none of {compiled['wrapped']} was called")

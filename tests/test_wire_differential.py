@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
-from onnxdata.fit import FieldSpec, message_schema
-from onnxdata.messages import KIND_NAMES, OptionalProto, TensorProto
-from onnxdata.wire import I32, I64, LEN, VARINT
+from onnxdata.core.messages import KIND_NAMES, OptionalProto, TensorProto
+from onnxdata.wire.fit import FieldSpec, message_schema
+from onnxdata.wire.format import I32, I64, LEN, VARINT
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -264,7 +264,7 @@ VALUES = st.one_of(
 
 
 def _shuffled(data: bytes, order: list[int]) -> bytes:
-    fields = [data[f.offset:f.end] for f in onnxdata.wire.iter_fields(data)]
+    fields = [data[f.offset:f.end] for f in onnxdata.wire.format.iter_fields(data)]
     return b"".join(fields[i] for i in order if i < len(fields)) + b"".join(
         f for i, f in enumerate(fields) if i not in order)
 

@@ -37,17 +37,17 @@ CALLS: Counter[str] = Counter()
 
 def preload_counted(name: str) -> dict[str, Any]:
     """Load ``onnxdata.<name>`` from its compiled file before the package (so every
-    ``from onnxdata.<name> import f`` binds our counting wrapper), if it is built."""
+    ``from onnxdata.wire.<name> import f`` binds our counting wrapper), if it is built."""
     spec = importlib.util.find_spec("onnxdata")  # finds the package without importing it
     assert spec is not None and spec.origin is not None
-    folder = Path(spec.origin).parent
+    folder = Path(spec.origin).parent / "wire"
     # only this interpreter's build: a venv of another Python may have built one beside it
     # (an in-place build of 3.10 next to 3.11's), and loading that one crashes the process
     files = [folder / f"{name}{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES
              if (folder / f"{name}{suffix}").is_file()]
     if not files:
         return {"file": None}
-    full = f"onnxdata.{name}"
+    full = f"onnxdata.wire.{name}"
     loader = importlib.machinery.ExtensionFileLoader(full, str(files[0]))
     mod_spec = importlib.util.spec_from_file_location(full, files[0], loader=loader)
     assert mod_spec is not None
@@ -124,7 +124,7 @@ def rows(table: list[Any]) -> list[Any]:
 
 
 def cli(args: list[str]) -> dict[str, Any]:
-    from onnxdata.cli import main
+    from onnxdata.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -160,11 +160,11 @@ def main(argv: list[str]) -> int:
     paths = Path(argv[1]).read_text().splitlines()
     counted = argv[argv.index("--count-calls") + 1:] if "--count-calls" in argv else []
     loaded = {name: preload_counted(name) for name in counted}
-    import onnxdata.decode
+    import onnxdata.wire.decode
 
     files = {p: digest(p) for p in paths}
-    report = {"files": files, "varints_compiled": onnxdata.decode.COMPILED,
-              "calls": {name: {**info, "in_sys_modules": f"onnxdata.{name}" in sys.modules,
+    report = {"files": files, "varints_compiled": onnxdata.wire.decode.COMPILED,
+              "calls": {name: {**info, "in_sys_modules": f"onnxdata.wire.{name}" in sys.modules,
                                "count": sum(c for k, c in CALLS.items()
                                             if k.startswith(name + "."))}
                         for name, info in loaded.items()}}

@@ -1,7 +1,7 @@
 """Our wire readers against protobuf's parser: the rules compared, shared by the fuzz
 harness ``wire`` and ``test_wire_differential.py``.
 
-``check_iter_fields(data)``: ``onnxdata.wire.iter_fields`` reads the top level of
+``check_iter_fields(data)``: ``onnxdata.wire.format.iter_fields`` reads the top level of
 any bytes the way protobuf reads them into a message with no fields (all of
 them unknown): the same accept or reject, and the same fields in the same
 order with the same numbers, wire types and values. One difference is kept on
@@ -32,9 +32,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from onnxdata.fit import FitMessage, fit, message_schema
-from onnxdata.messages import kind_class
-from onnxdata.wire import I32, I64, LEN, VARINT, WireError, iter_fields
+from onnxdata.core.messages import kind_class
+from onnxdata.wire.fit import FitMessage, fit, message_schema
+from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 
 
 class WireMismatch(AssertionError):

@@ -35,8 +35,8 @@ sys.path.insert(0, str(HERE.parent))  # tests/, for wire_model
 import numpy as np  # noqa: E402
 
 import onnxdata  # noqa: E402
+from onnxdata.core.messages import KIND_NAMES  # noqa: E402
 from onnxdata.errors import OnnxDataError, UnknownFieldsWarning  # noqa: E402
-from onnxdata.messages import KIND_NAMES  # noqa: E402
 
 # Fuzzed bytes parse with unknown fields all the time; the hint is for people.
 warnings.filterwarnings("ignore", category=UnknownFieldsWarning)

@@ -1,8 +1,0 @@
-# The compiled loop of onnxdata/_varints.pyx (see decode.decode_varints).
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-
-def decode(data: npt.NDArray[np.uint8], out: npt.NDArray[Any]) -> int: ...
-def scan(data: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]: ...

@@ -1,0 +1,88 @@
+"""What every command shares: FILE arguments (``-`` is stdin), --model with
+--input/--output, the one wording of a missing file, and the one failure line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from typing import Any
+
+from rich.text import Text
+
+from onnxdata.cli.console import console, write_text
+from onnxdata.model.types import IO
+
+__all__ = ["MISSING", "STDIN", "fail", "file_arg", "file_size", "missing", "model_choice",
+           "model_hint"]
+
+
+#: What ``-`` stands for as a FILE: standard input, read once to its end.
+STDIN = "/dev/stdin"
+
+
+#: The words a missing file is reported with, by every command.
+MISSING = "no such file or folder"
+
+
+_SET_FILE = re.compile(r"(input|output)_(\d+)\.pb$")
+
+
+def model_choice(args: argparse.Namespace, name: str
+                 ) -> tuple[str | None, IO | None, int | None]:
+    """``(model, io, index)`` from --model/--input/--output; the index defaults to the
+    file's name (``input_K.pb``). Usage errors exit 2 through argparse."""
+    parser: argparse.ArgumentParser = args.command_parser
+    model = getattr(args, "model", None)
+    io_index = [(io, k) for io, k in (("input", getattr(args, "input", None)),
+                                      ("output", getattr(args, "output", None)))
+                if k is not None]
+    if model is None:
+        if io_index:
+            parser.error("--input/--output need --model")
+        return None, None, None
+    if io_index:
+        io, k = io_index[0]
+        return model, io, k  # type: ignore[return-value]
+    m = _SET_FILE.search(os.path.basename(name))
+    if m is None:
+        parser.error("--model needs --input K or --output K (or a file named input_K.pb "
+                     "or output_K.pb)")
+    return model, m.group(1), int(m.group(2))  # type: ignore[return-value]
+
+
+def file_arg(name: str) -> str:
+    """The path to open for a FILE argument: ``-`` is standard input."""
+    return STDIN if name == "-" else name
+
+
+def missing(name: str) -> str | None:
+    """The one wording of a file that is not there (None when it is, or is stdin)."""
+    if name == "-" or os.path.lexists(name):
+        return None
+    return f"{name}: {MISSING}"
+
+
+def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> int:
+    """A command that cannot go on: one red line on stderr and, under --json, one JSON
+    object on stdout with an ``error`` field; exit 2."""
+    console(stderr=True).print(Text(f"onnxdata: {message}", style="red"))
+    if args is not None and getattr(args, "json", False):
+        write_text(json.dumps({**facts, "error": message}, indent=2) + "\n")
+    return 2
+
+
+def model_hint(name: str) -> str:
+    """For a .onnx file no data message reads validly: say it is a model, and what to do."""
+    if not name.lower().endswith(".onnx"):
+        return ""
+    return (" (a .onnx file is a model, not a data file: onnxdata reads the "
+            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them)")
+
+
+def file_size(name: str) -> int:
+    try:
+        return os.stat(name).st_size
+    except OSError:
+        return 0  # explore or validate says why it cannot be read

@@ -1,0 +1,400 @@
+"""``onnxdata run``: find the cases, run them (``case_pool``), print, report, write outputs.
+
+One case named by its folder, its model or one of its sets prints one line per
+set and output, as before; several cases (a folder of case folders, many
+arguments, or ``--jobs``/``--timeout``/``--shard``/``--report``/``--executor``)
+print one line per set as each case finishes and a summary at the end. With
+``--json`` the one JSON object is printed whatever happens, with an ``error``
+field saying why when the run could not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from onnxdata.cli.console import console, write_text
+from onnxdata.cli.diff import add_tolerances
+from onnxdata.errors import OnnxDataError
+from onnxdata.testdata.backends import BackendUnavailable, get_backend
+from onnxdata.testdata.case_pool import run_cases
+from onnxdata.testdata.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
+from onnxdata.testdata.diff import SHOWN
+from onnxdata.testdata.expectations import ATOL, RTOL, Expectations, read_expectations
+from onnxdata.testdata.run_outputs import fill_in, new_case, start_case
+from onnxdata.testdata.scoreboard import summarize, write_report
+
+__all__ = ["add_parser", "main", "run_command"]
+
+_SET = re.compile(r"^test_data_set_(\d+)$")
+_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "unchecked": "cyan",
+          "xfail": "magenta", "skip": "blue"}
+
+
+class _Stop(Exception):
+    """The run cannot start: the message, exit 2."""
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``onnxdata run`` with parsed arguments; the exit code."""
+    from rich.text import Text
+
+    try:
+        return _run(args)
+    except _Stop as exc:
+        if args.json:
+            write_text(json.dumps({"passed": False, "error": str(exc), "results": [],
+                                   "sets": []}, indent=2) + "\n")
+        else:
+            console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+        return 2
+
+
+def _one_case(target: Path, args: argparse.Namespace) -> tuple[Path, Path] | None:
+    """``(case folder, model)`` when ``target`` names one case, its model or one set."""
+    if target.is_file() and target.suffix == ".pb":
+        raise _Stop(f"{target} is a value file, not a model: pass the test case folder "
+                    "(model.onnx and test_data_set_N) or its model.onnx")
+    if target.is_file():
+        return target.parent, target
+    if not target.is_dir():
+        raise _Stop(f"no model at {target}")
+    if (target / "model.onnx").is_file():
+        return target, target / "model.onnx"
+    m = _SET.match(target.name)
+    if m is not None and (target.parent / "model.onnx").is_file():
+        if args.set is None:
+            args.set = int(m.group(1))  # a data set folder: run that set only
+        return target.parent, target.parent / "model.onnx"
+    return None
+
+
+def _cases(args: argparse.Namespace) -> tuple[list[tuple[Path, Path]], bool]:
+    """The cases to run, and whether the run is of one case as named."""
+    if len(args.model) == 1:
+        one = _one_case(Path(args.model[0]), args)
+        if one is not None:
+            return [one], True
+    try:
+        found = find_cases(args.model)
+    except OnnxDataError as exc:
+        raise _Stop(str(exc)) from exc
+    if not found:
+        where = Path(args.model[0])
+        raise _Stop(f"no model at {where / 'model.onnx'}" if len(args.model) == 1 else
+                    "no test case (model.onnx beside test_data_set_N) in the folders given")
+    return [(c, c / "model.onnx") for c in found], False
+
+
+def _expectations(args: argparse.Namespace) -> Expectations:
+    exp = Expectations(args.rtol, args.atol)
+    if args.expectations:
+        exp = read_expectations(args.expectations)
+        if (args.rtol, args.atol) != (RTOL, ATOL):  # given on the command line: they win
+            exp = exp.with_defaults(args.rtol, args.atol)
+    return exp
+
+
+def _check_backend(name: str, providers: list[str] | None) -> None:
+    try:
+        get_backend(name, providers)
+    except ValueError as exc:
+        raise _Stop(str(exc)) from exc
+    except BackendUnavailable as exc:
+        if isinstance(exc.__cause__, ImportError):
+            raise _Stop(str(exc)) from exc
+        # a provider missing here: every case is skipped with the reason
+
+
+def _run(args: argparse.Namespace) -> int:
+    cases, single = _cases(args)
+    many = not single or bool(args.jobs or args.timeout or args.shard or args.report or
+                              args.executor == "dask")
+    if args.write_outputs is not None and (len(cases) != 1 or args.against):
+        raise _Stop("--write-outputs takes one test case, and no --against")
+    providers = [p.strip() for p in args.providers.split(",") if p.strip()] \
+        if args.providers else None
+    _check_backend(args.backend, providers)
+    if args.against:
+        _check_backend(args.against, None)
+    try:
+        exp = _expectations(args)
+    except OnnxDataError as exc:
+        raise _Stop(str(exc)) from exc
+    if args.shard:
+        try:
+            cases = [c for c in cases if c[0] in set(shard([c for c, _ in cases], args.shard))]
+        except ValueError as exc:
+            raise _Stop(str(exc)) from exc
+    sets: tuple[str, ...] | None = None
+    if single:
+        case, model = cases[0]
+        found = test_data_sets(case)
+        if not found:
+            raise _Stop(f"no test_data_set_N folder beside {model}")
+        if args.set is not None:
+            sets = (f"test_data_set_{args.set}",)
+            if sets[0] not in {p.name for p in found}:
+                raise _Stop(f"no test_data_set_{args.set} in {case}")
+    tasks = [CaseTask(os.fspath(c), args.backend, os.fspath(m), tuple(providers or ()),
+                      args.against, exp, sets,
+                      pictures=bool(args.report and not args.report.endswith(".json")),
+                      keep_outputs=args.write_outputs is not None) for c, m in cases]
+    jobs = args.jobs if args.jobs > 0 else (1 if args.timeout else 0)
+    try:
+        results = _execute(tasks, jobs, args, many)
+    except (ImportError, ValueError, OSError) as exc:
+        raise _Stop(str(exc)) from exc
+    written, kept, sources = _write(args, cases, results) if args.write_outputs is not None \
+        else ([], [], [])
+    code = exit_code(results, args.allow_unchecked, sources)
+    if args.report:
+        try:
+            write_report(args.report, results, _header(args, providers))
+        except OSError as exc:
+            raise _Stop(f"cannot write {args.report}: {exc.strerror or exc}") from exc
+    if args.json:
+        write_text(json.dumps(_json(args, cases, single, results, written, kept, code),
+                              indent=2) + "\n")
+        return code
+    out = console()
+    if not many:
+        _print_outputs(out, results, written, kept)
+    else:
+        _print_summary(out, results)
+    if code == 1 and any(r.status == "unchecked" and r.folder not in sources
+                         for r in results):
+        out.print("unchecked: a set has no expected outputs (exit 1): --write-outputs adds "
+                  "them, --allow-unchecked accepts them", markup=False, soft_wrap=True)
+    return code
+
+
+def _execute(tasks: list[CaseTask], jobs: int, args: argparse.Namespace,
+             many: bool) -> list[SetResult]:
+    if not many or args.json:
+        return run_cases(tasks, jobs=jobs, timeout=args.timeout, executor=args.executor,
+                         scheduler=args.scheduler)
+    out = console()
+    if not out.is_terminal:
+        return run_cases(tasks, jobs=jobs, timeout=args.timeout, executor=args.executor,
+                         scheduler=args.scheduler, progress=lambda rs: _print_sets(out, rs))
+    from rich.progress import Progress
+
+    # no redirection: onnxdata's console writes to sys.stdout, which Live would wrap (a loop)
+    with Progress(console=out, transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as bar:
+        job = bar.add_task("cases", total=len(tasks))
+
+        def step(rs: list[SetResult]) -> None:
+            _print_sets(bar.console, rs)
+            bar.advance(job)
+
+        return run_cases(tasks, jobs=jobs, timeout=args.timeout, executor=args.executor,
+                         scheduler=args.scheduler, progress=step)
+
+
+def exit_code(results: list[SetResult], allow_unchecked: bool = False,
+              written: list[str] | tuple[str, ...] = ()) -> int:
+    """2 for an error, 1 for a fail (or an unchecked set not written or allowed), else 0."""
+    if any(r.status == "error" for r in results):
+        return 2
+    if any(r.status == "fail" for r in results):
+        return 1
+    if not allow_unchecked and any(r.status == "unchecked" and r.folder not in written
+                                   for r in results):
+        return 1
+    return 0
+
+
+def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
+           results: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
+    """The folders written, the sets kept as they were, and the sets whose outputs were
+    written (in place or to the new case)."""
+    from onnxdata.testdata.load import load_test_data_set
+    from onnxdata.testdata.save import as_model
+
+    model_path = cases[0][1]
+    model = as_model(model_path)
+    written: list[str] = []
+    kept: list[str] = []
+    sources: list[str] = []
+    target = Path(args.write_outputs) if args.write_outputs else None
+    try:
+        for r in results:
+            if r.status in ("error", "skip") or not r.outputs:
+                continue
+            outputs = [o.value for o in r.outputs]
+            folder = Path(r.folder)
+            if target is not None:
+                if not written:
+                    start_case(target, model_path, model)
+                inputs, _ = load_test_data_set(folder, model=model_path)
+                written.append(os.fspath(new_case(target, folder, inputs, outputs, model)))
+                sources.append(r.folder)
+            elif all(not o.checked for o in r.outputs):
+                written.append(os.fspath(fill_in(folder, outputs, model)))
+                sources.append(r.folder)
+            else:
+                kept.append(r.set)
+    except (OnnxDataError, OSError) as exc:
+        raise _Stop(str(exc)) from exc
+    return written, kept, sources
+
+
+def _header(args: argparse.Namespace, providers: list[str] | None) -> dict[str, str]:
+    import onnxdata
+
+    head = {"onnxdata": onnxdata.__version__}
+    try:
+        head.update(get_backend(args.backend, providers).versions())
+    except (OnnxDataError, ValueError) as exc:
+        head["backend"] = f"{args.backend} ({exc})"
+    if args.against:
+        head["against"] = args.against
+    return head
+
+
+def _json(args: argparse.Namespace, cases: list[tuple[Path, Path]], single: bool,
+          results: list[SetResult], written: list[str], kept: list[str],
+          code: int) -> dict[str, Any]:
+    per_output: list[dict[str, Any]] = []
+    for r in results:
+        if not r.outputs:
+            per_output.append({"set": r.set, "folder": r.folder, "output": -1, "name": "",
+                               "status": r.status, "error": r.message or r.reason or None,
+                               "differences": []})
+        for o in r.outputs:
+            per_output.append({"set": r.set, "folder": r.folder, "output": o.index,
+                               "name": o.name, "status": o.status, "error": None,
+                               "differences": [d.as_json() for d in o.differences],
+                               "against": [d.as_json() for d in o.against]})
+    head: dict[str, Any] = {"model": os.fspath(cases[0][1])} if single else \
+        {"cases": [os.fspath(c) for c, _ in cases]}
+    errors = {r.message for r in results if r.status == "error"}
+    # one case whose every set failed the same way (the model does not load): say it once
+    error = errors.pop() if single and len(errors) == 1 and \
+        all(r.status == "error" for r in results) else None
+    return {**head, "passed": code == 0, "backend": args.backend, "against": args.against,
+            "rtol": args.rtol, "atol": args.atol, "written": written, "kept": kept,
+            "error": error, "summary": summarize(results), "results": per_output,
+            "sets": [r.as_json() for r in results]}
+
+
+def _print_outputs(out: Any, results: list[SetResult], written: list[str],
+                   kept: list[str]) -> None:
+    """One case: one line per set and output, the differences under each."""
+    from rich.text import Text
+
+
+    for r in results:
+        if not r.outputs:
+            why = r.message or r.reason
+            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
+                                    f": {why}" if why else ""), soft_wrap=True)
+            continue
+        for o in r.outputs:
+            n = len(o.differences) + len(o.against)
+            more = f", {n} difference{'s' if n != 1 else ''}" if n else ""
+            out.print(Text.assemble((r.set, "bold"), f" output {o.index} {o.name!r}: ",
+                                    (o.status, _STYLE[o.status]), more), soft_wrap=True)
+            for label, found in (("", o.differences), ("against: ", o.against)):
+                for d in found[:SHOWN]:
+                    out.print(f"  {label}{d}", markup=False, soft_wrap=True)
+                if len(found) > SHOWN:
+                    out.print(f"  {label}… {len(found) - SHOWN} more (--json lists all)",
+                              soft_wrap=True)
+        if r.status == "xfail" or r.message:
+            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
+                                    f": {r.message or r.reason}"), soft_wrap=True)
+    for w in written:
+        out.print(f"wrote {w}", markup=False, soft_wrap=True)
+    if kept:
+        out.print(f"not written: {', '.join(kept)} (expected outputs there already; "
+                  "--write-outputs DIR writes the outputs to a new test case)",
+                  markup=False, soft_wrap=True)
+
+
+def _print_sets(out: Any, results: list[SetResult]) -> None:
+    """Many cases: one line per set as its case finishes."""
+    from rich.text import Text
+
+    for r in results:
+        why = r.message or r.reason
+        out.print(Text.assemble((r.id, "bold"), ": ", (r.status, _STYLE[r.status]),
+                                f" ({r.seconds:.3f} s)", f": {why}" if why else ""),
+                  soft_wrap=True)
+        for line in r.lines(3):
+            out.print(f"  {line}", markup=False, soft_wrap=True)
+
+
+def _print_summary(out: Any, results: list[SetResult]) -> None:
+    s = summarize(results)
+    counts = ", ".join(f"{s['counts'][k]} {k}" for k in
+                       ("pass", "fail", "xfail", "skip", "error", "unchecked")
+                       if s["counts"].get(k))
+    out.print(f"{s['sets']} sets in {s['cases']} cases: {counts or 'none'}", markup=False,
+              soft_wrap=True)
+    for reason, n in s["skipped_by_reason"].items():
+        out.print(f"  skipped {n}: {reason}", markup=False, soft_wrap=True)
+    if s["slowest"]:
+        out.print("slowest: " + ", ".join(f"{i} {t:.3f} s" for i, t in s["slowest"]),
+                  markup=False, soft_wrap=True)
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``run`` to the ``onnxdata`` subcommands."""
+    p = sub.add_parser(
+        "run", help="run test cases on a backend (ONNX Runtime, onnx's reference, yours) "
+                    "and compare",
+        description="Feed each test_data_set_N's inputs, read with the model's declared "
+                    "types, to a backend and compare its outputs with the expected ones. "
+                    "One case: one line per set and output; many (folders of cases, "
+                    "--jobs, --report): one line per set and a summary. Exit 0 when every "
+                    "set passes (or is a known failure or skipped), 1 when any differs or "
+                    "has no expected outputs (unless --allow-unchecked), 2 when a set "
+                    "cannot be read or the backend cannot load or run a model.")
+    p.add_argument("model", metavar="CASE", nargs="+",
+                   help="a folder with model.onnx and test_data_set_N, the model file, one "
+                        "test_data_set_N folder beside a model.onnx (that set only), or "
+                        "folders holding case folders at any depth")
+    p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
+    add_tolerances(p)
+    p.add_argument("--backend", default="ort", metavar="NAME",
+                   help="ort (ONNX Runtime, the default), reference (onnx's "
+                        "ReferenceEvaluator) or module:attr (any onnx.backend.base.Backend)")
+    p.add_argument("--providers", metavar="LIST",
+                   help="ort's execution providers in order, comma-separated "
+                        "(CPUExecutionProvider); a missing one skips every case, saying so")
+    p.add_argument("--against", metavar="NAME",
+                   help="a second backend: compare the outputs with its outputs too")
+    p.add_argument("--expectations", metavar="FILE",
+                   help="tolerances, known failures and skips (TOML or JSON; see "
+                        "onnxdata.testdata.expectations)")
+    p.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="run the cases in N worker processes, one session per case, so a "
+                        "crash or a hang fails that case only (0: in this process)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds per case (in worker processes: implies --jobs 1 at least)")
+    p.add_argument("--shard", metavar="I/N", help="run only shard I of N (by case name)")
+    p.add_argument("--executor", choices=("processes", "dask"), default="processes",
+                   help="dask: submit the cases to --scheduler (pip install "
+                        "'onnxdata[dask]')")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler's address")
+    p.add_argument("--report", metavar="OUT", help="write a scoreboard: OUT.html (one "
+                   "page) or OUT.json")
+    p.add_argument("--allow-unchecked", action="store_true",
+                   help="exit 0 for sets without expected outputs (they are 'unchecked')")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--write-outputs", nargs="?", const="", metavar="DIR",
+                   help="alone: add the backend's outputs to the sets that have no expected "
+                        "outputs; with DIR: write each set's inputs and the backend's "
+                        "outputs to DIR/test_data_set_N, with the model (a new test case)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``onnxdata run`` with parsed arguments; the exit code."""
+    return run_command(args)

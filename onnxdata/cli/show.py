@@ -1,0 +1,216 @@
+"""``onnxdata show FILE``: the numpy value of a file, with shapes, dtypes and a preview.
+
+For people, a tree: each list or dict cut to ``--limit`` items, arrays as numpy
+prints them, string keys as text when they are UTF-8. Under ``--json``, the
+same tree as one JSON object (``value_json``), with an ``error`` field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.text import Text
+
+from onnxdata.cli.args import fail, file_arg, file_size, missing, model_choice, model_hint
+from onnxdata.cli.console import console, printable, write_text
+from onnxdata.cli.progress import progress_bar
+from onnxdata.core.messages import kind_name
+from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
+from onnxdata.explorer.readings import choose_kind, message_of_kind, readings
+from onnxdata.model.file import declared_for
+from onnxdata.wire.source import Source
+
+__all__ = ["key_text", "show_command", "value_json"]
+
+
+def show_command(args: argparse.Namespace) -> int:
+    from onnxdata.io.read import open_source, read_source
+
+    name, kind, limit = args.file, args.kind, args.limit
+    model, io, index = model_choice(args, name)
+    for each in (name, model):
+        gone = None if each is None else missing(each)
+        if gone:
+            return fail(gone, args, file=name)
+    path = file_arg(name)
+    notes: list[str] = []
+    declared_text: str | None = None
+    try:
+        guessed = kind is None
+        with progress_bar(file_size(path), f"reading {Path(name).name}") as progress, \
+                contextlib.closing(open_source(path, copy=True)) as src:  # once: a pipe
+            if kind is None:
+                declared = declared_for(path, model=model, io=io, index=index)
+                if declared.warning is not None:
+                    console(stderr=True).print(
+                        Text(f"onnxdata: warning: {declared.warning}", "yellow"))
+                declared_text = None if declared.type is None else str(declared.type)
+                try:
+                    kind = choose_kind(path, src, declared=declared, how="--kind {}",
+                                       progress=_part(progress, 0, 1 / 3), note=notes.append)
+                except DecodeError as exc:
+                    return fail(f"{exc} (onnxdata explore {name} shows every reading)"
+                                f"{model_hint(name)}", args, file=name)
+            for text in notes:
+                console(stderr=True).print(f"onnxdata: {name}: {text}", markup=False)
+            try:
+                # read maps the file and makes views of its bytes: no tensor data is copied
+                # or decoded, so a huge value costs little beyond the elements shown.
+                value = read_source(src, kind_name(kind))
+            except (ValidationError, DecodeError):
+                if declared_text is not None:
+                    other = _other_valid(src, kind)
+                    if other:
+                        return _invalid(args, name, kind, [], f"valid {other}, but the "
+                                        f"model declares {declared_text}")
+                raise
+    except ValidationError as exc:
+        if guessed and model_hint(name):
+            return fail(f"cannot read {name}: no data message reads it validly"
+                        f"{model_hint(name)}", args, file=name)
+        return _invalid(args, name, kind, exc.problems, None)
+    except (OnnxDataError, OSError) as exc:
+        return fail(str(exc), args, file=name, kind=kind)
+    if args.json:
+        write_text(json.dumps({"file": name, "kind": kind, "note": notes[0] if notes else None,
+                               "value": value_json(value, limit), "error": None},
+                              indent=2) + "\n")
+        return 0
+    out = console()
+    out.print(Text.assemble((printable(os.fspath(name)), "bold"), f"  {kind}"))
+    with np.printoptions(threshold=64, edgeitems=3):
+        _print_value(out, value, "", limit)
+    return 0
+
+
+def _other_valid(src: Source, kind: str | None) -> str:
+    """The valid readings of ``src`` other than ``kind``, "SequenceProto or ..." ("" if none)."""
+    mine = message_of_kind(kind) if kind else ""
+    valid = [r for r in readings(src) if r.valid and r.kind != mine]
+    plain = [r for r in valid if not r.merged_count]  # as Exploration.mismatch says it
+    return " or ".join(r.kind for r in (plain or valid))
+
+
+def _invalid(args: argparse.Namespace, name: str, kind: str | None,
+             problems: list[Problem], headline: str | None) -> int:
+    if args.json:
+        write_text(json.dumps({"file": name, "kind": kind, "value": None,
+                               "problems": [{"path": p.path, "message": p.message}
+                                            for p in problems],
+                               "error": headline or f"invalid as {kind}"}, indent=2) + "\n")
+        return 1
+    out = console()
+    if headline is not None:
+        out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
+                                f": {headline}"))
+    else:
+        out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
+                                f" as {kind}:" if kind else ":"))
+    for p in problems:
+        out.print(f"  - {p}", markup=False)
+    return 1
+
+
+def _part(progress: Callable[[float], None] | None, start: float, share: float
+          ) -> Callable[[float], None] | None:
+    """A step's progress callback, moving the whole bar from ``start`` by ``share``."""
+    if progress is None:
+        return None
+    return lambda done: progress(start + share * done)
+
+
+def key_text(key: Any) -> str:
+    """A map key as show prints it: a string key as text when it is UTF-8 ('日本'), else
+    its bytes (b'\\xff'); an integer as itself."""
+    if isinstance(key, bytes):
+        try:
+            return repr(key.decode("utf-8"))
+        except UnicodeDecodeError:
+            return repr(key)
+    return repr(key.item() if isinstance(key, np.generic) else key)
+
+
+def _json_key(key: Any) -> Any:
+    if isinstance(key, bytes):
+        return key.decode("utf-8", "backslashreplace")
+    return key.item() if isinstance(key, np.generic) else key
+
+
+def _json_scalar(x: Any) -> Any:
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "backslashreplace")
+    if isinstance(x, (bool, int, str)) or x is None:
+        return x
+    if isinstance(x, float):
+        return x if np.isfinite(x) else str(x)  # JSON has no inf or nan
+    return str(x)  # ml_dtypes' scalars, complex
+
+
+def value_json(value: Any, limit: int | None) -> Any:
+    """``value`` as JSON: arrays as dtype, shape and their first ``limit`` values (flat),
+    lists and dicts as their first ``limit`` items, None as an empty optional."""
+    if isinstance(value, np.ndarray):
+        flat = value.reshape(-1)
+        cut = flat if limit is None else flat[:limit]
+        items = [_json_scalar(x.item() if isinstance(x, np.generic) else x)
+                 for x in (cut.tolist() if cut.dtype.kind in "biuf" and
+                           cut.dtype.itemsize <= 8 else list(cut))]
+        return {"type": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape),
+                "values": items, "more": int(flat.size - len(items))}
+    if isinstance(value, list):
+        shown = value if limit is None else value[:limit]
+        return {"type": "list", "length": len(value),
+                "items": [value_json(v, limit) for v in shown],
+                "more": len(value) - len(shown)}
+    if isinstance(value, dict):
+        pairs = list(itertools.islice(value.items(), limit))
+        return {"type": "dict", "length": len(value),
+                "items": [{"key": _json_key(k), "value": value_json(v, limit)}
+                          for k, v in pairs], "more": len(value) - len(pairs)}
+    if value is None:
+        return {"type": "none"}
+    return {"type": type(value).__name__, "value": _json_scalar(value)}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"ndarray {value.dtype} shape {tuple(value.shape)}"
+    if isinstance(value, list):
+        return f"list of {len(value)}"
+    if isinstance(value, dict):
+        return f"dict of {len(value)}"
+    if value is None:
+        return "None (empty optional)"
+    return type(value).__name__
+
+
+def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> None:
+    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
+    out.print(Text(indent + _describe(value), "bold"))
+    if isinstance(value, np.ndarray):
+        for line in repr(value).splitlines():
+            out.print(indent + "  " + line, markup=False, highlight=False)
+        return
+    items: list[tuple[str, Any]]
+    if isinstance(value, list):
+        n = len(value) if limit is None else min(limit, len(value))
+        items = [(f"[{i}]", value[i]) for i in range(n)]
+    elif isinstance(value, dict):
+        items = [(f"{key_text(k)}:", v) for k, v in itertools.islice(value.items(), limit)]
+    else:
+        return
+    for label, v in items:
+        out.print(f"{indent}{label}", markup=False, highlight=False)
+        _print_value(out, v, indent + "  ", limit)
+    if len(value) > len(items):
+        out.print(f"{indent}… {len(value) - len(items)} more (--limit N shows more)",
+                  markup=False)

@@ -1,0 +1,381 @@
+"""A sequence's element values built a layout at a time (issue 18).
+
+Elements of one layout (``_layouts.layout_groups``) differ only in the contents the layout
+leaves out: names and doc strings (in no value), raw_data, float_data and double_data
+bytes, string_data, and a map's only key. So once the engine has read a group's first
+element, every other element's value is that value with its own contents:
+``_layouts.layout_spans`` gives the first one's message tree and every member's contents,
+and ``group_values`` builds the values a field at a time, each tensor's arrays for the
+whole group in one numpy call. The value it builds for the first element must equal the
+engine's, or the caller reads the elements one by one, as it does for merged messages,
+sparse tensors inside other elements, and anything else this module does not build.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.convert.common import SparseParts, from_le_bytes
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk_compiled import layout_spans
+
+__all__ = ["dense_rows", "group_trees", "group_values"]
+
+_U64 = np.dtype(np.uint64)
+_TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL, _INDICES = 1, 2, 3, 4, 5, 6
+_OPEN: Final = 1 << 16
+_CLOSE: Final = 2 << 16
+
+
+def _role(kind: int, number: int, wire_type: int) -> int:
+    return (kind << 8) | (number << 3) | wire_type
+
+
+_DATA_TYPE: Final = 2 << 3  # (tags: a tensor's data_type and data_location, in the tree)
+_DATA_LOCATION: Final = 14 << 3
+_RAW: Final = _role(_TENSOR, 9, 2)
+_FLOATS: Final = frozenset({_role(_TENSOR, 4, 2), _role(_TENSOR, 4, 5)})
+_DOUBLES: Final = frozenset({_role(_TENSOR, 10, 2), _role(_TENSOR, 10, 1)})
+_STRINGS: Final = _role(_TENSOR, 6, 2)
+_STRING_KEY: Final = _role(_MAP, 4, 2)
+_INT_KEY: Final = _role(_MAP, 3, 0)
+#: The data types float_data and double_data hold as they stand (complex: pairs).
+_FLOAT_CODES: Final = {1, 14}
+_DOUBLE_CODES: Final = {11, 15}
+
+
+@dataclass
+class _Node:
+    """One message of a group's tree: its kind, a map's key type or a tensor's data type,
+    its child messages, and its contents (role, column in the spans) in wire order."""
+
+    kind: int
+    code: int = 0
+    external: bool = False  # a tensor's data elsewhere: read (and budgeted) one by one
+    children: list[_Node] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class _Group:
+    """A group's members' contents: ``starts``/``ends`` (members x contents) in ``buf``,
+    which starts at file offset ``base``."""
+
+    buf: npt.NDArray[np.uint8]
+    base: int
+    starts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+    whole: npt.NDArray[np.uint8] | None
+    _bytes: bytes | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.starts.shape[0])
+
+    def data(self) -> bytes:
+        if self._bytes is None:
+            self._bytes = self.buf.tobytes()
+        return self._bytes
+
+    def gather(self, columns: list[int]) -> npt.NDArray[np.uint8] | None:
+        """Each member's contents ``columns`` joined, a row per member (None: unequal)."""
+        parts = []
+        for j in columns:
+            s, e = self.starts[:, j], self.ends[:, j]
+            width = int(e[0] - s[0])
+            if not bool((e - s == width).all()):
+                return None
+            parts.append(self.buf[s[:, None] + np.arange(width)])
+        return np.concatenate(parts, axis=1) if parts else None
+
+
+def _tree(events: npt.NDArray[np.uint64]) -> _Node | None:
+    """The first member's message tree from its events (None: a sparse tensor inside)."""
+    stack: list[_Node] = []
+    root: _Node | None = None
+    column = 0
+    for role, a, _ in events.tolist():
+        if role & _OPEN:
+            node = _Node(role & 0xFF, a)
+            if node.kind == _SPARSE and stack:
+                return None  # only an element's own: read budgets it (dense_rows)
+            if stack:
+                stack[-1].children.append(node)
+            else:
+                root = node
+            stack.append(node)
+        elif role == _CLOSE:
+            stack.pop()
+        elif role == _DATA_TYPE:
+            stack[-1].code = a if a < 2**31 else a - 2**32
+        elif role == _DATA_LOCATION:
+            stack[-1].external = a == 1
+        else:
+            stack[-1].spans.append((role, column))
+            column += 1
+    return root
+
+
+def _buildable(node: _Node) -> bool:
+    """No external data, no merged optional or map values: worth walking the first for."""
+    if node.external or (node.kind in (_OPTIONAL, _MAP) and len(node.children) > 1):
+        return False
+    return all(_buildable(child) for child in node.children)
+
+
+def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...], writeable: bool = False
+          ) -> list[Any]:
+    """The rows of ``arr`` (members x ...) as arrays of ``shape``, read-only unless
+    ``writeable`` (``to_numpy``'s decoded float_data: copies, writable)."""
+    arr = arr.reshape(arr.shape[0], *shape)
+    arr.flags.writeable = writeable
+    if not shape:
+        return [arr[i, ...] for i in range(arr.shape[0])]
+    return list(arr)
+
+
+def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
+    if not isinstance(v0, np.ndarray) or node.children or node.kind == _SPARSE or \
+            node.external:
+        return None
+    roles = {role for role, _ in node.spans}
+    columns = [j for _, j in node.spans]
+    dt = DATA_TYPES.get(node.code)
+    if not roles:  # every member's value is the first's
+        out = [v0.copy() for _ in range(g.n)]
+        for arr in out:
+            arr.flags.writeable = v0.flags.writeable
+        return out
+    if dt is None:
+        return None
+    if roles == {_RAW} and len(columns) == 1:
+        return _raw(dt, v0, g, columns[0])
+    if (roles <= _FLOATS and node.code in _FLOAT_CODES) or (
+            roles <= _DOUBLES and node.code in _DOUBLE_CODES):
+        rows = g.gather(columns)
+        if rows is None or rows.shape[1] != v0.nbytes:
+            return None
+        return _rows(rows.view(np.dtype(dt.dtype).newbyteorder("<")).astype(dt.dtype,
+                                                                            copy=False),
+                     v0.shape, bool(v0.flags.writeable))
+    if roles == {_STRINGS} and v0.dtype == object:
+        data = g.data()
+        out = []
+        for s, e in zip(g.starts[:, columns].tolist(), g.ends[:, columns].tolist(),
+                        strict=True):
+            arr = np.empty(len(s), dtype=object)
+            arr[:] = [data[a:b] for a, b in zip(s, e, strict=True)]
+            arr = arr.reshape(v0.shape)
+            arr.flags.writeable = v0.flags.writeable
+            out.append(arr)
+        return out
+    return None
+
+
+def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
+    """Each member's raw_data as ``Engine`` reads it (engine_tensor._from_raw): views of the
+    mapping where it can, else decoded from the joined bytes."""
+    s = g.starts[:, j]
+    width = int(g.ends[0, j] - s[0])
+    if not bool((g.ends[:, j] - s == width).all()):
+        return None
+    count = v0.size
+    if g.whole is not None and not dt.sub_byte and np.little_endian and \
+            width == count * dt.dtype.itemsize:
+        at = s + g.base
+        if g.n > 1 and bool((np.diff(at) == at[1] - at[0]).all()) and at[1] > at[0]:
+            rows = np.lib.stride_tricks.as_strided(
+                g.whole[int(at[0]):], shape=(g.n, width), strides=(int(at[1] - at[0]), 1),
+                writeable=False)
+            return _rows(rows.view(dt.dtype), v0.shape)
+        out = []
+        for a in at.tolist():
+            arr = g.whole[a:a + width].view(dt.dtype).reshape(v0.shape)
+            arr.flags.writeable = False
+            out.append(arr)
+        return out
+    joined = g.gather([j])
+    if joined is None:
+        return None
+    data = joined.tobytes()
+    return [_read_only(from_le_bytes(data, dt, count, k * width).reshape(v0.shape))
+            for k in range(g.n)]
+
+
+def _read_only(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    arr.flags.writeable = False
+    return arr
+
+
+def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
+    """Each member's one key, as ``engine._map_value`` makes it (None: not one key)."""
+    if len(node.spans) != 1 or len(v0) != 1:
+        return None
+    role, j = node.spans[0]
+    s, e = g.starts[:, j], g.ends[:, j]
+    if role == _STRING_KEY and node.code == STRING:
+        data = g.data()
+        return [data[a:b] for a, b in zip(s.tolist(), e.tolist(), strict=True)]
+    if role != _INT_KEY or node.code not in KEY_TYPES or node.code == STRING:
+        return None
+    width = e - s  # one varint each, of 1 to 10 bytes
+    at = np.arange(10)
+    inside = at < width[:, None]
+    b = np.where(inside, g.buf[np.minimum(s[:, None] + at, g.buf.size - 1)], 0).astype(_U64)
+    values = ((b & np.uint64(0x7F)) << (np.uint64(7) * at.astype(_U64))).sum(
+        axis=1, dtype=_U64)
+    return list(values.view(np.int64).astype(DATA_TYPES[node.code].dtype).tolist())
+
+
+def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
+    """Every member's value of ``node``, whose first member's is ``v0``."""
+    n = g.n
+    if node.kind in (_TENSOR, _INDICES):
+        return _tensors(node, v0, g)
+    if node.kind == _SPARSE:  # its parts (engine.Deferred's): the caller densifies them
+        return _sparse(node, getattr(v0, "parts", None), g)
+    if node.kind == _OPTIONAL:
+        if node.spans or len(node.children) > 1:
+            return None
+        if not node.children:
+            return [None] * n if v0 is None else None
+        return _values(node.children[0], v0, g)
+    if node.kind == _SEQUENCE:
+        if node.spans or not isinstance(v0, list) or len(v0) != len(node.children):
+            return None
+        columns = []
+        for child, value in zip(node.children, v0, strict=True):
+            got = _values(child, value, g)
+            if got is None:
+                return None
+            columns.append(got)
+        return [list(row) for row in zip(*columns, strict=True)] if columns else \
+            [[] for _ in range(n)]
+    if node.kind == _MAP and isinstance(v0, dict) and len(node.children) == 1:
+        lists = _values(node.children[0], list(v0.values()), g)
+        if lists is None:
+            return None
+        if not node.spans:  # no key, or two or more: kept in the layout, the first's
+            keys = list(v0)
+            return [dict(zip(keys, v, strict=True)) for v in lists]
+        one = _keys(node, v0, g)
+        if one is None:
+            return None
+        return [{k: v[0]} for k, v in zip(one, lists, strict=True)]
+    return None
+
+
+def _sparse(node: _Node, parts: SparseParts | None, g: _Group) -> list[Any] | None:
+    kinds = [child.kind for child in node.children]
+    if parts is None or node.spans or sorted(kinds) != [_TENSOR, _INDICES][:len(kinds)]:
+        return None
+    got = _tensors(node.children[kinds.index(_TENSOR)], parts.values, g) if kinds else None
+    if got is None:
+        return None
+    return [SparseParts(values, parts.indices, parts.shape) for values in got]
+
+
+def dense_rows(parts: list[SparseParts]) -> list[npt.NDArray[Any]]:
+    """The dense arrays of sparse tensors of one layout (one indices, one shape) as
+    ``densify`` makes them, read-only, in one numpy call; their bytes already spent."""
+    first = parts[0]
+    shape = first.shape
+    total = math.prod(shape)
+    n = len(parts)
+    dtype = first.values.dtype
+    out = np.full((n, total), b"", dtype=object) if dtype.kind == "O" else \
+        np.zeros((n, total), dtype=dtype)
+    indices = first.indices
+    if indices.ndim == 2:
+        linear = (np.ravel_multi_index(tuple(indices.T), shape) if shape
+                  else np.zeros(len(indices), dtype=np.intp))
+    else:
+        linear = indices
+    if linear.size:
+        out[:, linear] = np.stack([p.values for p in parts])
+    return _rows(out, shape)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same value: types, dtypes, shapes, flags, bytes, keys."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape or \
+                a.flags.writeable != b.flags.writeable:
+            return False
+        if a.dtype == object:
+            return bool(a.tolist() == b.tolist())
+        return bool(a.tobytes() == b.tobytes())
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, bytes, str)):
+        return bool(a == b)
+    if isinstance(a, dict):
+        ka, kb = list(a), list(b)
+        return len(ka) == len(kb) and all(type(x) is type(y) and x == y
+                                          for x, y in zip(ka, kb, strict=True)) and \
+            all(_same(a[k], b[k]) for k in ka)
+    return a is None and b is None
+
+
+def group_trees(src: Source, kind: int, depth: int, starts: npt.NDArray[np.uint64],
+                ends: npt.NDArray[np.uint64], ids: npt.NDArray[np.int32], groups: int
+                ) -> list[tuple[_Node, _Group]] | None:
+    """Each group's tree and members' contents, or None where one is not built here."""
+    lo, hi = int(starts[0]), int(ends[-1])
+    buf = src.u8(lo, hi)
+    whole = src.whole()
+    order = np.argsort(ids, kind="stable").astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=groups))]).tolist()
+    out = []
+    for g in range(groups):
+        members = order[bounds[g]:bounds[g + 1]]
+        got = layout_spans(buf, lo, starts, ends, members, kind, depth)
+        if got is None:
+            return None
+        events, spans = got
+        node = _tree(np.frombuffer(events, dtype=_U64).reshape(-1, 3))
+        if node is None or not _buildable(node):
+            return None
+        cols = np.frombuffer(spans, dtype=_U64).reshape(members.size, -1, 3).astype(np.int64)
+        out.append((node, _Group(buf, lo, cols[:, :, 1], cols[:, :, 2], whole)))
+    return out
+
+
+def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
+                 firsts: list[Any]) -> list[Any] | None:
+    """Every element's value, from its group's tree and first value (``firsts``, by
+    group), in document order; None where one group's cannot be built here."""
+    built = []
+    for (node, g), v0 in zip(trees, firsts, strict=True):
+        got = _members(node, g, v0)
+        if got is None:
+            return None  # (before the other groups are built)
+        built.append(got)
+    if len(built) == 1:  # one layout: the values are in document order already
+        return built[0]
+    order = np.argsort(ids, kind="stable").tolist()
+    out: list[Any] = [None] * len(order)
+    at = 0
+    for got in built:
+        for i, value in zip(order[at:at + len(got)], got, strict=True):
+            out[i] = value
+        at += len(got)
+    return out
+
+
+def _members(node: _Node, g: _Group, v0: Any) -> list[Any] | None:
+    """One group's values, its first the engine's own ``v0``; None where the value built
+    for the first is not ``v0`` (the guard) or cannot be built."""
+    got = _values(node, v0, g)
+    if got is None or not _same(got[0], getattr(v0, "parts", v0)):
+        return None
+    got[0] = v0
+    return got

@@ -1,0 +1,226 @@
+"""A sequence's elements validated a layout at a time, not one by one (issue 18).
+
+The compiled walk groups a sequence's elements by layout (``_layouts.layout_groups``: the
+bytes every rule reads, the contents none reads left out), so elements of one layout
+share their verdict, problems (but for the index in their path), type and summary.
+``GroupWalk.grouped`` walks the first element of each group, alone, with its problems
+kept aside; then it adds each element's problems in document order (re-pathed from its
+group's first, until the capped list is full, and counted after that) and its data
+type, type and summary in bulk; reading, the others' values are built from the first's
+(``group_values``). Only with the compiled walk: the Python walk, the reference, walks
+every element, and the differential test (tests/test_walk_differential.py) checks the
+two agree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import Any, Final
+
+import numpy as np
+
+from onnxdata.convert.sparse import densify_cost
+from onnxdata.convert.values import get_densify_limit
+from onnxdata.core.budget import budget_mark, budget_reset, spend
+from onnxdata.core.paths import join_path
+from onnxdata.engine.group_values import dense_rows, group_trees, group_values
+from onnxdata.engine.summaries import SequenceFacts
+from onnxdata.engine.tensor import Outcome
+from onnxdata.errors import Problem
+from onnxdata.rules.common import ProblemSink
+from onnxdata.rules.containers import NestedType
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import RangeStore, Where
+from onnxdata.wire.walk_compiled import LAYOUT_KINDS, element_groups
+
+__all__ = ["MIN_GROUPED", "GroupWalk"]
+
+#: Fewer elements than this are walked one by one: grouping them would cost more.
+MIN_GROUPED: Final = 32
+
+
+class GroupWalk:
+    """The grouped half of ``engine.Engine``'s sequence walk."""
+
+    src: Source
+    problems: ProblemSink
+    merged: list[tuple[str, int]]
+    merged_count: int
+    deferred: int
+
+    def message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
+        raise NotImplementedError  # the Engine's
+
+    def grouped(self, kind: str, ranges: Any, path: str, field_name: str, depth: int,
+                kinds: tuple[int, int | None], facts: SequenceFacts | None,
+                last: str | None, codes: dict[str, list[int]],
+                types: dict[str, list[NestedType]], mine_types: list[NestedType],
+                out: list[Any] | None = None) -> tuple[bool, str | None]:
+        """Validate the ``kind`` elements at ``ranges`` (field ``field_name`` of the
+        sequence at ``path``, whose own code and elem_type are ``kinds``) by layout, adding
+        to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
+        adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
+        layouts, or problems that cannot be re-pathed: walk them one by one). With
+        ``out``, reading: each element's value is added to it (``group_values``)."""
+        if isinstance(ranges, RangeStore):
+            starts = np.frombuffer(ranges.starts, dtype=np.uint64)
+            ends = np.frombuffer(ranges.ends, dtype=np.uint64)
+        else:
+            starts = np.array([a for a, _ in ranges], dtype=np.uint64)
+            ends = np.array([b for _, b in ranges], dtype=np.uint64)
+        got_groups = element_groups(self.src, starts, ends, kind, depth + 1)
+        if got_groups is None:
+            return False, last
+        ids, firsts = got_groups
+        trees = None
+        if out is not None:  # before any element is read: it may not pay
+            trees = group_trees(self.src, LAYOUT_KINDS[kind], depth + 1, starts, ends, ids,
+                                len(firsts))
+            if trees is None:
+                return False, last
+        merged = list(self.merged), self.merged_count
+        mark = budget_mark(), self.deferred
+        firsts_walked = []
+        for i in firsts:
+            walked = self._first_of_group(kind, ranges[i], join_path(path, f"{field_name}[{i}]"),
+                                          depth)
+            if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
+                                                                           len(merged[0])):
+                self._undo(merged, mark)  # walked one by one instead
+                return False, last
+            firsts_walked.append(walked)
+        outcomes = [got for got, _ in firsts_walked]
+        if trees is not None and out is not None:
+            values = None
+            if not any(found for _, found in firsts_walked):
+                values = group_values(trees, ids, [got.value for got in outcomes])
+                if values is None:
+                    self._undo(merged, mark)
+                    return False, last
+                if kind == "sparse_tensor":
+                    self._densify(values, ids, firsts, path, field_name)
+            out.extend(values if values is not None else [None] * int(ids.size))
+        self._add_problems(ids, firsts, firsts_walked, path, field_name)
+        code, elem_type = kinds
+        if kind in codes:
+            group_codes = [got.code for got in outcomes]
+            codes[kind] += [c for c in _by_element(group_codes, ids) if c is not None] \
+                if None in group_codes else _by_element(group_codes, ids)
+        group_types = [got.ntype for got in outcomes]
+        if kind in types:
+            types[kind] += _by_element(group_types, ids)
+        if code == elem_type:
+            if code != 1:
+                mine_types += _by_element(group_types, ids)
+            else:
+                mine_types.append(group_types[int(ids[0])])
+        if facts is not None and code == facts.elem_type:
+            last = _note_summaries(facts, code, outcomes, ids, last)
+        return True, last
+
+    def _first_of_group(self, kind: str, at: tuple[int, int], path: str, depth: int
+                        ) -> tuple[Outcome, list[Problem]] | None:
+        """The first element of a group walked with its problems kept aside: its outcome
+        and problems, or None when they cannot stand for another element's (some were
+        dropped, or one names the element's path outside its own)."""
+        sink = self.problems
+        aside = self.problems = ProblemSink(sink.cap)
+        try:
+            got = self.message(kind, Where([at]), path, depth + 1)
+        finally:
+            self.problems = sink
+        found = aside.items
+        if aside.dropped or any(
+                not (p.path == path or p.path.startswith((path + ".", path + "[")))
+                or path in p.message for p in found):
+            return None
+        return got, found
+
+    def _undo(self, merged: tuple[list[tuple[str, int]], int],
+              mark: tuple[int | None, int]) -> None:
+        """Undo what walking the groups' firsts noted (merged fields, spent budget, sparse
+        tensors deferred): the elements are walked one by one instead."""
+        self.merged, self.merged_count = merged
+        budget_reset(mark[0])
+        self.deferred = mark[1]
+
+    def _densify(self, values: list[Any], ids: np.ndarray[Any, Any], firsts: list[int],
+                 path: str, field_name: str) -> None:
+        """The sparse tensors ``values`` (but each group's first, an ``engine.Deferred``
+        already budgeted) densified: their bytes taken from the call's budget in document
+        order, as the one-by-one walk takes them, then a group at a time."""
+        limit = get_densify_limit()
+        costs = [densify_cost(values[i].parts) for i in firsts]
+        skip = set(firsts)
+        for i, g in enumerate(ids.tolist()):
+            if i not in skip:
+                nbytes, what = costs[g]
+                spend(nbytes, limit, join_path(path, f"{field_name}[{i}]"), what)
+        order = np.argsort(ids, kind="stable").tolist()
+        at = 0
+        for n in np.bincount(ids).tolist():
+            members = order[at + 1:at + n]  # (the first stays Deferred)
+            at += n
+            if members:
+                for i, dense in zip(members, dense_rows([values[i] for i in members]),
+                                    strict=True):
+                    values[i] = dense
+
+    def _add_problems(self, ids: np.ndarray[Any, Any], firsts: list[int],
+                      walked: list[tuple[Outcome, list[Problem]]], path: str,
+                      field_name: str) -> None:
+        """Each element's problems in document order: its group's first's, re-pathed, until
+        the list is full; then only their count."""
+        counts = np.array([len(found) for _, found in walked], dtype=np.int64)
+        if not counts.any():
+            return
+        per_element = counts[ids]
+        total = int(per_element.sum())
+        sink = self.problems
+        done = 0
+        for i in np.flatnonzero(per_element).tolist():
+            if len(sink.items) >= sink.cap:
+                sink.drop(total - done)
+                return
+            g = int(ids[i])
+            found = walked[g][1]
+            if i != firsts[g]:
+                cut = len(join_path(path, f"{field_name}[{firsts[g]}]"))
+                own = join_path(path, f"{field_name}[{i}]")
+                found = [Problem(own + p.path[cut:], p.message) for p in found]
+            sink.add(found)
+            done += len(found)
+
+
+def _by_element(per_group: list[Any], ids: np.ndarray[Any, Any]) -> list[Any]:
+    """``[per_group[g] for g in ids]``, without a Python step per element."""
+    if len(per_group) == 1:
+        return per_group * int(ids.size)
+    return list(operator.itemgetter(*ids.tolist())(per_group)) if ids.size > 1 else \
+        [per_group[int(g)] for g in ids]
+
+
+def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
+                    ids: np.ndarray[Any, Any], last: str | None) -> str | None:
+    """Add each element's summary to ``facts`` as the one-by-one walk does (a run of one
+    summary is one ``add`` and a count); the last summary noted."""
+    summaries = [got.summary for got in outcomes]
+    number = {s: n for n, s in enumerate(dict.fromkeys(summaries))}
+    per_element = np.array([number[s] for s in summaries], dtype=np.int64)[ids]
+    starts = np.flatnonzero(np.diff(per_element)) + 1
+    bounds = [0, *starts.tolist(), int(per_element.size)]
+    for a, b in itertools.pairwise(bounds):
+        g = int(ids[a])
+        summary = summaries[g]
+        if summary == last:
+            facts.count += b - a
+            continue
+        last = summary
+        if code in (1, 2):
+            detail = summary.split(" ", 2 if code == 2 else 1)[-1]
+            facts.add(detail, outcomes[g].code if code == 1 else None, None)
+        else:
+            facts.add(None, None, summary)
+        facts.count += b - a - 1
+    return last

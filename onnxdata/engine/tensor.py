@@ -1,0 +1,418 @@
+"""The engine's TensorProto walk (``engine.Engine`` inherits it): a plain tensor read
+fast from its few fields, any other scanned and checked as ``validate`` checks it, and
+its value built only once every check passed.
+
+The ``Outcome`` of one message lives here too: tensors make the most of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.convert.values import from_le_bytes, unpack_bits
+from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
+from onnxdata.core.messages import EXTERNAL
+from onnxdata.core.paths import join_path
+from onnxdata.engine.summaries import tensor_detail
+from onnxdata.errors import OnnxDataError, Problem, ValidationError
+from onnxdata.rules.common import TYPED_FIELDS, ProblemSink
+from onnxdata.rules.containers import NestedType
+from onnxdata.rules.tensor import (
+    element_count,
+    external_data_problems,
+    tensor_storage_problems,
+    typed_entry_problems,
+)
+from onnxdata.rules.wire import wire_field_problems
+from onnxdata.wire.external import OpenFiles, read_external
+from onnxdata.wire.format import LEN, WireError
+from onnxdata.wire.payloads import WireInts, fixed, string_values, varint_count, varints
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import (
+    ENTRY,
+    SEGMENT,
+    TENSOR,
+    Fields,
+    Piece,
+    Schema,
+    Where,
+    occurrences,
+    read_varint,
+    scan,
+)
+
+__all__ = ["Outcome", "TensorWalk", "external_value"]
+
+_LITTLE: Final = sys.byteorder == "little"
+_U8: Final = np.dtype(np.uint8)
+#: The one-byte tags the plain-tensor path reads: dims, data_type (VARINT), name, raw_data.
+_PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
+#: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length).
+_PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
+_DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
+#: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
+_LONG_INTS: Final = 1 << 16
+
+
+def as_int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+class Outcome:
+    """What one message gave: its value (when built), data type code, summary line, and
+    type all the way down (``rules_containers.nested_type``'s, for the sequence rule)."""
+
+    __slots__ = ("code", "ntype", "summary", "value")
+
+    def __init__(self, value: Any = None, code: int | None = None, summary: str = "",
+                 ntype: NestedType = None) -> None:
+        self.value = value
+        self.code = code
+        self.summary = summary
+        self.ntype = ntype
+
+
+class Tensor:
+    """One TensorProto scanned and checked; its data is not touched until ``tensor_value``."""
+
+    __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "path",
+                 "problems", "raw_len", "where")
+
+    def __init__(self, path: str, fields: Fields, where: Where) -> None:
+        self.path = path
+        self.where = where
+        self.fields = fields
+        self.dims: Sequence[int] = []
+        self.code = 0
+        self.location = 0
+        self.counts: dict[str, int] = {}
+        self.raw_len: int | None = None
+        self.external: list[tuple[str, str]] = []
+        self.problems: list[Problem] = []
+        self.decoded: dict[str, npt.NDArray[Any]] = {}
+
+
+#: Entries of this many bytes or fewer are remembered by their bytes, up to _ENTRY_KEPT.
+_ENTRY_BYTES: Final = 256
+_ENTRY_KEPT: Final = 4096
+
+
+class TensorWalk:
+    """The tensor half of ``engine.Engine``: what it reads of the engine's state."""
+
+    src: Source
+    base_dir: Path | None
+    values: bool
+    summaries: bool
+    problems: ProblemSink
+    #: float_data and double_data copied, not views of the bytes (``to_numpy``'s values).
+    fixed_copies: bool = False
+    entries: dict[bytes, tuple[str, str]]
+    #: External files opened once for the walk (read_external), and their facts (rules).
+    files: OpenFiles
+    file_facts: dict[tuple[str, str], Any]
+
+    def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
+        found = wire_field_problems(path, message, f.unknown) if f.unknown else []
+        if f.unknown_more:
+            self.problems.drop(f.unknown_more)
+        return found
+
+
+    def tensor(self, where: Where, path: str) -> Outcome:
+        if where.ranges is not None and len(where.ranges) == 1:
+            plain = self.plain(*where.ranges[0])
+            if plain is not None:
+                return plain
+        t = self.scan_tensor(where, path)
+        self.problems.add(t.problems)
+        out = Outcome(None, t.code, ntype=("tensor", t.code))
+        if self.summaries:
+            out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == EXTERNAL)
+        if self.values and not self.problems:
+            with shape_errors(path):
+                out.value = read_only(self.tensor_value(t))
+        return out
+
+    def plain(self, start: int, end: int) -> Outcome | None:
+        """The common tensor, fast: only dims, data_type, name and raw_data, and valid.
+
+        None for anything else (another field, a bad size...): ``scan_tensor``
+        then reads it and says what is wrong. Validity is
+        ``tensor_storage_problems`` of the facts, cached per (data_type, dims,
+        raw_data length), so a million tensors of one shape cost one call.
+        """
+        src = self.src
+        buf, base = src.window(start, end if end < start + 64 else start + 64)
+        hi = base + len(buf)
+        pos = start
+        dims: list[int] = []
+        code = 0
+        raw = -1
+        raw_len = 0
+        while pos < end:
+            if pos + 16 > hi and hi < end:
+                buf, base = src.window(pos, min(end, pos + 64))
+                hi = base + len(buf)
+            i = pos - base
+            key = buf[i]
+            if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
+                return None
+            i += 1
+            lim = (end if end < hi else hi) - base
+            if i >= lim:
+                return None
+            b = buf[i]
+            if b < 0x80:
+                value = b
+                i += 1
+            else:
+                try:
+                    value, i = read_varint(buf, i, lim, base)
+                except WireError:
+                    return None
+            pos = i + base
+            if key == 0x08:
+                dims.append(value)
+            elif key == 0x10:
+                code = value
+            else:
+                if value > end - pos:
+                    return None
+                if key == 0x4A:
+                    raw, raw_len = pos, value
+                pos += value
+        if raw < 0:
+            return None
+        facts = (code, tuple(dims), raw_len)
+        ok = _PLAIN_OK.get(facts)
+        if ok is None:
+            ok = not tensor_storage_problems("", code, dims, {}, raw_len)
+            if len(_PLAIN_OK) < 4096:
+                _PLAIN_OK[facts] = ok
+        if not ok:
+            return None
+        out = Outcome(None, code, ntype=("tensor", code))
+        if self.summaries:
+            key2 = (code, facts[1])
+            detail = _DETAILS.get(key2)
+            if detail is None:
+                detail = tensor_detail(code, dims, False)
+                if len(_DETAILS) < 4096:
+                    _DETAILS[key2] = detail
+            out.summary = "tensor " + detail
+        if self.values:
+            dt = DATA_TYPES[code]
+            count = element_count(dims) or 0
+            try:
+                out.value = read_only(_from_raw(src, dt, raw, count, dims))
+            except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
+                return None
+        return out
+
+    def scan_tensor(self, where: Where, path: str) -> Tensor:
+        """Scan and check one TensorProto as ``validate`` checks it."""
+        src = self.src
+        f = scan(src, where, TENSOR, self.problems.cap)
+        t = Tensor(path, f, where)
+        t.location = as_int32(f.bad_enum if f.bad_enum is not None else
+                            f.scalars.get("data_location", 0))
+        problems = self._wire(path, "TensorProto", f)
+        seg = f.where("segment", where, TENSOR)
+        if seg is not None:
+            problems += self._wire(join_path(path, "segment"), "Segment",
+                                   scan(src, seg, SEGMENT, self.problems.cap))
+        for name in ("external_data", "metadata_props"):
+            w = f.where(name, where, TENSOR)
+            if w is None:
+                continue
+            for i, r in enumerate(occurrences(src, w)):
+                entry = self.entry(r, join_path(path, f"{name}[{i}]"), problems)
+                if name == "external_data":
+                    t.external.append(entry)
+        t.dims = self.ints(f, "dims", where, TENSOR)
+        t.code = as_int32(f.scalars.get("data_type", 0))
+        raw = f.last.get("raw_data")
+        t.raw_len = raw[1] - raw[0] if raw is not None else None
+        dt = DATA_TYPES.get(t.code)
+        for name in TYPED_FIELDS:
+            t.counts[name] = self.count(t, name, dt)
+        storage = tensor_storage_problems(
+            path, t.code, t.dims, t.counts, t.raw_len, data_location=t.location,
+            external_entries=len(t.external), has_segment=seg is not None)
+        problems += storage
+        if t.external and t.location == EXTERNAL:
+            n = element_count(t.dims)
+            nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and \
+                not dt.is_string else None
+            problems += external_data_problems(path, t.external, self.base_dir, nbytes=nbytes,
+                                               facts=self.file_facts)
+        elif not storage and dt is not None and dt.field in t.decoded:
+            problems += typed_entry_problems(path, t.code, dt.field, t.decoded[dt.field])
+        t.problems = problems
+        return t
+
+    def ints(self, f: Fields, name: str, where: Where, schema: Schema) -> Sequence[int]:
+        """A repeated int64 field (dims): a list, or when long a WireInts decoded chunk by
+        chunk each time it is walked, so bogus readings with millions of dims stay small."""
+        kept = f.pieces.get(name)
+        if not kept:
+            return []
+        src = self.src
+        if name not in f.over:
+            size = 0
+            for wt, a, b in kept:  # stops once long: a bogus reading may hold 1M pieces
+                size += b - a if wt == LEN else len(a)
+                if size > _LONG_INTS:
+                    break
+            else:
+                return cast(list[int], varints(src, kept).view(np.int64).tolist())
+
+        def pieces() -> Iterable[Piece]:
+            return f.pieces_of(name, where, schema, src)
+
+        return WireInts.measured(src, pieces)
+
+    def entry(self, at: tuple[int, int], path: str, problems: list[Problem]) -> tuple[str, str]:
+        """A StringStringEntryProto's key and value, its problems added to ``problems``;
+        one scan per distinct small entry without problems (a tensor merged from 1,000
+        occurrences has 3,000 external_data entries, most alike)."""
+        data = self.src.read(*at) if at[1] - at[0] <= _ENTRY_BYTES else None
+        got = self.entries.get(data) if data is not None else None
+        if got is not None:
+            return got
+        e = scan(self.src, Where([at]), ENTRY, self.problems.cap)
+        found = self._wire(path, "StringStringEntryProto", e)
+        got = self.text(e.last.get("key")), self.text(e.last.get("value"))
+        if data is not None and not found and len(self.entries) < _ENTRY_KEPT:
+            self.entries[data] = got
+        problems += found
+        return got
+
+    def text(self, where: tuple[int, int] | None) -> str:
+        if where is None:
+            return ""
+        return self.src.read(*where).decode("utf-8", "surrogateescape")
+
+    def count(self, t: Tensor, name: str, dt: DataType | None) -> int:
+        """Entries of a typed field; decoded (kept in ``t.decoded``) when the value or the
+        range rule needs them, else only counted."""
+        f = t.fields
+        if name == "string_data":
+            return f.counts.get(name, 0)
+        if name not in f.pieces:
+            return 0
+        pieces = f.pieces_of(name, t.where, TENSOR, self.src)
+        mine = dt is not None and dt.field == name
+        if name in ("float_data", "double_data"):
+            n, values = fixed(self.src, pieces, np.dtype("<f4" if name == "float_data"
+                                                         else "<f8"), self.values and mine)
+            if values is not None:
+                t.decoded[name] = values
+            return n
+        if not (mine and (self.values or typed_entry_range(dt) is not None)):  # type: ignore[arg-type]
+            return varint_count(self.src, pieces)
+        if name == "int32_data":  # the low 32 bits, decoded as such (no uint64 temporaries)
+            decoded = varints(self.src, pieces, np.uint32).view(np.int32)
+        else:
+            decoded = varints(self.src, pieces)
+        if name == "int64_data":
+            decoded = decoded.view(np.int64)
+        t.decoded[name] = decoded
+        return int(decoded.size)
+
+    def tensor_value(self, t: Tensor) -> Any:
+        """The ndarray of a tensor that passed every check."""
+        dt = DATA_TYPES[t.code]
+        count = element_count(t.dims) or 0
+        dims = list(t.dims)
+        if t.location == EXTERNAL:
+            return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims,
+                                  self.files)
+        if dt.is_string:
+            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
+                                 ).reshape(dims)
+        raw = t.fields.last.get("raw_data")
+        if raw is not None:
+            return _from_raw(self.src, dt, raw[0], count, dims)
+        entries = t.decoded.get(dt.field)
+        if entries is None:
+            entries = np.zeros(0, np.int64)
+        if dt.field in ("float_data", "double_data"):
+            fixed = entries.view(dt.dtype.newbyteorder("<")).reshape(dims)
+            return fixed.copy() if self.fixed_copies else fixed
+        if dt.field == "int64_data":
+            return entries.reshape(dims)
+        if dt.field == "uint64_data":
+            return entries.astype(dt.dtype).reshape(dims)
+        if dt.bit_view is None:
+            return entries.astype(dt.dtype).reshape(dims)
+        if dt.per_entry > 1:
+            return unpack_bits(entries.astype(_U8), dt.bits, count).view(dt.dtype).reshape(dims)
+        return entries.astype(dt.bit_view).view(dt.dtype).reshape(dims)
+
+    def index_data(self, t: Tensor) -> npt.NDArray[np.int64]:
+        raw = t.fields.last.get("raw_data")
+        if raw is not None:
+            a, b = raw
+            return self.src.array("<i8", a, (b - a) // 8)
+        if "int64_data" not in t.decoded:
+            decoded = varints(self.src, t.fields.pieces_of("int64_data", t.where, TENSOR,
+                                                           self.src)).view(np.int64)
+            t.decoded["int64_data"] = decoded
+        return t.decoded["int64_data"]
+
+
+@contextlib.contextmanager
+def shape_errors(path: str) -> Iterator[None]:
+    """numpy's refusal of a shape (rank over its limit, dims over intp) as a ValidationError."""
+    try:
+        yield
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        raise ValidationError([Problem(path, f"dims cannot be an ndarray's shape: {exc}")]) \
+            from exc
+
+
+def read_only(value: Any) -> Any:
+    """Every array ``read`` returns is read-only, views of the mapping and decoded copies alike."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    return value
+
+
+def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: list[int]) -> Any:
+    """A tensor's raw_data as an array: a view of memory or the mapping (making a view
+    touches no page, so needs no size check), else read."""
+    if not dt.sub_byte and _LITTLE:
+        whole = src.whole()
+        if whole is not None:
+            return whole[start:start + count * dt.dtype.itemsize].view(dt.dtype).reshape(dims)
+    buf = src.buffer()
+    if buf is None:  # nothing mapped: read the payload's bytes
+        data = src.read(start, start + raw_nbytes(dt, count))
+        return from_le_bytes(data, dt, count, 0).reshape(dims)
+    return from_le_bytes(buf, dt, count, start).reshape(dims)
+
+
+def external_value(path: str, entries: dict[str, str], base_dir: Path | None, dt: DataType,
+                   count: int, dims: list[int], files: OpenFiles | None = None) -> Any:
+    """A tensor's external data (already checked by ``external_data_problems``), read once
+    through one descriptor that is checked to lie inside ``base_dir`` (``wire/external.py``)."""
+    if base_dir is None:  # (to_numpy without base_dir: convert.to_numpy says so)
+        raise OnnxDataError(f"{path or 'tensor'}: its data is in an external file; pass "
+                            "base_dir, the folder that holds it")
+    data = read_external(base_dir, entries["location"], int(entries.get("offset", "0")),
+                         raw_nbytes(dt, count),
+                         where=f"{path}.external_data" if path else "external_data",
+                         files=files)
+    return from_le_bytes(data, dt, count, 0).reshape(dims)

@@ -1,0 +1,140 @@
+"""Zero-copy reading: ``read`` walks a file with the wire engine and returns numpy values.
+
+``read(path, kind)`` returns what ``to_numpy(load(path, kind))`` returns, and
+raises what ``validate(load(path, kind))`` finds, problem for problem (the
+engine applies the same rules in the same order), but never parses the file
+into messages. Nothing depends on protobuf, so files over 2 GiB read the same
+way as small ones.
+
+Two modes:
+
+- default (``copy=False``): the file is memory-mapped read-only; ``raw_data``
+  and packed ``float_data``/``double_data`` become read-only views of the
+  mapping, which lives as long as any array refers to it. The walk itself
+  (tags, lengths, varints, strings) reads with ``os.pread``, never from the
+  mapping, and checks the file's size before decoding any mapped payload, so a
+  file truncated during the call gives ``DecodeError``, not SIGBUS, save for a
+  truncation in the microseconds between that check and the payload's decode.
+  After the call the arrays reflect the file as it is: truncating it then
+  makes touching them raise SIGBUS, and rewriting it changes them.
+- ``copy=True``: the file is read into one buffer and the arrays view that
+  buffer (about 1x the file's size in memory); later changes to the file
+  cannot affect them. The buffer is the file as it was at one instant: a read
+  that a write overlapped is retried, and a file that keeps changing raises
+  ``DecodeError("... file changed while reading")`` (``source.read_settled``).
+  The CLI reads this way.
+
+The mmap mode compares the file's size and mtime before and after the walk and
+raises ``DecodeError("... file changed while reading")`` when they differ.
+
+Descriptors: the file's own descriptor is closed before ``read`` returns. On
+Python >= 3.13 the mapping is made with ``trackfd=False`` and holds none; on
+older Pythons ``mmap`` keeps one duplicate descriptor per live mapping (one
+per live result of ``read``): use ``copy=True`` to hold none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from onnxdata.convert.values import get_densify_limit
+from onnxdata.core.budget import densify_budget
+from onnxdata.core.limits import MAX_DEPTH
+from onnxdata.core.messages import Kind, KindName, kind_name
+from onnxdata.core.strings import Strings, convert_strings
+from onnxdata.engine.engine import Engine, densify_deferred, message_name
+from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.rules.common import MAX_PROBLEMS
+from onnxdata.wire.format import WireError
+from onnxdata.wire.payloads import VARINT_CHUNK, decode_varints
+from onnxdata.wire.source import Mode, Source
+
+__all__ = ["VARINT_CHUNK", "decode_varints", "open_source", "read",
+           "read_source"]
+
+#: The nesting protobuf's parser allows; deeper values are refused the same way.
+
+
+def _open(name: str, mode: Mode) -> Source:
+    return Source.of_file(name, mode)
+
+
+#: Called with the path and mode; tests replace it to change the file after opening.
+_mapped: Callable[[str, Mode], Source] = _open
+
+
+@no_memory_error("path")
+def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
+         base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
+         copy: bool = False, max_problems: int = MAX_PROBLEMS,
+         strings: Strings = "bytes") -> Any:
+    """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
+
+    Tensor data comes back as read-only views of the file's mapping wherever
+    its bytes are the array's bytes (or, with ``copy=True``, of one private
+    copy of the file). ``kind`` is "tensor", "sparse_tensor", "sequence",
+    "optional", "map" or the message class; when it is None the kind is chosen
+    as the explorer chooses it (the model's declared type in the test-data
+    layout, else the only valid reading). External data is looked up in
+    ``base_dir``, by default the file's folder, and must stay inside it.
+    Messages nest at most ``max_depth`` deep (100, as protobuf's parser
+    allows). Bad bytes raise ``DecodeError``, bad values ``ValidationError``
+    with every problem found (at most ``max_problems``, then a count).
+    ``strings="str"`` gives STRING values as ``str`` (UTF-8) instead of
+    ``bytes``, as ``to_numpy`` does. Sparse tensors share one densify budget
+    for the whole call (``set_densify_limit``).
+    """
+    name = os.fspath(path)
+    src = open_source(name, copy=copy)
+    try:
+        return read_source(src, kind, base_dir=base_dir, max_depth=max_depth,
+                           max_problems=max_problems, strings=strings)
+    finally:
+        src.close()
+
+
+def open_source(path: str | os.PathLike[str], *, copy: bool = False) -> Source:
+    """The file at ``path`` opened for ``read_source`` (mapped, or one copy); a pipe or FIFO
+    is read once to its end, so open it once and hand the Source to everything."""
+    name = os.fspath(path)
+    try:
+        return _mapped(name, "copy" if copy else "mmap")
+    except OSError as exc:
+        raise DecodeError(f"cannot open: {exc}", source=name) from exc
+
+
+def read_source(src: Source, kind: Kind | None = None, *,
+                base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
+                max_problems: int = MAX_PROBLEMS, strings: Strings = "bytes") -> Any:
+    """``read`` of an open Source (``open_source``); the caller closes it."""
+    name = src.name
+    folder = Path(base_dir) if base_dir is not None else Path(name).parent
+    chosen: KindName
+    if kind is None:
+        from onnxdata.io.load_save import chosen_kind
+
+        chosen = chosen_kind(name, src)
+    else:
+        chosen = kind_name(kind)
+    engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,
+                    max_problems=max_problems)
+    try:
+        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
+            value = engine.run(chosen).value
+    except WireError as exc:
+        raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
+                          offset=exc.offset) from exc
+    except ValidationError as exc:  # over the budget: say which file
+        if exc.source is not None:
+            raise
+        raise ValidationError(exc.problems, source=name) from exc
+    src.check()
+    src.finish()
+    if engine.problems:
+        raise ValidationError(engine.problems.result(), source=name)
+    if engine.deferred:
+        value = densify_deferred(value)
+    return convert_strings(value, strings, name)

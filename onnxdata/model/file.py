@@ -1,0 +1,298 @@
+"""The declared input and output types of a ``model.onnx``, read without reading the model.
+
+A model's file is mostly initializers (weights): parsing it whole to learn
+the type of input 0 costs the size of the model in memory, 600 MB for a 300 MB
+file. ``read_model_types`` walks only the field headers it needs,
+``ModelProto.graph`` (field 7) and in it ``GraphProto.input`` (11) and
+``output`` (12), reading each header through a small window of the file
+(``os.pread``) and stepping over every other field by its length without
+reading it. Only the ``type`` (field 2) and ``name`` (1) of each
+``ValueInfoProto`` are read, then parsed with protobuf: a few hundred bytes
+each, capped at ``MAX_TYPE_BYTES`` in all. Memory is therefore bounded
+whatever the model's size; time grows with the number of graph fields (nodes
+and initializers are stepped over one header each), not with their bytes.
+
+As protobuf merges them, a ``graph`` written several times adds up its inputs
+and outputs, and a ``type`` written several times is merged. A field with the
+wrong wire type for its number is stepped over like an unknown field, as
+protobuf keeps it among the unknown fields. A header that breaks the wire
+format (a length past the end, a truncated varint) raises ``DecodeError``
+naming the model and the byte: one clear problem for a corrupt model.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Final
+
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
+
+from onnxdata.core.limits import MAX_DEPTH
+from onnxdata.errors import DecodeError
+from onnxdata.generated.onnx_ml_pb2 import TypeProto
+from onnxdata.model.types import IO, DeclaredType, declared_type, find_model
+from onnxdata.wire.format import (
+    EGROUP,
+    I32,
+    I64,
+    LEN,
+    SGROUP,
+    VARINT,
+    WireError,
+    read_tag,
+    read_varint,
+)
+
+__all__ = [
+    "MAX_TYPE_BYTES",
+    "Declared",
+    "ModelTypes",
+    "ModelValue",
+    "declared_for",
+    "read_model_types",
+]
+
+#: The input/output names and types of a model may take this many bytes in all; past it the
+#: model is refused (a real model's are a few hundred bytes per value).
+MAX_TYPE_BYTES: Final = 16 << 20
+#: Bytes read at once while stepping over fields: a run of small fields (nodes) shares one
+#: read, and stepping over a big one (an initializer) costs no more than this.
+_WINDOW: Final = 4 << 10
+#: A tag (at most 5 bytes) and a length varint (at most 10 bytes) always fit in this many.
+_HEADER: Final = 16
+
+_GRAPH: Final = 7  # ModelProto.graph
+_INPUT: Final = 11  # GraphProto.input
+_OUTPUT: Final = 12  # GraphProto.output
+_NAME: Final = 1  # ValueInfoProto.name
+_TYPE: Final = 2  # ValueInfoProto.type
+
+
+@dataclass(frozen=True)
+class ModelValue:
+    """One graph input or output: its name and its ``TypeProto`` bytes (not yet parsed)."""
+
+    name: str
+    type_bytes: bytes
+
+
+@dataclass(frozen=True)
+class ModelTypes:
+    """The graph inputs and outputs a model declares, as read by ``read_model_types``."""
+
+    path: str
+    inputs: tuple[ModelValue, ...]
+    outputs: tuple[ModelValue, ...]
+
+    def declared(self, io: IO, index: int) -> DeclaredType:
+        """The declared type of input or output ``index``; DecodeError (naming the model)
+        when there is no such value or its type is not one of the data message types."""
+        values = self.inputs if io == "input" else self.outputs
+        if not 0 <= index < len(values):
+            raise self._error(f"the model has {len(values)} {io}s, no {io} {index}")
+        value = values[index]
+        tp = TypeProto()
+        try:
+            tp.ParseFromString(value.type_bytes)
+        except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
+            raise self._error(f"{io} {index} ({value.name!r}): its type cannot be "
+                              f"parsed: {exc}") from exc
+        try:
+            return declared_type(tp)
+        except ValueError as exc:
+            raise self._error(f"{io} {index} ({value.name!r}): {exc}") from exc
+
+    def _error(self, message: str) -> DecodeError:
+        return DecodeError(message, source=self.path, kind="ModelProto")
+
+
+def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
+    """The graph inputs and outputs of the model at ``path``, in bounded memory.
+
+    OSError when the file cannot be opened; DecodeError when the headers on
+    the way to the graph's inputs and outputs break the wire format.
+    """
+    name = os.fspath(path)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the first read forever
+            raise DecodeError("not a regular file (a model must be one)", source=name,
+                              kind="ModelProto")
+        key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = _read_before.get(key)
+        if known is not None:
+            return known
+        reader = _Reader(fd, st.st_size, name)
+        try:
+            types = reader.model()
+        except WireError as exc:
+            raise DecodeError(exc.reason, source=name, kind="ModelProto",
+                              offset=exc.offset) from None
+        if len(_read_before) >= _REMEMBERED:
+            _read_before.pop(next(iter(_read_before)))
+        _read_before[key] = types
+        return types
+    finally:
+        os.close(fd)
+
+
+#: Models already read, by name and the file's identity and stamps: a command that reads
+#: many data files beside one model reads the model once (issue 23, finding 14).
+_read_before: dict[tuple[str, int, int, int, int, int], ModelTypes] = {}
+_REMEMBERED: Final = 8
+
+
+class _Reader:
+    """Field headers of a file read through a window, and the few payloads asked for."""
+
+    def __init__(self, fd: int, size: int, name: str) -> None:
+        self.fd = fd
+        self.size = size
+        self.name = name
+        self.window = b""
+        self.window_at = 0
+        self.kept = 0  # bytes of names and types read so far
+
+    def _bytes(self, pos: int, n: int) -> bytes:
+        """``n`` bytes from ``pos`` (fewer at the end of the file), from the window if there."""
+        if pos >= self.window_at and pos + n <= self.window_at + len(self.window):
+            a = pos - self.window_at
+            return self.window[a:a + n]
+        self.window = os.pread(self.fd, max(n, _WINDOW), pos)
+        self.window_at = pos
+        return self.window[:n]
+
+    def header(self, pos: int, end: int) -> tuple[int, int, int, int]:
+        """The field at ``pos``: ``(number, wire_type, value_start, value_end)``; for LEN the
+        value is the payload after the length."""
+        chunk = self._bytes(pos, min(_HEADER, end - pos))
+        try:
+            number, wire_type, p = read_tag(chunk, 0, len(chunk))
+            if wire_type == VARINT:
+                return number, wire_type, pos + p, pos + read_varint(chunk, p, len(chunk))[1]
+            if wire_type == LEN:
+                length, q = read_varint(chunk, p, len(chunk))
+        except WireError as exc:
+            raise WireError(exc.reason, pos + (exc.offset or 0)) from None
+        start = pos + p
+        if wire_type == LEN:
+            if length > end - (pos + q):
+                raise WireError(f"field {number}: length {length} runs past the end "
+                                f"({end - pos - q} bytes left)", start)
+            return number, wire_type, pos + q, pos + q + length
+        if wire_type in (I64, I32):
+            width = 8 if wire_type == I64 else 4
+            if end - start < width:
+                raise WireError(f"truncated {width * 8}-bit value", start)
+            return number, wire_type, start, start + width
+        if wire_type == SGROUP:
+            return number, wire_type, start, self._group_end(number, start, end, 1)
+        raise WireError(f"unexpected end-group tag for field {number}", pos)
+
+    def _group_end(self, number: int, pos: int, end: int, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise WireError(f"groups nested deeper than {MAX_DEPTH}", pos)
+        while True:
+            if pos >= end:
+                raise WireError(f"group {number} is not closed", pos)
+            chunk = self._bytes(pos, min(_HEADER, end - pos))
+            try:
+                n, wire_type, p = read_tag(chunk, 0, len(chunk))
+            except WireError as exc:
+                raise WireError(exc.reason, pos + (exc.offset or 0)) from None
+            if wire_type == EGROUP:
+                if n != number:
+                    raise WireError(f"group {number} closed by end-group {n}", pos)
+                return pos + p
+            if wire_type == SGROUP:
+                pos = self._group_end(n, pos + p, end, depth + 1)
+            else:
+                pos = self.header(pos, end)[3]
+
+    def _walk(self, start: int, end: int, wanted: frozenset[int]
+              ) -> list[tuple[int, int, int]]:
+        """``(number, value_start, value_end)`` of the LEN fields numbered ``wanted``
+        between ``start`` and ``end``; every other field is stepped over unread."""
+        out: list[tuple[int, int, int]] = []
+        pos = start
+        while pos < end:
+            number, wire_type, a, b = self.header(pos, end)
+            if number in wanted and wire_type == LEN:
+                out.append((number, a, b))
+            pos = b
+        return out
+
+    def _read(self, a: int, b: int) -> bytes:
+        self.kept += b - a
+        if self.kept > MAX_TYPE_BYTES:
+            raise WireError(f"the graph's input and output types take more than "
+                            f"{MAX_TYPE_BYTES} bytes, more than any model needs", a)
+        return os.pread(self.fd, b - a, a) if b > a else b""
+
+    def model(self) -> ModelTypes:
+        inputs: list[ModelValue] = []
+        outputs: list[ModelValue] = []
+        graphs = 0
+        for _, g0, g1 in self._walk(0, self.size, frozenset({_GRAPH})):
+            graphs += 1
+            for number, v0, v1 in self._walk(g0, g1, frozenset({_INPUT, _OUTPUT})):
+                (inputs if number == _INPUT else outputs).append(self._value(v0, v1))
+        if not graphs:  # a value file given as --model, say: not "a model of 0 inputs"
+            raise WireError("it has no graph (field 7): not an ONNX model", 0)
+        return ModelTypes(self.name, tuple(inputs), tuple(outputs))
+
+    def _value(self, start: int, end: int) -> ModelValue:
+        name = b""
+        parts: list[bytes] = []
+        for number, a, b in self._walk(start, end, frozenset({_NAME, _TYPE})):
+            if number == _NAME:
+                name = self._read(a, b)  # the last one wins, as protobuf reads a string
+            else:
+                parts.append(self._read(a, b))  # concatenated messages merge
+        return ModelValue(name.decode("utf-8", errors="backslashreplace"), b"".join(parts))
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a model says about one value file: its ``type`` (None without a usable model),
+    the ``model`` path, ``io`` and ``index``, and ``warning``: why the model found beside the
+    file was not used (it cannot be read, or has no such input or output)."""
+
+    type: DeclaredType | None = None
+    model: str | None = None
+    io: IO | None = None
+    index: int | None = None
+    warning: str | None = None
+
+
+def declared_for(file: str | os.PathLike[str] | None, *,
+                 model: str | os.PathLike[str] | None = None, io: IO | None = None,
+                 index: int | None = None, find: bool = True) -> Declared:
+    """The declared type of a value file, from ``model`` or from the model found in the
+    ``test_data_set_N/input_K.pb`` layout (``find``).
+
+    The one rule for every command: a model the caller names must be usable (its
+    DecodeError or OSError propagates: refuse); a model merely found beside the file
+    that cannot be used is left out, and ``warning`` says why (fall back to no model).
+    """
+    if io not in (None, "input", "output"):
+        raise ValueError(f"io must be 'input' or 'output', not {io!r}")
+    if model is not None:
+        if io is None or index is None:
+            raise ValueError("a model needs the input or output index (io and index)")
+        path = os.fspath(model)
+        return Declared(read_model_types(path).declared(io, index), path, io, index)
+    if file is None or not find:
+        return Declared()
+    found = find_model(file)
+    if found is None:
+        return Declared()
+    path, io, index = os.fspath(found[0]), found[1], found[2]
+    try:
+        return Declared(read_model_types(path).declared(io, index), path, io, index)
+    except (DecodeError, OSError) as exc:
+        return Declared(None, path, io, index,
+                        f"{exc}; the model is ignored and the value read without a declared type")

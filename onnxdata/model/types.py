@@ -1,0 +1,211 @@
+"""The types a model declares for its inputs and outputs, and whether a value matches one.
+
+A ``TypeProto`` becomes a small ``DeclaredType`` (``optional(sequence(tensor(float)))``);
+``type_problems`` checks a value's wire facts (a ``FitMessage`` from ``onnxdata.wire.fit``)
+against it, element types and shapes included, without parsing payloads.
+``find_model`` finds ``model.onnx`` from ONNX's ``test_data_set_N/input_K.pb`` layout;
+``onnxdata.model.file`` reads the declared types from it in bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from onnxdata.core.dtypes import data_type
+from onnxdata.core.messages import KindName
+from onnxdata.core.paths import join_path
+from onnxdata.errors import Problem
+from onnxdata.generated.onnx_ml_pb2 import TypeProto
+from onnxdata.wire.fit import FitMessage
+
+__all__ = [
+    "DeclaredType",
+    "IO",
+    "declared_type",
+    "find_model",
+    "type_problems",
+]
+
+IO = Literal["input", "output"]
+Dim = int | str | None
+
+#: SequenceProto/OptionalProto elem_type values for each kind.
+ELEM_TYPE_OF_KIND: dict[str, int] = {
+    "tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5,
+}
+KIND_OF_ELEM_TYPE: dict[int, KindName] = {
+    1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional",
+}
+
+
+def type_name(code: int) -> str:
+    """ONNX's lower-case name of a tensor data type, as in ``tensor(float)``."""
+    dt = data_type(code)
+    return dt.name.lower() if dt is not None else f"<data type {code}>"
+
+
+@dataclass(frozen=True)
+class DeclaredType:
+    """A declared type: ``kind``, the tensor/sparse element type or map key type
+    (``elem_type``), a tensor's ``shape`` (None when not declared), and the
+    ``element`` type of a sequence, optional or map value."""
+
+    kind: KindName
+    elem_type: int = 0
+    shape: tuple[Dim, ...] | None = None
+    element: DeclaredType | None = None
+
+    def __str__(self) -> str:
+        if self.kind in ("tensor", "sparse_tensor"):
+            return f"{self.kind}({type_name(self.elem_type)})"
+        if self.kind == "map":
+            return f"map({type_name(self.elem_type)}, {self.element})"
+        return f"{self.kind}({self.element})"
+
+
+def declared_type(tp: TypeProto) -> DeclaredType:
+    """The DeclaredType of a TypeProto (ours or onnx's); ValueError for opaque or empty types."""
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        t = tp.tensor_type if which == "tensor_type" else tp.sparse_tensor_type
+        shape: tuple[Dim, ...] | None = None
+        if t.HasField("shape"):
+            dims: list[Dim] = []
+            for d in t.shape.dim:
+                w = d.WhichOneof("value")
+                dims.append(d.dim_value if w == "dim_value" else d.dim_param if w else None)
+            shape = tuple(dims)
+        kind: KindName = "tensor" if which == "tensor_type" else "sparse_tensor"
+        return DeclaredType(kind, t.elem_type, shape)
+    if which == "sequence_type":
+        return DeclaredType("sequence", element=declared_type(tp.sequence_type.elem_type))
+    if which == "optional_type":
+        return DeclaredType("optional", element=declared_type(tp.optional_type.elem_type))
+    if which == "map_type":
+        return DeclaredType("map", tp.map_type.key_type,
+                            element=declared_type(tp.map_type.value_type))
+    raise ValueError(f"type {which or 'with no value'} is not one of the data message types")
+
+
+_LAYOUT = re.compile(r"^(input|output)_(\d+)\.pb$")
+_DATA_SET = re.compile(r"^test_data_set_\d+$")
+
+
+def find_model(file: str | os.PathLike[str]) -> tuple[Path, IO, int] | None:
+    """``(model.onnx, "input"|"output", K)`` for a file at ``…/test_data_set_N/input_K.pb``.
+
+    Only that exact layout counts: a model two folders up from any other file is not
+    taken to declare its type.
+    """
+    p = Path(file)
+    m = _LAYOUT.match(p.name)
+    if m is None or not _DATA_SET.match(p.parent.name):
+        return None
+    model = p.parent.parent / "model.onnx"
+    if not model.is_file():
+        return None
+    io: IO = "input" if m.group(1) == "input" else "output"
+    return model, io, int(m.group(2))
+
+
+def _kind_of(node: FitMessage) -> KindName:
+    return {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
+            "SequenceProto": "sequence", "OptionalProto": "optional",
+            "MapProto": "map"}[node.type]  # type: ignore[return-value]
+
+
+_VALUE_FIELD = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
+
+
+def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> list[Problem]:
+    """How a value (its wire facts) disagrees with a declared type; [] when it matches."""
+    kind = _kind_of(node)
+    if kind != declared.kind:
+        return [Problem(path, f"declared {declared} but the value is a {kind}")]
+    if kind == "tensor":
+        return _tensor_problems(node, declared, path, "data_type")
+    if kind == "sparse_tensor":
+        values = node.child("values")
+        out: list[Problem] = []
+        code = values.get_int("data_type") if values is not None else 0
+        if declared.elem_type and code != declared.elem_type:
+            out.append(Problem(join_path(path, "values"), f"declared {declared} but holds "
+                                                    f"{type_name(code)} values"))
+        dims = node.get_ints("dims")
+        out.extend(_shape_problems(dims, declared, path))
+        return out
+    assert declared.element is not None
+    if kind == "sequence":
+        code = node.get_int("elem_type")
+        out = _elem_type_problem(code, declared, path)
+        if out:
+            return out
+        name = _VALUE_FIELD[code]
+        for i, child in enumerate(node.children(f"{name}_values")):
+            out.extend(type_problems(child, declared.element,
+                                     join_path(path, f"{name}_values[{i}]")))
+        return out
+    if kind == "optional":
+        code = node.get_int("elem_type")
+        if code == 0:
+            return []  # absent: fits any declared element type
+        out = _elem_type_problem(code, declared, path)
+        if out:
+            return out
+        name = _VALUE_FIELD[code]
+        value = node.child(f"{name}_value")
+        if value is not None:
+            out.extend(type_problems(value, declared.element, join_path(path, f"{name}_value")))
+        return out
+    # map
+    out = []
+    key = node.get_int("key_type")
+    if key != declared.elem_type:
+        out.append(Problem(join_path(path, "key_type"),
+                           f"declared {declared} but the keys are {type_name(key)}"))
+    values = node.child("values")
+    if values is not None:
+        seq = DeclaredType("sequence", element=declared.element)
+        out.extend(type_problems(values, seq, join_path(path, "values")))
+    return out
+
+
+def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Problem]:
+    assert declared.element is not None
+    want = ELEM_TYPE_OF_KIND[declared.element.kind]
+    if code != want:
+        got = KIND_OF_ELEM_TYPE.get(code, f"elem_type {code}")
+        return [Problem(join_path(path, "elem_type"),
+                        f"declared {declared} but the elements are {got}")]
+    return []
+
+
+def _tensor_problems(node: FitMessage, declared: DeclaredType, path: str,
+                     field: str) -> list[Problem]:
+    out: list[Problem] = []
+    code = node.get_int(field)
+    if declared.elem_type and code != declared.elem_type:
+        out.append(Problem(join_path(path, field),
+                           f"declared {declared} but holds {type_name(code)}"))
+    out.extend(_shape_problems(node.get_ints("dims"), declared, path))
+    return out
+
+
+def _shape_problems(dims: list[int] | None, declared: DeclaredType,
+                    path: str) -> list[Problem]:
+    if declared.shape is None or dims is None:
+        return []
+    want = declared.shape
+    shown = "[" + ", ".join("?" if d is None else str(d) for d in want) + "]"
+    if len(dims) != len(want):
+        return [Problem(join_path(path, "dims"),
+                        f"declared shape {shown} has rank {len(want)} but dims are {dims}")]
+    for i, (have, d) in enumerate(zip(dims, want, strict=True)):
+        if isinstance(d, int) and d != have:
+            return [Problem(join_path(path, "dims"),
+                            f"declared shape {shown} but dims are {dims} (axis {i})")]
+    return []

@@ -1,0 +1,1 @@
+"""``explore --html``: the explorer as one self-contained page, with its pictures."""

@@ -1,0 +1,172 @@
+"""ONNX test data sets: ``test_data_set_N/{input,output}_K.pb`` read with the model's types.
+
+onnx's backend runner reads each file by the kind the model declares, but skips
+maps and sparse tensors (printing a message) and so shifts every later input by
+one. ``load_test_data_set`` reads every kind, checks each value against its
+declared type (element types and shapes included), and converts it with
+``to_numpy``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from onnxdata.core.messages import MESSAGE_CLASSES
+from onnxdata.core.strings import Strings, convert_strings
+from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
+from onnxdata.io.load_save import Buffer, load
+from onnxdata.model.file import ModelTypes, read_model_types
+from onnxdata.model.types import IO, type_problems
+from onnxdata.wire.fit import fit
+from onnxdata.wire.source import read_settled
+
+__all__ = ["load_test_data_set", "test_data_files"]
+
+_FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
+#: Loads tried while saves keep replacing the folder.
+_TRIES = 5
+
+
+def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
+    """The input and output files of a test data set, by index; a gap, or one that is not a
+    regular file (a FIFO would block the read forever), is a DecodeError."""
+    inputs, outputs = _layout(os.listdir(folder), Path(folder))
+    for p in inputs + outputs:
+        _regular(os.stat(p).st_mode, p)
+    return inputs, outputs
+
+
+def _layout(names: list[str], folder: Path) -> tuple[list[Path], list[Path]]:
+    found: dict[str, dict[int, Path]] = {"input": {}, "output": {}}
+    for entry in names:
+        m = _FILE.match(entry)
+        if m is not None:
+            found[m.group(1)][int(m.group(2))] = folder / entry
+    out: list[list[Path]] = []
+    for io in ("input", "output"):
+        files = found[io]
+        missing = [i for i in range(len(files)) if i not in files]
+        if missing:
+            raise DecodeError(f"{io}_{missing[0]}.pb is missing but {io}s up to "
+                              f"{max(files)} exist", source=os.fspath(folder))
+        out.append([files[i] for i in range(len(files))])
+    return out[0], out[1]
+
+
+def _regular(mode: int, path: Path) -> None:
+    if not stat.S_ISREG(mode):
+        raise DecodeError("not a regular file (a FIFO, device, socket or folder found in a "
+                          "test data set is refused, not read)", source=os.fspath(path))
+
+
+test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
+          strings: Strings) -> Any:
+    from onnxdata.convert.values import to_numpy
+
+    declared = model.declared(io, index)
+    walked = fit(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
+    if walked.misfit is not None:
+        raise DecodeError(str(walked.misfit), source=os.fspath(path),
+                          kind=MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name,
+                          offset=walked.misfit.offset)
+    mismatch = type_problems(walked.root, declared)
+    if mismatch:
+        raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
+    return convert_strings(to_numpy(load(data, declared.kind), base_dir=path.parent), strings,
+                           os.fspath(path))
+
+
+class _Replaced(Exception):
+    """The set's folder was replaced (and the old one removed) while it was read."""
+
+
+def _read_set(folder: Path) -> tuple[list[tuple[Path, Buffer]], list[tuple[Path, Buffer]]]:
+    """Every ``input_K.pb``/``output_K.pb`` of one version of the folder: it is opened once
+    and each file opened relative to that descriptor, so a save that swaps the folder in
+    meanwhile cannot give files of two versions (issue 23, finding 2)."""
+    dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                  | getattr(os, "O_CLOEXEC", 0))
+    try:
+        inputs, outputs = _layout(os.listdir(dfd), folder)
+        read: list[list[tuple[Path, Buffer]]] = []
+        for files in (inputs, outputs):
+            read.append([(p, _read_in(dfd, p)) for p in files])
+        return read[0], read[1]
+    except FileNotFoundError:
+        if os.fstat(dfd).st_nlink == 0:  # removed by the save that replaced it
+            raise _Replaced from None
+        raise
+    finally:
+        os.close(dfd)
+
+
+def _read_in(dfd: int, path: Path) -> Buffer:
+    fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    try:
+        _regular(os.fstat(fd).st_mode, path)
+        return read_settled(fd, os.fspath(path))
+    finally:
+        os.close(fd)
+
+
+@no_memory_error("folder")
+def load_test_data_set(folder: str | os.PathLike[str], *,
+                       model: str | os.PathLike[str] | None = None,
+                       strings: Strings = "bytes") -> tuple[list[Any], list[Any]]:
+    """``(inputs, outputs)`` of a test data set as numpy values, each read as its declared type.
+
+    ``model`` defaults to ``model.onnx`` in the folder's parent. Tensors give
+    ndarrays, sparse tensors dense ndarrays, sequences lists, maps dicts and
+    optionals None or their value. A value whose kind, element type or shape
+    disagrees with the model raises ValidationError; bytes that are not the
+    declared message raise DecodeError. The model is required here: one that
+    cannot be read (or lacks an input or output the folder has) raises
+    DecodeError naming it, and a missing one FileNotFoundError. A folder that
+    holds no ``input_K.pb``/``output_K.pb`` (a test case folder, one level too
+    high) raises DecodeError naming the folder rather than reading the model of
+    the folder above. ``strings="str"`` gives STRING values as ``str`` (UTF-8),
+    which ONNX Runtime needs: it reads bytes as ``"b'...'"``.
+    """
+    folder = Path(folder)
+    name = os.fspath(folder)
+    if not folder.is_dir():
+        if not folder.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such test data set folder", name)
+        raise NotADirectoryError(errno.ENOTDIR, "not a test data set folder", name)
+    for _ in range(_TRIES):
+        try:
+            inputs, outputs = _read_set(folder)
+            break
+        except _Replaced:
+            continue
+    else:
+        raise DecodeError(f"the folder was replaced {_TRIES} times while it was read",
+                          source=name)
+    if not inputs and not outputs:
+        sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
+        hint = (f"; it looks like a test case folder: pass one of its data sets "
+                f"({', '.join(sets[:3])}{', …' if len(sets) > 3 else ''})" if sets else "")
+        raise DecodeError(f"no input_K.pb or output_K.pb files in it{hint}", source=name)
+    if model is None:
+        model = folder.parent / "model.onnx"
+        if not model.exists():  # a set saved away from its model: say how to name it
+            raise FileNotFoundError(errno.ENOENT, f"no model.onnx beside the test data set "
+                                    f"{name}; pass model= to name the model", os.fspath(model))
+    m = read_model_types(model)
+    for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
+        if len(files) > len(declared):
+            raise ValidationError([Problem(os.fspath(files[len(declared)][0]),
+                                           f"the model declares {len(declared)} {io}s, but "
+                                           f"the folder has {len(files)} {io} files")],
+                                  source=name)
+    return ([_read(p, d, m, "input", i, strings) for i, (p, d) in enumerate(inputs)],
+            [_read(p, d, m, "output", i, strings) for i, (p, d) in enumerate(outputs)])

@@ -1,0 +1,95 @@
+"""``onnxdata run --write-outputs``: a backend's outputs written beside the inputs, safely.
+
+Two ways, and neither deletes or replaces a file it did not write:
+
+* in place (``fill_in``): a set that has inputs only gets ``output_K.pb``. The
+  files are written, typed by the model, into a fresh hidden sibling folder,
+  then each is hard-linked into the set (``link`` fails on any name already
+  there, a dangling symlink included) and the sibling removed. Other files in
+  the set (notes, folders) stay as they are.
+* as a new case (``new_case``): ``DIR`` must not exist or be an empty folder;
+  ``DIR/model.onnx`` is created with ``O_EXCL | O_NOFOLLOW`` through a
+  temporary name and a link, so a symlink planted in DIR is never followed,
+  and each set is renamed in whole (``save_test_data_set``), which refuses a
+  name already taken.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+from onnxdata.errors import OnnxDataError
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.testdata.save import save_test_data_set
+
+__all__ = ["fill_in", "new_case", "start_case"]
+
+
+def fill_in(folder: Path, outputs: list[Any], model: ModelProto) -> Path:
+    """Add ``output_K.pb`` for ``outputs`` to ``folder``; an existing name is refused."""
+    tmp = folder.parent / f".{folder.name}.onnxdata-outputs-{secrets.token_hex(4)}"
+    save_test_data_set(tmp, [], outputs, model=model)
+    linked: list[Path] = []
+    try:
+        for k in range(len(outputs)):
+            name = f"output_{k}.pb"
+            try:
+                os.link(tmp / name, folder / name, follow_symlinks=False)
+            except FileExistsError as exc:
+                raise OnnxDataError(f"{folder / name} appeared while writing; it is left "
+                                    "as it is and no output was written") from exc
+            linked.append(folder / name)
+    except BaseException:
+        for p in linked:  # ours: the links just made
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def start_case(case: Path, model_path: Path | None, model: ModelProto) -> None:
+    """Make ``case`` a fresh test case folder holding the model: refused when ``case`` has
+    any entry (or is not a folder)."""
+    try:
+        os.mkdir(case)
+    except FileExistsError:
+        if case.is_symlink() or not case.is_dir():
+            raise OnnxDataError(f"{case} exists and is not a folder; --write-outputs DIR "
+                                "makes a new test case folder") from None
+        if any(True for _ in os.scandir(case)):
+            raise OnnxDataError(f"{case} exists and is not empty; --write-outputs DIR makes "
+                                "a new test case folder, never writing into one") from None
+    data = model_path.read_bytes() if model_path is not None else model.SerializeToString()
+    _create(case / "model.onnx", data)
+
+
+def _create(target: Path, data: bytes) -> None:
+    """Write ``target`` whole or not at all; an entry of that name (a link too) is refused."""
+    tmp = target.parent / f".{target.name}.onnxdata-tmp-{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, target, follow_symlinks=False)
+        except FileExistsError as exc:
+            raise OnnxDataError(f"{target} exists; it is left as it is") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def new_case(case: Path, folder: Path, inputs: list[Any], outputs: list[Any],
+             model: ModelProto) -> Path:
+    """``case``/the set's name with ``inputs`` and ``outputs`` (``start_case`` first)."""
+    return save_test_data_set(case / folder.name, inputs, outputs, model=model)

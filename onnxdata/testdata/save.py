@@ -1,0 +1,324 @@
+"""Writing ONNX test data sets: ``test_data_set_N/{input,output}_K.pb``, typed as the model says.
+
+``save_test_data_set`` is ``load_test_data_set`` backwards. Each value is
+written as the kind the model declares for it (a list given for a
+``sequence(optional(tensor(float)))`` input holds optionals even when none of
+them is None), its arrays cast to the declared element types, and named as the
+model's input or output; without a model the kind comes from the value, as
+``from_numpy`` infers it. An empty optional is written with elem_type
+UNDEFINED, as ONNX's own test data has it.
+
+The set is written into a temporary sibling folder and renamed into place
+only when every file is written, so a failure leaves no half-written set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import functools
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
+
+from onnxdata.convert.values import SparseParts, from_numpy
+from onnxdata.core.dtypes import DATA_TYPES, STRING
+from onnxdata.core.messages import kind_name
+from onnxdata.errors import DecodeError, OnnxDataError
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.model.types import IO, DeclaredType, declared_type
+
+__all__ = ["as_model", "save_test_data_set", "write_value"]
+
+ModelArg = str | os.PathLike[str] | ModelProto | Any
+
+
+def write_value(path: Path, value: Any, kind: str | None, *, name: str,
+                elem_type: Any = None, key_type: Any = None) -> None:
+    """The one call to ``onnxdata.write`` (streamed, atomic): its argument order lives here."""
+    from onnxdata.io.write import write
+
+    write(value, path, None if kind is None else kind_name(kind), name=name,
+          elem_type=elem_type, key_type=key_type)
+
+
+def as_model(model: ModelArg) -> ModelProto:
+    """A ModelProto from a path, our ModelProto, or onnx's (re-read into ours).
+
+    The whole model is parsed: writing a set or running one needs its graph,
+    unlike reading a set, which learns the declared types in bounded memory
+    (``model_file``).
+    """
+    if isinstance(model, ModelProto):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        parsed = ModelProto()
+        try:
+            parsed.ParseFromString(Path(model).read_bytes())
+        except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
+            raise DecodeError(str(exc), source=os.fspath(model), kind="ModelProto") from exc
+        return parsed
+    if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
+        ours = ModelProto()
+        ours.ParseFromString(model.SerializeToString())
+        return ours
+    raise TypeError(f"model must be a path or a ModelProto, not {type(model).__name__}")
+
+
+def save_test_data_set(folder: str | os.PathLike[str],
+                       inputs: Sequence[Any] | Mapping[str, Any],
+                       outputs: Sequence[Any] | Mapping[str, Any], *,
+                       model: ModelArg | None = None, overwrite: bool = False) -> Path:
+    """Write ``inputs`` and ``outputs`` as ``input_K.pb`` / ``output_K.pb`` in ``folder``.
+
+    ``inputs`` and ``outputs`` are lists (value K is the model's K-th input or
+    output) or dicts keyed by the model's input/output names (without a model,
+    a dict's keys name the values in order). With ``model`` (a path or a
+    ModelProto) each value is written as its declared type; a value that
+    cannot be (a list for a tensor, strings for floats) raises OnnxDataError
+    naming it. An existing non-empty ``folder`` is replaced only with
+    ``overwrite=True``. Returns the folder's path.
+    """
+    target = Path(folder)
+    m = as_model(model) if model is not None else None
+    plan = _plan(inputs, "input", m) + _plan(outputs, "output", m)
+    if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
+        raise OnnxDataError(f"{target} exists and is not empty; pass overwrite=True to "
+                            "replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.onnxdata-tmp-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        for file, value, name, declared in plan:
+            try:
+                _write(tmp / file, value, name, declared)
+            except OSError as exc:  # a full disk: name the user's folder, not ours
+                raise OSError(exc.errno, exc.strerror, os.fspath(target / file)) from exc
+            except OnnxDataError as exc:
+                raise type(exc)(str(exc).replace(os.fspath(tmp), os.fspath(target))) from exc
+        _fsync_dir(tmp)
+        swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _plan(values: Sequence[Any] | Mapping[str, Any], io: IO, model: ModelProto | None
+          ) -> list[tuple[str, Any, str, DeclaredType | None]]:
+    """``(file name, value, name, declared type)`` for each value, in the model's order."""
+    declared = list(model.graph.input if io == "input" else model.graph.output) \
+        if model is not None else None
+    if isinstance(values, Mapping):
+        if declared is None:
+            items = [(str(k), v) for k, v in values.items()]
+            return [(f"{io}_{i}.pb", v, name, None) for i, (name, v) in enumerate(items)]
+        names = [d.name for d in declared]
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise OnnxDataError(f"the model has no {io} named {', '.join(map(repr, unknown))} "
+                                f"(its {io}s: {', '.join(map(repr, names))})")
+        given = [i for i, n in enumerate(names) if n in values]
+        count = max(given) + 1 if given else 0
+        gaps = [names[i] for i in range(count) if names[i] not in values]
+        if gaps:
+            raise OnnxDataError(f"{io} {gaps[0]!r} is missing: the files are numbered by the "
+                                f"model's {io}s, so every one before {names[count - 1]!r} "
+                                "needs a value")
+        values = [values[names[i]] for i in range(count)]
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
+        raise TypeError(f"{io}s must be a list or a dict keyed by name, not "
+                        f"{type(values).__name__}")
+    if declared is not None and len(values) > len(declared):
+        raise OnnxDataError(f"{len(values)} {io}s given but the model has {len(declared)}")
+    out: list[tuple[str, Any, str, DeclaredType | None]] = []
+    for i, v in enumerate(values):
+        if declared is None:
+            out.append((f"{io}_{i}.pb", v, "", None))
+            continue
+        try:
+            dt = declared_type(declared[i].type)
+        except ValueError as exc:
+            raise OnnxDataError(f"{io} {i} ({declared[i].name!r}): {exc}") from exc
+        out.append((f"{io}_{i}.pb", v, declared[i].name, dt))
+    return out
+
+
+def _write(path: Path, value: Any, name: str, declared: DeclaredType | None) -> None:
+    where = f"{path.stem} ({name!r})" if name else path.stem
+    if declared is None:
+        write_value(path, value, None, name=name)
+        return
+    conformed = _conform(value, declared, where, top=True)
+    elem_type = declared.element.kind if declared.element is not None else None
+    if declared.kind == "optional" and conformed is None:
+        elem_type = None  # an empty optional is UNDEFINED, as ONNX writes it
+    key_type = declared.elem_type if declared.kind == "map" else None
+    write_value(path, conformed, declared.kind, name=name, elem_type=elem_type,
+                key_type=key_type)
+
+
+def _conform(value: Any, declared: DeclaredType, where: str, *, top: bool = False) -> Any:
+    """``value`` made to fit ``declared``: arrays cast to the declared element type, and
+    the nested values whose kind ``from_numpy`` could not infer built as messages."""
+    kind = declared.kind
+    if kind == "optional":
+        assert declared.element is not None
+        if value is None:
+            return None
+        inner = _conform(value, declared.element, where)
+        return inner if top else from_numpy(inner, "optional",
+                                            elem_type=declared.element.kind)
+    if kind == "tensor":
+        return _array(value, declared.elem_type, where)
+    if kind == "sparse_tensor":
+        if isinstance(value, SparseParts):
+            return value._replace(values=_array(value.values, declared.elem_type, where))
+        dense = _array(value, declared.elem_type, where)
+        flat = dense.reshape(-1)
+        nz = np.flatnonzero(flat != 0) if dense.dtype.kind != "O" else np.arange(flat.size)
+        return SparseParts(flat[nz], nz.astype(np.int64), tuple(dense.shape))
+    assert declared.element is not None
+    if kind == "sequence":
+        if not isinstance(value, (list, tuple)):
+            raise _mismatch(where, declared, value)
+        items = [_conform(v, declared.element, f"{where}[{i}]") for i, v in enumerate(value)]
+        if top:
+            return items
+        return from_numpy(items, "sequence", elem_type=declared.element.kind)
+    # map
+    if not isinstance(value, Mapping):
+        raise _mismatch(where, declared, value)
+    conformed = {k: _conform(v, declared.element, f"{where}[{k!r}]") for k, v in value.items()}
+    if top:
+        return conformed
+    return from_numpy(conformed, "map", elem_type=declared.element.kind,
+                      key_type=declared.elem_type)
+
+
+def _array(value: Any, code: int, where: str) -> Any:
+    """``value`` as an ndarray of data type ``code`` (0: as it is)."""
+    if isinstance(value, (list, tuple, dict, SparseParts)) or value is None:
+        raise OnnxDataError(f"{where}: a tensor is declared but the value is a "
+                            f"{type(value).__name__}")
+    arr = np.asarray(value)
+    dt = DATA_TYPES.get(code)
+    if dt is None:
+        return arr
+    if code == STRING:
+        if arr.dtype.kind not in "OSU":
+            raise OnnxDataError(f"{where}: declared {dt.name.lower()} but the array is "
+                                f"{arr.dtype}")
+        return arr
+    if arr.dtype == dt.dtype:
+        return arr
+    if arr.dtype.kind in "OSU" or (arr.dtype.kind == "c") != (dt.dtype.kind == "c"):
+        raise OnnxDataError(f"{where}: declared {dt.name.lower()} but the array is {arr.dtype}")
+    return arr.astype(dt.dtype)
+
+
+def _mismatch(where: str, declared: DeclaredType, value: Any) -> OnnxDataError:
+    return OnnxDataError(f"{where}: declared {declared} but the value is a "
+                         f"{type(value).__name__}")
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform opens folders
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def swap_in(tmp: Path, target: Path) -> None:
+    """Put the set at ``tmp`` in place of ``target`` with one rename.
+
+    Where the kernel can exchange two names atomically (Linux ``renameat2``
+    with ``RENAME_EXCHANGE``), an existing set is swapped with the new one, so
+    ``target`` always names a whole set, and whichever set comes back at
+    ``tmp`` is removed: concurrent saves each remove what they swapped out and
+    leave nothing behind (issue 23, finding 8). Elsewhere the old set is moved
+    aside first and removed once the new one is in place.
+    """
+    for _ in range(100):
+        try:
+            os.rename(tmp, target)  # no set there yet (or an empty folder)
+            _fsync_dir(target.parent)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise
+        swapped = _exchange(tmp, target)
+        if swapped is None:
+            continue  # the set there was removed meanwhile: rename again
+        if not swapped:
+            _move_aside(tmp, target)
+            return
+        _fsync_dir(target.parent)
+        _remove(tmp)  # now the set that was there
+        return
+    raise OSError(errno.EBUSY, "other processes keep replacing it", os.fspath(target))
+
+
+def _exchange(a: Path, b: Path) -> bool | None:
+    """Swap the names ``a`` and ``b`` in one step; False where the kernel cannot, None when
+    ``b`` vanished meanwhile (the caller renames again)."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    at_fdcwd = -100
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.ENOENT:
+        return None
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
+
+
+_RENAME_EXCHANGE = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _move_aside(tmp: Path, target: Path) -> None:
+    """The fallback: the old set moved aside, removed only once the new set is in place
+    (put back if the rename fails)."""
+    old = target.parent / f".{target.name}.onnxdata-old-{secrets.token_hex(4)}"
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    _fsync_dir(target.parent)
+    _remove(old)
+
+
+def _remove(old: Path) -> None:
+    if old.is_dir() and not old.is_symlink():
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        old.unlink()

@@ -1,0 +1,462 @@
+"""Vectorised decoding of the wire format's bulk payloads, in pure numpy (and one C loop).
+
+Three primitives for the engine (``payloads`` decodes with the first and
+third, ``walk.scan`` splits runs of strings and of a sequence's tensors with
+the second), each a few numpy passes over a payload instead of one Python
+step per value:
+
+- :func:`decode_varints` -- a packed varint field (``int32_data``, ``int64_data``,
+  ``uint64_data``, ``dims``, map ``keys``) as uint64 or uint32;
+- :func:`split_strings` -- a run of length-delimited fields with one tag
+  (``string_data``, ``string_keys``) as arrays of where each value starts and ends;
+- :func:`strings_array` -- those values as an object array of bytes.
+
+Varints. Work goes by chunks of ``CHUNK`` bytes that end on a varint's last
+byte, so temporaries stay in cache and small. In a chunk the varints' last
+bytes are the bytes below 0x80; their differences are the lengths. A chunk
+whose varints all fit 4 bytes (every int32 under 2**28, float16 bits...) is
+decoded from one unaligned 32-bit load ending at each last byte: shift out the
+bytes of the varints before, then squeeze out the continuation bits (three
+mask-and-shift steps); up to 8 bytes the same with 64-bit loads; longer ones
+(negative int32/int64: 10 bytes) one byte position at a time. Measured on
+16 Mi float16 values in int32_data (42 MB, ``bench/bench_storage.py`` W5):
+``read`` went from 4.4x slower than onnx's parse + to_array (a reduceat
+decoder over uint64 temporaries) to about 1.5x faster. protobuf's own decoder
+(the field's bytes parsed as a message, the repeated field copied to numpy)
+took as long as onnx's whole read, so it is not used. Still short of issue 14's
+2x: so where the compiled loop ``onnxdata.wire._varints`` (Cython, built with the
+package when a C compiler is at hand) imported, it decodes instead, in one
+pass of 64-bit loads (W5 ``read`` about 3x onnx); the numpy code stays as the
+fallback and decides every error, so both raise the same WireError.
+``ONNXDATA_PURE_PYTHON=1`` (read at import) forces the fallback.
+
+Strings. Where each value starts depends on every length before it, so no
+numpy pass can find them all at once in general (a byte equal to the tag may
+sit inside a value). But values of one length often come in rows (names and
+labels numbered in order), and a row is found with strided views, a window
+of values at a time; values of varied lengths fall back to a step per value.
+The bytes objects are then made in C through a fixed-width numpy array.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.wire.format import WireError
+
+__all__ = ["CHUNK", "COMPILED", "decode_varints", "has_long_run", "numpy_scan",
+           "numpy_varints", "scan_varints", "split_strings", "strings_array"]
+
+
+def _compiled_loop() -> ModuleType | None:
+    """The compiled varint loop, unless it is not built or ONNXDATA_PURE_PYTHON is set."""
+    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from onnxdata.wire import _varints
+    except ImportError:
+        return None
+    return _varints
+
+
+_LOOP: Final = _compiled_loop()
+#: Whether :func:`decode_varints` runs the compiled loop (else :func:`numpy_varints`).
+COMPILED: Final = _LOOP is not None
+
+#: Bytes of varints decoded per numpy pass.
+CHUNK: Final = 1 << 16
+#: Values of one length looked at per strided step of :func:`split_strings` (doubling
+#: while a row goes on).
+_WINDOW: Final = 64
+#: Strings up to this long are made through a fixed-width numpy array.
+_SHORT: Final = 64
+
+_U8: Final = np.dtype(np.uint8)
+_U32: Final = np.dtype(np.uint32)
+_U64: Final = np.dtype(np.uint64)
+_WORDS: Final[dict[int, np.dtype[Any]]] = {4: np.dtype("<u4"), 8: np.dtype("<u8")}
+
+
+# --------------------------------------------------------------------------- varints
+
+def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """The values of the concatenated varints in ``data``, as uint64 or uint32.
+
+    uint64 keeps a 10-byte varint's low 64 bits, as protobuf does; uint32 keeps
+    the low 32 bits, as protobuf reads an int32 field. Raises WireError (its
+    offset counted from the start of ``data``) for a varint longer than 10
+    bytes or cut off at the end. The compiled loop where it is built, else
+    :func:`numpy_varints`; the same values and errors either way.
+    """
+    if _LOOP is None:
+        return numpy_varints(data, dtype)
+    want = np.dtype(dtype)
+    if want not in (_U32, _U64):
+        raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")
+    data = np.ascontiguousarray(data, _U8)
+    out = np.empty(int(data.size), want)  # at most one value per byte; trimmed at the end
+    got = int(_LOOP.decode(data, out))
+    if got < 0:
+        _raise_as_numpy(data, -got - 1, want)
+    return out[:got]
+
+
+def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) -> None:
+    """Raise what :func:`numpy_varints` raises for ``data``, whose first bad varint (over
+    10 bytes or cut off) starts at ``bad``.
+
+    The numpy decoder goes by chunks and may name a later varint of the chunk holding
+    ``bad`` (it looks at the chunk's end first). Its chunks end on the first varint end
+    at least ``CHUNK`` bytes on, and every varint before ``bad`` is whole, so the chunk
+    holding ``bad`` is found from those ends; the numpy decoder run from that chunk's
+    start raises its error there.
+    """
+    ends = np.flatnonzero(data[:bad] < 0x80)
+    at = 0
+    while True:
+        k = int(np.searchsorted(ends, at + CHUNK - 1))
+        if k == ends.size:
+            break
+        at = int(ends[k]) + 1
+    try:
+        numpy_varints(data[at:], want)
+    except WireError as exc:
+        raise WireError(exc.reason, (exc.offset or 0) + at) from None
+    # not reached (both decoders find the same bad varints); the loop's own finding
+    long = int(data.size) - bad > 10
+    raise WireError("varint longer than 10 bytes in packed field" if long
+                    else "truncated varint in packed field", bad)
+
+
+def scan_varints(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
+    """Facts of a run of whole varints (no varint cut off at either end), not decoded:
+    ``(count, long, negative, zero)`` -- how many, whether ten continuation bytes come in a
+    row (a varint over 10 bytes), whether a 10-byte varint has bit 63 set (a negative
+    int64), whether one is zero. One pass of the compiled loop, else numpy passes."""
+    if _LOOP is not None:
+        count, long, negative, zero = _LOOP.scan(np.ascontiguousarray(part, _U8))
+        return int(count), bool(long), bool(negative), bool(zero)
+    return numpy_scan(part)
+
+
+def numpy_scan(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
+    """:func:`scan_varints` in numpy passes (the fallback)."""
+    low = part < 0x80
+    if has_long_run(~low):
+        return int(np.count_nonzero(low)), True, False, False
+    return int(np.count_nonzero(low)), False, _has_negative(part), _has_zero(part)
+
+
+def has_long_run(high: npt.NDArray[np.bool_]) -> bool:
+    """Ten continuation bytes in a row somewhere (a varint longer than 10 bytes)."""
+    if not _four_in_a_row(high.view(_U8), 1):
+        return False
+    r2 = high[:-1] & high[1:]
+    if not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r10 = r8[:-2] & r2[8:] if r8.size > 2 else r8[:0]
+    return bool(r10.any())
+
+
+def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
+    """Some 4-aligned word of ``data`` has ``bit`` set in all four bytes: a cheap test that
+    no run of 7 or more such bytes exists when it fails (any 7 bytes in a row hold an
+    aligned word), on a quarter as many elements as the bytes."""
+    n = int(data.size) // 4 * 4
+    mask = np.uint32(bit * 0x01010101)
+    words = np.ascontiguousarray(data[:n]).view("<u4")
+    return bool(((words & mask) == mask).any())
+
+
+def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
+    """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
+    of whole varints: nine continuation bytes then that byte (no varint is longer)."""
+    if not _four_in_a_row(part, 0x80):
+        return False
+    high = part >= 0x80
+    r2 = high[:-1] & high[1:]
+    if int(part.size) < 10 or not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r9 = r8[:-1] & high[8:]
+    if not r9.any():
+        return False
+    last = part[9:]
+    return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
+
+
+def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
+    """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
+    one after continuation bytes that are all 0x80 back to the varint's start."""
+    zeros = part == 0
+    if not zeros.any():
+        return False
+    if zeros[0] or bool((zeros[1:] & (part[:-1] < 0x80)).any()):
+        return True
+    at = np.flatnonzero(zeros[1:] & (part[:-1] == 0x80)) + 1  # 0x00 after 0x80: rare
+    for _ in range(9):
+        if not at.size:
+            return False
+        at = at - 1  # every ``at`` is a 0x80 byte here
+        if bool((at == 0).any()) or bool((part[np.maximum(at - 1, 0)] < 0x80).any()):
+            return True  # the 0x80 starts its varint: all of it is zero
+        at = at[part[at - 1] == 0x80]
+    return False
+
+
+def numpy_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64
+                  ) -> npt.NDArray[Any]:
+    """:func:`decode_varints` in numpy passes, a chunk at a time (the fallback)."""
+    want = np.dtype(dtype)
+    if want not in (_U32, _U64):
+        raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")
+    n = int(data.size)
+    out = np.empty(n, want)  # at most one value per byte; trimmed at the end
+    got = 0
+    at = 0
+    while at < n:
+        stop = min(n, at + CHUNK)
+        limit = min(n, stop + 10)
+        while data[stop - 1] >= 0x80:  # end the chunk on a varint's last byte
+            if stop == limit:
+                _raise_at_end(data, stop)
+            stop += 1
+        got += _chunk(data, at, stop, out[got:])
+        at = stop
+    return out[:got]
+
+
+def _raise_at_end(data: npt.NDArray[np.uint8], stop: int) -> None:
+    """The error for a chunk that cannot be ended: over 10 bytes, or cut off."""
+    last = np.flatnonzero(data[:stop] < 0x80)
+    start = int(last[-1]) + 1 if last.size else 0
+    if int(data.size) - start > 10:
+        raise WireError("varint longer than 10 bytes in packed field", start)
+    raise WireError("truncated varint in packed field", start)
+
+
+def _chunk(data: npt.NDArray[np.uint8], at: int, stop: int, out: npt.NDArray[Any]) -> int:
+    """Decode ``data[at:stop]`` (whole varints) into ``out``; return the count."""
+    part = data[at:stop]
+    ends = np.flatnonzero(part < 0x80)
+    count = int(ends.size)
+    if count == stop - at:  # every varint one byte
+        out[:count] = part
+        return count
+    lengths = np.empty(count, np.int32)
+    lengths[0] = ends[0] + 1
+    np.subtract(ends[1:], ends[:-1], out=lengths[1:], casting="unsafe")
+    longest = int(lengths.max())
+    if longest > 10:
+        bad = int(np.argmax(lengths > 10))
+        raise WireError("varint longer than 10 bytes in packed field",
+                          at + int(ends[bad]) - int(lengths[bad]) + 1)
+    if longest <= 4 or (longest <= 8 and out.dtype == _U64):
+        _from_words(data, at, stop, ends, lengths, 4 if longest <= 4 else 8, out[:count])
+    else:
+        out[:count] = _bytewise(part, ends, longest)
+    return count
+
+
+#: Per word width, the right shift that drops the bytes before a varint of each length.
+_SHIFTS: Final = {w: np.array([0, *((w - n) * 8 for n in range(1, w + 1))], _WORDS[w])
+                  for w in _WORDS}
+
+
+def _from_words(data: npt.NDArray[np.uint8], at: int, stop: int, ends: npt.NDArray[np.intp],
+                lengths: npt.NDArray[np.int32], width: int, out: npt.NDArray[Any]) -> None:
+    """Varints of at most ``width`` bytes, each from one unaligned load ending at its
+    last byte (the bytes below its first belong to earlier varints and are shifted out)."""
+    word = _WORDS[width]
+    if at >= width - 1:
+        base, first = data[at - (width - 1):stop], 0
+    else:  # the first varints: nothing before them to load, so a zero-padded copy
+        base = np.zeros(stop + width - 1, _U8)
+        base[width - 1:] = data[:stop]
+        first = at
+    size = int(base.size) - (width - 1)
+    # every word of the chunk, copied contiguous: gathering from the strided view
+    # itself is three times slower
+    words = np.ascontiguousarray(np.ndarray((size,), dtype=word, buffer=base, strides=(1,)))
+    if first:
+        ends += first
+    x = words[ends]
+    x >>= _SHIFTS[width][lengths]
+    t = x.dtype.type
+    if width == 4:
+        x &= t(0x7F7F7F7F)
+        y = x & t(0x007F007F)
+        x >>= t(1)
+        x &= t(0x3F803F80)
+        x |= y
+        np.bitwise_and(x, t(0x3FFF), out=y)
+        x >>= t(2)
+        x &= t(0x0FFFC000)
+        np.bitwise_or(x, y, out=out, casting="unsafe")
+        return
+    x &= t(0x7F7F7F7F7F7F7F7F)
+    y = x & t(0x007F007F007F007F)
+    x >>= t(1)
+    x &= t(0x3F803F803F803F80)
+    x |= y
+    np.bitwise_and(x, t(0x00003FFF00003FFF), out=y)
+    x >>= t(2)
+    x &= t(0x0FFFC0000FFFC000)
+    x |= y
+    np.bitwise_and(x, t(0x0FFFFFFF), out=y)
+    x >>= t(4)
+    x &= t(0x00FFFFFFF0000000)
+    np.bitwise_or(x, y, out=out, casting="unsafe")
+
+
+def _bytewise(part: npt.NDArray[np.uint8], ends: npt.NDArray[np.intp],
+              longest: int) -> npt.NDArray[np.uint64]:
+    """Varints of any length up to 10, from the last byte down, one byte position per pass.
+
+    A byte before a varint's last byte belongs to it while every byte between has
+    its continuation bit; bytes before ``part`` are never looked at (index -1
+    wraps to the chunk's last byte, which is a last byte: not a continuation).
+    """
+    more = part >= 0x80
+    value = part[ends].astype(_U64)
+    alive = np.ones(ends.size, bool)
+    index = ends.copy()
+    for _ in range(1, longest):
+        index -= 1
+        alive &= more[index]
+        low = (part[index] & np.uint8(0x7F)).astype(_U64)
+        value = np.where(alive, (value << np.uint64(7)) | low, value)
+    return value
+
+
+# --------------------------------------------------------------------------- strings
+
+def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
+                  partial: bool = False
+                  ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
+    """Where the values of the run of one-byte-``tag`` length-delimited fields at ``pos``
+    start and end, and where the run stops (the next other field, or ``end``).
+
+    ``data[pos]`` must be ``tag``. None when a value's length is cut off or
+    runs past ``end``: the caller then walks the run itself and says what is
+    wrong. With ``partial``, the values before such a value are returned
+    instead (the run stops at its tag; None only when it is the first), so a
+    caller holding a window of a longer message takes what the window holds
+    and walks on from there. Values of one length in a row (``s100000``...
+    ``s999999``, a sequence's like tensors) are taken a window at a time with
+    strided views: value ``k`` of the row starts ``k * (head + length)`` bytes
+    on (``head``: the tag and length bytes), which holds while the tag and
+    length bytes there say so. Rows shorter than a few values are walked one
+    value at a time.
+    """
+    starts: list[npt.NDArray[np.intp]] = []
+    lengths: list[npt.NDArray[np.intp]] = []
+    window = _WINDOW
+    single: list[int] = []
+    single_len: list[int] = []
+    cut = True  # a value cut off or running past ``end`` (set False when the loop ends)
+    while pos < end and data[pos] == tag:
+        if pos + 1 >= end:
+            break
+        length = int(data[pos + 1])
+        head = 2
+        if length >= 0x80:
+            length, head = _long_length(data, pos + 1, end)
+            if head < 0:
+                break
+        step = head + length
+        if pos + step > end:
+            break
+        if window < _WINDOW:  # one value, as the scalar walk takes it
+            single.append(pos + head)
+            single_len.append(length)
+            pos += step
+            window = min(_WINDOW, window * 2)
+            continue
+        rows = min(window, (end - pos) // step)
+        fine = data[pos:pos + rows * step:step] == tag
+        for h in range(1, head):  # the length's bytes, the same in every value of the row
+            fine &= data[pos + h:pos + h + rows * step:step] == data[pos + h]
+        count = rows if bool(fine.all()) else int(np.argmin(fine))
+        if single:
+            starts.append(np.array(single, np.intp))
+            lengths.append(np.array(single_len, np.intp))
+            single, single_len = [], []
+        starts.append(pos + head + step * np.arange(count, dtype=np.intp))
+        lengths.append(np.full(count, length, np.intp))
+        pos += count * step
+        window = window * 2 if count == rows else (_WINDOW if count >= 8 else 1)
+    else:
+        cut = False  # the run ended at another field or at ``end``
+    if cut and not partial:
+        return None
+    if single:
+        starts.append(np.array(single, np.intp))
+        lengths.append(np.array(single_len, np.intp))
+    if not starts:
+        return None
+    first = np.concatenate(starts)
+    return first, first + np.concatenate(lengths), pos
+
+
+def _long_length(data: npt.NDArray[np.uint8], at: int, end: int) -> tuple[int, int]:
+    """A length of two or more bytes at ``at``: (length, head bytes with the tag), or
+    (0, -1) when it is cut off or over 10 bytes."""
+    value = 0
+    for i in range(10):
+        if at + i >= end:
+            return 0, -1
+        b = int(data[at + i])
+        value |= (b & 0x7F) << (7 * i)
+        if b < 0x80:
+            return value, i + 2
+    return 0, -1
+
+
+def strings_array(buf: Any, starts: npt.NDArray[np.intp],
+                  ends: npt.NDArray[np.intp]) -> npt.NDArray[np.object_]:
+    """An object array of the bytes ``buf[starts[i]:ends[i]]``.
+
+    Short strings go through one fixed-width numpy array (``astype(object)``
+    makes the bytes objects in C); numpy drops trailing NUL bytes there, so the
+    few values that end in NUL are sliced again one by one.
+    """
+    n = int(starts.size)
+    out = np.empty(n, dtype=object)
+    if not n:
+        return out
+    data = np.frombuffer(buf, _U8)
+    lengths = ends - starts
+    width = int(lengths.max())
+    if width == 0:
+        out[:] = [b""] * n
+        return out
+    if width > _SHORT:
+        lo, hi = int(starts.min()), int(ends.max())
+        blob = bytes(buf[lo:hi])
+        out[:] = [blob[a:b] for a, b in zip((starts - lo).tolist(), (ends - lo).tolist(),
+                                            strict=True)]
+        return out
+    rows = np.zeros((n, width), _U8)
+    fits = starts <= int(data.size) - width
+    if int(data.size) >= width:
+        windows = np.lib.stride_tricks.as_strided(data, (int(data.size) - width + 1, width),
+                                                  (1, 1), writeable=False)
+        rows[fits] = windows[starts[fits]]
+    for i in np.flatnonzero(~fits).tolist():
+        a, b = int(starts[i]), int(ends[i])
+        rows[i, :b - a] = data[a:b]
+    rows[np.arange(width) >= lengths[:, None]] = 0
+    out[:] = rows.view(f"S{width}").ravel().astype(object)
+    nul = np.flatnonzero((lengths > 0) & (data[np.maximum(ends - 1, 0)] == 0))
+    for i in nul.tolist():
+        out[i] = bytes(buf[int(starts[i]):int(ends[i])])
+    return out

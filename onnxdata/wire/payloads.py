@@ -1,0 +1,521 @@
+"""Payload decoding for the engine, behind small functions over ``[a, b)`` of a Source.
+
+Each function here decodes or counts one field's payload: packed varints
+(``decode.decode_varints``: word loads, a chunk of bytes at a time, int32
+fields as uint32), fixed-width runs (views), counting varints without decoding
+them (chunk by chunk, so a 1 GiB ``int64_data`` is counted in bounded memory),
+and repeated bytes fields made into object arrays (``decode.strings_array``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.wire import decode as _decode
+from onnxdata.wire.decode import has_long_run, scan_varints
+from onnxdata.wire.format import LEN, VARINT, WireError
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import Compact, Piece, RangeStore, Where, occurrences
+
+__all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
+           "iter_varints", "string_values", "varint_count", "varints"]
+
+#: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
+VARINT_CHUNK: Final = 1 << 20
+_U64: Final = np.dtype(np.uint64)
+_U8: Final = np.dtype(np.uint8)
+#: Bytes of a packed run examined per numpy pass: the index arrays made from a piece are
+#: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
+PIECE: Final = 1 << 20
+_HUGE: Final = 1 << 64
+#: Kept pieces looked at per numpy pass when joining many small packed runs.
+_CHUNK: Final = 1 << 16
+#: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
+#: bytes is read value by value instead.
+STRING_BATCH: Final = 1 << 16
+STRING_SPAN: Final = 1 << 26
+
+
+def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
+                   dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """The unsigned values of a run of concatenated varints (a packed field), vectorised.
+
+    ``offset`` is where ``data`` starts in the file, for error messages.
+    ``dtype`` is uint64 (a 10-byte varint keeps its low 64 bits, as protobuf's
+    parser keeps them) or uint32 (the low 32 bits, as protobuf reads an int32
+    field, with no uint64 temporaries). The work is ``decode.decode_varints``'s
+    word loads, a chunk of bytes at a time, so the temporaries stay small
+    whatever the field's size.
+    """
+    if int(data.size) == 0:
+        return np.zeros(0, dtype)
+    try:
+        return _decode.decode_varints(data, dtype)
+    except WireError as exc:
+        if not offset:
+            raise
+        raise WireError(exc.reason, (exc.offset or 0) + offset) from None
+
+
+def count_varints(src: Source, a: int, b: int) -> int:
+    """How many varints the packed run ``[a, b)`` holds, checked as ``decode_varints`` checks
+    it (a varint over 10 bytes or a run ending inside one is a WireError), in bounded memory
+    and a few byte-wide passes per piece (no index arrays)."""
+    total = 0
+    carry = 0  # continuation bytes carried over from the previous piece
+    for at in range(a, b, PIECE):
+        part = src.u8(at, min(b, at + PIECE))
+        low = part < 0x80
+        n = int(np.count_nonzero(low))
+        total += n
+        if not n:
+            carry += int(part.size)
+            if carry >= 10:
+                raise WireError("varint longer than 10 bytes in packed field", at)
+            continue
+        if int(np.argmax(low)) + carry >= 10:
+            raise WireError("varint longer than 10 bytes in packed field", at - carry)
+        if has_long_run(~low):
+            raise WireError("varint longer than 10 bytes in packed field", at)
+        carry = int(np.argmax(low[::-1]))
+    if carry:
+        raise WireError("truncated varint in packed field", b - carry)
+    return total
+
+
+def varints(src: Source, pieces: Iterable[Piece] | None,
+            dtype: npt.DTypeLike = _U64) -> npt.NDArray[Any]:
+    """A repeated varint field's values, in order, from its packed and single pieces, as
+    uint64 or (an int32 field's low 32 bits) uint32."""
+    want = np.dtype(dtype)
+    if isinstance(pieces, Compact):
+        many = _varints_joined(src, pieces, want)
+        if many is not None:
+            return many
+    parts: list[npt.NDArray[Any]] = []
+    for wt, a, b in pieces or ():
+        if wt == VARINT:
+            single = np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+            parts.append(single if want == _U64 else single.astype(want))
+        else:
+            parts.append(decode_varints(src.u8(a, b), a, want))
+    if not parts:
+        return np.zeros(0, want)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _varints_joined(src: Source, kept: Compact, want: np.dtype[Any]) -> npt.NDArray[Any] | None:
+    """``varints`` of many kept pieces (a bogus reading's keys can be 500,000 empty packed
+    runs): decoded as ``joined`` joins them, not one array per run; None where a run is
+    bad (``varints`` then decodes run by run and names the bad one exactly)."""
+    try:
+        parts = [part.astype(want) if part.dtype == _U64 else decode_varints(part, 0, want)
+                 for part in joined(src, kept)]
+    except WireError:
+        return None
+    if not parts:
+        return np.zeros(0, want)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
+    """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
+    whole varints as uint8 (small packed runs joined into one, each checked to end on a
+    varint's last byte, so no varint spans two), and single values as uint64."""
+    if isinstance(pieces, Compact):
+        yield from _joined_compact(src, pieces)
+        return
+    pending = bytearray()
+    for wt, a, b in pieces:
+        if wt == VARINT:
+            if pending:
+                yield np.frombuffer(bytes(pending), dtype=_U8)
+                pending = bytearray()
+            yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
+            continue
+        if b - a <= 4096:
+            run = src.read(a, b)
+            if run and run[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            pending += run
+            if len(pending) >= PIECE:
+                yield np.frombuffer(bytes(pending), dtype=_U8)
+                pending = bytearray()
+            continue
+        if pending:
+            yield np.frombuffer(bytes(pending), dtype=_U8)
+            pending = bytearray()
+        at = a
+        while at < b:
+            part = src.u8(at, min(b, at + PIECE))
+            stop = int(part.size)
+            if at + stop < b:  # cut after the last whole varint of the piece
+                stop = _last_end(part)
+                if not stop:
+                    raise WireError("varint longer than 10 bytes in packed field", at)
+            elif part[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            yield part[:stop]
+            at += stop
+    if pending:
+        yield np.frombuffer(bytes(pending), dtype=_U8)
+
+
+def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
+    """``joined`` of many kept pieces (a bogus reading's dims or keys can be a million
+    packed runs): each stretch of small packed runs joined with numpy, cut where
+    ``joined`` cuts it and checked in the same order, not one pread per run."""
+    wts = np.frombuffer(kept.wts, np.int8)
+    starts = np.frombuffer(kept.starts, np.int64)  # offsets < 2**63: the same bytes
+    ends = np.frombuffer(kept.ends, np.int64)
+    n = int(wts.size)
+    big = []
+    for c in range(0, n, _CHUNK):  # a chunk at a time: no temporaries of the whole size
+        w, s, e = wts[c:c + _CHUNK], starts[c:c + _CHUNK], ends[c:c + _CHUNK]
+        big += (np.flatnonzero((w == VARINT) | (e - s > 4096)) + c).tolist()
+    first = 0
+    for k in [*big, n]:
+        if k > first:
+            yield from _small_runs(src, starts[first:k], ends[first:k])
+        if k < n:
+            one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
+                          else (int(wts[k]), int(starts[k]), int(ends[k])))
+            yield from joined(src, [one])
+        first = k + 1
+
+
+def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+                ) -> Iterator[npt.NDArray[np.uint8]]:
+    """Packed runs of at most 4096 bytes each, joined as ``joined`` joins them: a part
+    given out once it holds PIECE bytes or more, each run checked to end on a varint's
+    last byte before the part holding it is given out."""
+    m = int(starts.size)
+    first = 0  # the part being filled starts with this run
+    filled = 0  # and holds this many bytes from the chunks before
+    for c in range(0, m, _CHUNK):
+        stop = min(m, c + _CHUNK)
+        sizes = np.cumsum(ends[c:stop] - starts[c:stop])  # once per chunk
+        at, before = c, 0  # sizes[at - c - 1]: the chunk's bytes before ``at``
+        while at < stop:
+            k = int(np.searchsorted(sizes[at - c:], PIECE - filled + before))
+            if k == stop - at:
+                filled += int(sizes[-1]) - before
+                break
+            yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1])
+            first = at = at + k + 1
+            before = int(sizes[at - c - 1])
+            filled = 0
+    if first < m:
+        yield from _part(src, starts[first:], ends[first:])
+
+
+def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+          ) -> Iterator[npt.NDArray[np.uint8]]:
+    """The bytes of the runs ``[s, e)`` joined (nothing when they are empty), each run
+    checked to end on a varint's last byte."""
+    lo, hi = int(s[0]), int(e[-1])
+    if hi - lo <= 4 * PIECE:
+        window = src.u8(lo, hi)
+        used = e > s
+        s, e = s[used], e[used]
+        bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
+        if bad.size:
+            raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
+        part = window[_inside(s - lo, e - lo, hi - lo)]
+    else:  # runs far apart: read each
+        pending = bytearray()
+        for a, b in zip(s.tolist(), e.tolist(), strict=True):
+            run = src.read(a, b)
+            if run and run[-1] & 0x80:
+                raise WireError("truncated varint in packed field", b - 1)
+            pending += run
+        part = np.frombuffer(bytes(pending), dtype=_U8)
+    if part.size:
+        yield part
+
+
+def _inside(s: npt.NDArray[np.int64], e: npt.NDArray[np.int64], size: int
+            ) -> npt.NDArray[np.bool_]:
+    """Which of ``size`` bytes lie in the runs ``[s, e)`` (non-empty, in order, apart).
+    Runs a few bytes apart (a message's fields seen as packed runs: the gaps are their
+    tags and length prefixes) by clearing the gaps' bytes, else by a running count."""
+    if not s.size:
+        return np.zeros(size, bool)
+    gaps = s[1:] - e[:-1]
+    widest = int(gaps.max()) if gaps.size else 0
+    if widest > 16:
+        inside = np.zeros(size + 1, np.int8)
+        inside[s] += 1
+        inside[e] -= 1
+        return np.cumsum(inside[:-1], dtype=np.int8) > 0
+    out = np.ones(size, bool)
+    out[:int(s[0])] = False
+    out[int(e[-1]):] = False
+    for j in range(widest):
+        out[e[:-1][gaps > j] + j] = False
+    return out
+
+
+def _last_end(part: npt.NDArray[np.uint8]) -> int:
+    """Where the last whole varint of ``part`` ends (0: none does), looked for in its last
+    bytes first."""
+    tail = np.flatnonzero(part[-10:] < 0x80)
+    if tail.size:
+        return int(part.size) - min(10, int(part.size)) + int(tail[-1]) + 1
+    ends = np.flatnonzero(part < 0x80)
+    return int(ends[-1]) + 1 if ends.size else 0
+
+
+def iter_varints(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[np.uint64]]:
+    """A repeated varint field's values in order, a bounded chunk at a time."""
+    for part in joined(src, pieces):
+        yield part if part.dtype == _U64 else decode_varints(part)
+
+
+def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
+    """The number of values of a repeated varint field, without decoding packed runs."""
+    return measure(src, pieces or ())[0]
+
+
+def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
+    """A repeated varint field's count (checked as ``decode_varints`` checks it), whether
+    a value is negative as an int64, whether one is 0: one pass over the bytes, and for
+    many kept pieces remembered by the Source (the root's field 3 is a map's keys and a
+    sparse tensor's dims alike)."""
+    key = _memo_key(pieces)
+    if key is not None and key in src.measured:
+        return src.measured[key]
+    total = 0
+    negative = zero = False
+    for part in joined(src, pieces):
+        if part.dtype == _U64:
+            total += int(part.size)
+            negative = negative or bool((part >= np.uint64(1 << 63)).any())
+            zero = zero or not part.all()
+            continue
+        count, long, has_negative, has_zero = scan_varints(part)
+        if long:
+            raise WireError("varint longer than 10 bytes in packed field", 0)
+        total += count
+        negative = negative or has_negative
+        zero = zero or has_zero
+    if key is not None and len(src.measured) < 64:
+        src.measured[key] = (total, negative, zero)
+    return total, negative, zero
+
+
+def _memo_key(pieces: Iterable[Piece]) -> Any:
+    """A digest of many kept pieces, or of packed runs over 1 MiB; None for the rest
+    (cheap to count again)."""
+    if isinstance(pieces, Compact):
+        digest = hashlib.blake2b(digest_size=16)
+        for arr in (pieces.wts, pieces.starts, pieces.ends):
+            digest.update(memoryview(arr).cast("B"))
+        return ("compact", digest.digest())
+    if isinstance(pieces, list) and pieces and all(wt == LEN for wt, _a, _b in pieces) \
+            and sum(b - a for _wt, a, b in pieces) >= PIECE:
+        return tuple(pieces)
+    return None
+
+
+
+
+
+class WireInts(Sequence[int]):
+    """A long repeated int64 field (dims read from a bogus reading can be millions long)
+    as a sequence decoded chunk by chunk whenever it is walked: bounded memory."""
+
+    def __init__(self, src: Source, pieces: Callable[[], Iterable[Piece]], count: int) -> None:
+        self._src = src
+        self._pieces = pieces
+        self._count = count
+        self._stats: tuple[int, bool, int] | None = None
+        self._signs: tuple[bool, bool] | None = None
+
+    @classmethod
+    def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
+        """A WireInts counted (as ``varint_count``, raising what it raises) in the same
+        pass that finds whether a dim is negative or zero: one read of the bytes, not two."""
+        total, negative, zero = measure(src, pieces())
+        out = cls(src, pieces, total)
+        out._signs = (negative, zero)
+        return out
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _chunks(self) -> Iterator[npt.NDArray[np.int64]]:
+        for chunk in iter_varints(self._src, self._pieces()):
+            yield chunk.view(np.int64)
+
+    def _facts(self) -> tuple[int, bool, int]:
+        """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
+        to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
+        arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
+        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
+        decoded for the product, and all of it only to find the smallest negative dim."""
+        if self._stats is None:
+            negative = zero = False
+            for part in self._raw() if self._signs is None else ():
+                if part.dtype == _U64:  # single values, decoded already
+                    negative = negative or bool((part >= np.uint64(1 << 63)).any())
+                    zero = zero or not part.all()
+                    continue
+                _count, _long, has_negative, has_zero = scan_varints(part)
+                negative = negative or has_negative
+                zero = zero or has_zero
+            if self._signs is not None:
+                negative, zero = self._signs
+            total = _product(self._raw())
+            smallest = 0
+            if negative:
+                for c in self._chunks():
+                    if c.size:
+                        smallest = min(smallest, int(c.min()))
+            self._stats = (smallest, zero, total)
+        return self._stats
+
+    def _raw(self) -> Iterator[npt.NDArray[Any]]:
+        """The field's bytes, cut after whole varints, and its single values (as uint64)."""
+        return joined(self._src, self._pieces())
+
+    def smallest(self) -> int:
+        """The smallest dim when one is negative, else 0 (all that ``>= 0`` tests need)."""
+        return self._facts()[0]
+
+    def element_count(self) -> int | None:
+        """``rules_tensor.element_count``'s rule: None when a dim is negative, 0 when one is
+        0, else the product (not multiplied past 2**64)."""
+        smallest, zero, total = self._facts()
+        if smallest < 0:
+            return None
+        return 0 if zero else total
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in iter_varints(self._src, self._pieces()):
+            yield from chunk.view(np.int64).tolist()
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._count)
+            out: list[int] = []
+            for k, v in enumerate(self):
+                if k >= stop:
+                    break
+                out.append(v)
+            return out[start::step]
+        if i < 0:
+            i += self._count
+        for k, v in enumerate(self):
+            if k == i:
+                return v
+        raise IndexError(i)
+
+
+def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
+    """The product of the dims > 1, not multiplied past 2**64: varints decoded a growing
+    prefix at a time, so a product that passes 2**64 early decodes little."""
+    total = 1
+    for part in raw:
+        at, step, size = 0, 64, int(part.size)
+        while at < size:
+            if part.dtype == _U64:
+                values, at = part, size
+            else:
+                stop = min(size, at + step)
+                if stop < size:
+                    ends = np.flatnonzero(part[at:stop] < 0x80)
+                    stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
+                values, at = decode_varints(part[at:stop]), stop
+                step *= 4
+            signed = values.view(np.int64)
+            for d in signed[signed > 1].tolist():
+                total *= int(d)
+                if total > _HUGE:
+                    return total
+    return total
+
+
+def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
+          decode: bool = True) -> tuple[int, npt.NDArray[Any] | None]:
+    """A repeated fixed-width field: its count and (with ``decode``) its values, a view
+    of the source when it is one packed run."""
+    if isinstance(found, Compact):
+        got = _fixed_strided(src, found, dtype, decode)
+        if got is not None:
+            return got
+    pieces = list(found or ())
+    if not pieces:
+        return 0, np.zeros(0, dtype) if decode else None
+    size = dtype.itemsize
+    for wt, a, b in pieces:
+        if wt == LEN and (b - a) % size:
+            raise WireError(f"packed field of {b - a} bytes is not a whole number of"
+                            f" {size}-byte values", a)
+    count = sum((b - a) // size for _wt, a, b in pieces)
+    if not decode:
+        return count, None
+    arrays = [src.array(dtype, a, (b - a) // size) for _wt, a, b in pieces]
+    return count, arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _fixed_strided(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bool
+                   ) -> tuple[int, npt.NDArray[Any] | None] | None:
+    """``fixed`` of many pieces of one width at one stride (a float written one at a time,
+    250,000 times: 4 bytes every 5) in one strided copy; None for any other pieces."""
+    wts = np.frombuffer(kept.wts, dtype=np.int8)
+    starts = np.frombuffer(kept.starts, dtype=np.uint64).astype(np.int64)
+    ends = np.frombuffer(kept.ends, dtype=np.uint64).astype(np.int64)
+    n = int(starts.size)
+    width = int(ends[0] - starts[0]) if n else 0
+    if n < 2 or width != dtype.itemsize or bool((wts != wts[0]).any()) or wts[0] == VARINT \
+            or not bool((ends - starts == width).all()):
+        return None
+    stride = int(starts[1] - starts[0])
+    if stride < width or not bool((np.diff(starts) == stride).all()):
+        return None
+    if not decode:
+        return n, None
+    lo = int(starts[0])
+    buf = src.u8(lo, int(ends[-1]))
+    rows = np.lib.stride_tricks.as_strided(buf, shape=(n, width), strides=(stride, 1),
+                                           writeable=False)
+    return n, np.ascontiguousarray(rows).reshape(-1).view(dtype)
+
+
+def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:
+    """The values of a repeated bytes field (``string_data``, ``string_keys``) as an object
+    array of bytes, read with pread (never from a mapping) a batch of values at a time and
+    made in C by ``decode.strings_array``."""
+    if where is None:
+        return np.empty(0, dtype=object)
+    kept = where.ranges
+    if isinstance(kept, RangeStore):
+        starts = np.frombuffer(kept.starts, np.intp)  # offsets < 2**63: the same bytes
+        ends = np.frombuffer(kept.ends, np.intp)
+    else:
+        bounds = np.array(list(occurrences(src, where)), np.intp).reshape(-1, 2)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+    n = int(starts.size)
+    out = np.empty(n, dtype=object)
+    for first in range(0, n, STRING_BATCH):
+        s, e = starts[first:first + STRING_BATCH], ends[first:first + STRING_BATCH]
+        lo, hi = int(s.min()), int(e.max())
+        if hi - lo > STRING_SPAN:
+            out[first:first + s.size] = [src.read(a, b) for a, b in
+                                         zip(s.tolist(), e.tolist(), strict=True)]
+        else:
+            out[first:first + s.size] = _decode.strings_array(src.read(lo, hi), s - lo, e - lo)
+    return out

@@ -1,0 +1,397 @@
+"""The bytes the engine walks: a buffer in memory, or a file read so that no change to it
+can crash the process.
+
+A mapped file that another process truncates raises SIGBUS on the next touch of
+a lost page, and Python cannot turn a signal into an exception. So the engine
+never reads tags, lengths, varints or strings from a mapping: a file
+``Source`` serves them with ``os.pread`` through a cached window (64 KiB,
+larger when one message needs it), and a read that comes back short is a
+``DecodeError`` saying the file changed. Only bulk payloads that ``read``
+returns as zero-copy arrays are mapped (``mode="mmap"``); ``mode="copy"`` (what
+the CLI's ``show`` and ``diff`` use) reads the file into one buffer that was the
+file at one instant (``read_settled``: a read a write overlapped is retried, then
+refused) and views into that; ``mode="pread"`` (validation, the explorer) maps
+nothing at all.
+
+``finish()`` compares the file's size and mtime with those at the start and
+raises ``DecodeError("... file changed while reading")`` when they differ.
+
+A pipe, FIFO or device is read to its end, at most ``get_stream_limit()`` bytes
+(``STREAM_LIMIT``, 1 GiB, by default; the CLI's ``--max-bytes``).
+
+Descriptors: on Python >= 3.13 the mapping is made with ``trackfd=False``, so a
+live ``read`` result holds no descriptor. Older Pythons' ``mmap`` keeps a
+duplicate of the descriptor as long as the mapping lives (one per live result).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import mmap
+import os
+import stat
+import sys
+import time
+from typing import Any, Final, Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.errors import DecodeError
+from onnxdata.wire.format import WireBuffer
+
+__all__ = ["STREAM_LIMIT", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer", "get_stream_limit",
+           "read_settled", "set_stream_limit"]
+
+#: Bytes fetched per pread when the walk needs bytes that are not cached.
+WINDOW: Final = 1 << 16
+#: The window read after a jump past a big payload: the next field's header is what is
+#: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
+_HOP_WINDOW: Final = 1 << 12
+#: Payloads decoded in pieces of this size when they are read rather than mapped.
+PIECE: Final = 1 << 24
+
+Mode = Literal["mmap", "copy", "pread"]
+#: The bytes in memory that onnxdata reads.
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
+_U8: Final = np.dtype(np.uint8)
+
+
+def byte_buffer(data: object, who: str) -> Buffer:
+    """``data`` as a flat buffer of bytes: bytes, bytearray and mmap as they are, any other
+    C-contiguous buffer (a numpy array, a 2-D memoryview) viewed as its bytes.
+
+    TypeError, naming ``who``, for something that is not a contiguous buffer.
+    """
+    if isinstance(data, (bytes, bytearray, mmap.mmap)):
+        return data
+    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
+        return data
+    try:
+        view = memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{who} takes bytes, bytearray, memoryview or mmap, not "
+                        f"{type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise TypeError(f"{who} takes a contiguous buffer; this {type(data).__name__} is not "
+                        "contiguous (copy it with bytes() first)")
+    if view.nbytes == 0:  # cast refuses a view with a 0 in its shape
+        return b""
+    return view.cast("B")
+
+
+class Source:
+    """Bytes to walk: ``window``, ``read`` and ``u8`` for the walk, ``array`` for results."""
+
+    def __init__(self, name: str, size: int, *, data: WireBuffer | None = None,
+                 fd: int | None = None, mapping: mmap.mmap | None = None,
+                 stamp: tuple[int, int] | None = None) -> None:
+        self.name = name
+        self.size = size
+        self._data = data  # whole buffer in memory (bytes, copy, or user's buffer)
+        self._fd = fd
+        self._mapping = mapping
+        self._stamp = stamp
+        self._win: bytes = b""
+        self._win_at = 0
+        self._np: npt.NDArray[np.uint8] | None = None
+        #: The root message's fields, once walked (``walk.root_fields``).
+        self.root_cache: Any = None
+        #: Facts of packed varint fields already counted (``payloads.measure``): two
+        #: readings of the root often see the same field (a map's keys, a sparse's dims).
+        self.measured: dict[Any, tuple[int, bool, bool]] = {}
+
+    # -- opening
+
+    @classmethod
+    def of_buffer(cls, data: WireBuffer, name: str = "<bytes>") -> Source:
+        return cls(name, len(data), data=data)
+
+    @classmethod
+    def of_file(cls, path: str, mode: Mode = "pread") -> Source:
+        """A file's bytes; the descriptor stays open until ``close`` (pread and mmap modes)."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            if not stat.S_ISREG(st.st_mode):  # a pipe, FIFO or device: its bytes as they come
+                data = _read_stream(fd, path)
+                os.close(fd)
+                return cls(path, len(data), data=data)
+            stamp = (st.st_size, st.st_mtime_ns)
+            size = st.st_size
+            if mode == "copy":  # one instant's bytes, or DecodeError; no descriptor kept
+                data = read_settled(fd, path)
+                os.close(fd)
+                return cls(path, len(data), data=data)
+            mapping = None
+            if mode == "mmap" and size:
+                try:
+                    kwargs: dict[str, Any] = {"trackfd": False} if sys.version_info >= (3, 13) \
+                        else {}
+                    mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ, **kwargs)
+                except (OSError, ValueError):
+                    mapping = None
+            return cls(path, size, fd=fd, mapping=mapping, stamp=stamp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- checks
+
+    def changed(self, what: str) -> DecodeError:
+        return DecodeError(f"the file changed while reading ({what})", source=self.name)
+
+    def finish(self) -> None:
+        """Raise DecodeError when the file's size or mtime differ from those at the start."""
+        if self._stamp is None or self._fd is None:
+            return
+        st = os.fstat(self._fd)
+        if (st.st_size, st.st_mtime_ns) != self._stamp:
+            raise self.changed(f"size {self._stamp[0]} -> {st.st_size} bytes, or rewritten")
+
+    def check(self) -> None:
+        """Before touching mapped pages: the file still holds every byte mapped."""
+        if self._mapping is not None and self._fd is not None:
+            now = os.fstat(self._fd).st_size
+            if now < self.size:
+                raise self.changed(f"it shrank from {self.size} to {now} bytes")
+
+    # -- bytes for the walk (never from a mapping)
+
+    def window(self, start: int, end: int) -> tuple[Any, int]:
+        """A buffer holding bytes ``[start, end)`` and the offset of its first byte."""
+        data = self._data
+        if data is not None:
+            return data, 0
+        at = self._win_at
+        if start >= at and end <= at + len(self._win):
+            return self._win, at
+        near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
+        want = max(end - start, WINDOW if near else _HOP_WINDOW)
+        want = min(want, self.size - start)
+        chunk = self._pread(start, want)
+        if len(chunk) < end - start:
+            raise self.changed(f"{end - start} bytes at {start} asked, {len(chunk)} there")
+        self._win, self._win_at = chunk, start
+        return chunk, start
+
+    def read(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` as a new bytes object."""
+        if self._data is not None:
+            return bytes(self._data[start:end])
+        buf, at = self.window(start, end) if end - start <= WINDOW else (
+            self._exact(start, end), start)
+        return bytes(buf[start - at:end - at])
+
+    def peek(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` read alone, with no window around them: for small reads
+        far apart (the heads of big elements)."""
+        if self._data is not None:
+            return bytes(self._data[start:end])
+        return self._exact(start, end)
+
+    def u8(self, start: int, end: int) -> npt.NDArray[np.uint8]:
+        """Payload bytes to decode (varints, indices): a view of memory or of the mapping, or
+        a pread copy."""
+        if self._data is not None:
+            return np.frombuffer(self._data, dtype=_U8, count=end - start, offset=start)
+        if self._mapping is not None:
+            self.check()
+            return self._whole()[start:end]
+        if end - start <= WINDOW:
+            buf, at = self.window(start, end)
+            return np.frombuffer(buf, dtype=_U8, count=end - start, offset=start - at)
+        return np.frombuffer(self._exact(start, end), dtype=_U8)
+
+    def array(self, dtype: npt.DTypeLike, start: int, count: int) -> npt.NDArray[Any]:
+        """``count`` items of ``dtype`` at ``start``: zero-copy from memory or the mapping."""
+        dt = np.dtype(dtype)
+        if self._data is not None:
+            return np.frombuffer(self._data, dtype=dt, count=count, offset=start)
+        if self._mapping is not None:
+            self.check()
+            return self._whole()[start:start + count * dt.itemsize].view(dt)
+        return np.frombuffer(self._exact(start, start + count * dt.itemsize), dtype=dt)
+
+    def buffer(self) -> Any:
+        """What ``from_le_bytes`` views: the memory buffer, the mapping, or None (pread)."""
+        if self._data is not None:
+            return self._data
+        if self._mapping is not None:
+            self.check()
+            return self._mapping
+        return None
+
+    def whole(self) -> npt.NDArray[np.uint8] | None:
+        """Every byte as one uint8 array (memory or mapping; None when nothing is mapped).
+        Slicing it is the cheapest way to a zero-copy view; reading it is the caller's
+        business (``check`` first, for a mapping)."""
+        if self._np is None:
+            base = self._data if self._data is not None else self._mapping
+            if base is None:
+                return None
+            self._np = np.frombuffer(base, dtype=_U8)
+        return self._np
+
+    def _whole(self) -> npt.NDArray[np.uint8]:
+        whole = self.whole()
+        assert whole is not None
+        return whole
+
+    def _exact(self, start: int, end: int) -> bytes:
+        chunk = self._pread(start, end - start)
+        if len(chunk) != end - start:
+            raise self.changed(f"{end - start} bytes at {start} asked, {len(chunk)} there")
+        return chunk
+
+    def _pread(self, start: int, n: int) -> bytes:
+        if self._fd is None:
+            raise DecodeError("the file is closed", source=self.name)
+        if n <= 0:
+            return b""
+        parts: list[bytes] = []
+        got = 0
+        while got < n:
+            part = os.pread(self._fd, n - got, start + got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def get_stream_limit() -> int:
+    """The most bytes read from a pipe, FIFO or device (``set_stream_limit``)."""
+    return _stream_limit
+
+
+def set_stream_limit(nbytes: int) -> None:
+    """Read at most ``nbytes`` from a non-regular input (default ``STREAM_LIMIT``, 1 GiB);
+    past it the read stops with ``DecodeError`` (``/dev/zero`` never ends)."""
+    global _stream_limit
+    if nbytes < 0:
+        raise ValueError(f"the stream limit must be >= 0, not {nbytes}")
+    _stream_limit = int(nbytes)
+
+
+def _read_stream(fd: int, name: str) -> memoryview:
+    """Everything a pipe, FIFO or device gives until its end (its size says nothing), up to
+    the stream limit, into one buffer that grows (no list of parts joined at the end)."""
+    limit = _stream_limit
+    buf = bytearray(min(limit + 1, 1 << 20))
+    got = 0
+    while True:
+        if got == len(buf):
+            if got > limit:
+                raise DecodeError(f"a pipe or device gave more than the limit of {limit} bytes "
+                                  "for a non-regular input (--max-bytes, or "
+                                  "onnxdata.set_stream_limit)", source=name)
+            buf.extend(bytes(min(len(buf), limit + 1 - len(buf))))
+        n = os.readv(fd, [memoryview(buf)[got:]])
+        if n == 0:
+            del buf[got:]
+            return memoryview(buf).toreadonly()
+        got += n
+
+
+def read_settled(fd: int, name: str) -> memoryview:
+    """The regular file's bytes as they were at one instant, or DecodeError.
+
+    The kernel stamps a write's mtime before it copies the data, so a write under
+    way when the first stamp is taken changes nothing a later stamp shows, and a
+    writer descheduled in the middle of its copy leaves the file torn for as long
+    as it sleeps (two reads can agree on torn bytes). So: ``lseek(SEEK_DATA)``
+    first, which takes the inode lock a write holds on ext4, xfs and tmpfs (it
+    waits for a write under way); then size, mtime and ctime before and after one
+    read. A file last changed more than ``SETTLED_NS`` before the read began cannot
+    have changed unseen (any write since the wait stamps a later time). One changed
+    more recently waits for writes again and is read a second time and compared
+    (about 2x the read, at memory bandwidth, for files written in the last second).
+    A file that keeps changing is tried ``_TRIES`` times, then refused.
+    """
+    for attempt in range(_TRIES):
+        _wait_for_writes(fd)
+        before = _stamp(fd)
+        began = time.time_ns()
+        buf = bytearray(before[0])
+        got = _preadinto(fd, memoryview(buf), 0)
+        if got == len(buf) and _stamp(fd) == before:
+            if max(before[1], before[2]) < began - SETTLED_NS:
+                return memoryview(buf).toreadonly()
+            _wait_for_writes(fd)  # a write that began before `before` has ended: compare
+            if _same(fd, buf) and _stamp(fd) == before:
+                return memoryview(buf).toreadonly()
+        del buf
+        time.sleep(0.001 * attempt)
+    raise DecodeError(f"the file changed while reading ({_TRIES} reads, each of them overlapped "
+                      "by a write)", source=name)
+
+
+#: A file whose mtime and ctime are older than this before the read began is trusted by its
+#: stamps; a newer one is read twice.
+SETTLED_NS: Final = 1_000_000_000
+_TRIES: Final = 8
+#: The cap on what a pipe, FIFO or device may give (``set_stream_limit``).
+STREAM_LIMIT: Final = 1 << 30
+_stream_limit = STREAM_LIMIT
+_COMPARE: Final = 1 << 22
+
+
+def _wait_for_writes(fd: int) -> None:
+    """Wait for a write under way: ``SEEK_DATA`` takes the inode lock that a write holds
+    (ext4, xfs, btrfs, tmpfs); elsewhere it is only a cheap seek."""
+    with contextlib.suppress(OSError):
+        os.lseek(fd, 0, getattr(os, "SEEK_DATA", os.SEEK_SET))
+
+
+def _stamp(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _same(fd: int, buf: bytearray) -> bool:
+    """Whether the file still holds ``buf``'s bytes, compared a few MiB at a time."""
+    scratch = bytearray(min(len(buf), _COMPARE))
+    view = memoryview(scratch)
+    for at in range(0, len(buf), _COMPARE):
+        n = min(_COMPARE, len(buf) - at)
+        if _preadinto(fd, view[:n], at) != n:
+            return False
+        if not np.array_equal(np.frombuffer(scratch, _U8, n),
+                              np.frombuffer(buf, _U8, n, at)):
+            return False
+    return True
+
+
+def _preadinto(fd: int, view: memoryview, offset: int) -> int:
+    got = 0
+    while got < len(view):
+        part = view[got:got + (1 << 30)]
+        if hasattr(os, "preadv"):
+            n = os.preadv(fd, [part], offset + got)
+        else:
+            data = os.pread(fd, len(part), offset + got)
+            part[:len(data)] = data
+            n = len(data)
+        if n == 0:
+            break
+        got += n
+    return got

@@ -1,0 +1,207 @@
+"""The compiled loop of ``walk.scan`` (onnxdata/wire/_walk.pyx), where it is built: a schema as
+the loop reads it, and the windows of a message handed to it.
+
+``ONNXDATA_PURE_PYTHON=1`` (read at import) turns it off: ``walk.python_scan``, the
+reference, then gathers every message.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from array import array
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.wire.format import I32, I64, WireError, iter_fields
+from onnxdata.wire.source import Source
+
+__all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
+           "element_groups", "layout_spans", "short_runs"]
+
+
+def _compiled(name: str) -> ModuleType | None:
+    """The compiled module ``onnxdata.<name>``, unless it is not built or
+    ONNXDATA_PURE_PYTHON is set."""
+    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        return importlib.import_module(f"onnxdata.wire.{name}")
+    except ImportError:
+        return None
+
+
+_LOOP: Final = _compiled("_walk")
+_LAYOUTS: Final = _compiled("_layouts") if _LOOP is not None else None
+#: Whether ``walk.scan`` runs the compiled loop before the Python walk (and the engine
+#: groups elements by layout: onnxdata/wire/_layouts.pyx, built beside it).
+COMPILED: Final = _LOOP is not None and _LAYOUTS is not None
+#: The loop's kinds: wire/walk.py's SCALAR ... FIXED64S, and data_location's closed enum.
+_ENUM: Final = 6
+#: Bytes a field's head can need (tag of 5 bytes + varint of 10), with room.
+_HEAD: Final = 32
+_TABLES: dict[int, tuple[array[int], list[str | None]]] = {}
+
+
+def _table(schema: dict[int, tuple[str, int]]) -> tuple[array[int], list[str | None]]:
+    """A schema as the compiled loop reads it: kinds and names indexed by field number."""
+    got = _TABLES.get(id(schema))
+    if got is None:
+        top = max(schema) + 1
+        kinds = array("b", [-1] * top)
+        names: list[str | None] = [None] * top
+        for number, (name, kind) in schema.items():
+            kinds[number] = _ENUM if name == "data_location" else kind
+            names[number] = name
+        got = _TABLES[id(schema)] = (kinds, names)  # the schemas are wire/walk.py's constants
+    return got
+
+
+def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[tuple[int, int]]],
+                  schema: dict[int, tuple[str, int]], out: Any, limit: int) -> bool:
+    """Add the fields of one message (``ranges``, or ``occurrences()`` when not kept) to
+    ``out`` (a ``walk.Fields``) by the compiled loop; False where it stops (a group, bad
+    bytes), and ``walk.python_scan`` then walks the message again and says why."""
+    assert _LOOP is not None
+    kinds, names = _table(schema)
+    starts = getattr(ranges, "starts", None)  # a RangeStore: many occurrences
+    if starts:
+        buf, base = src.window(starts[0], starts[0])
+        if base == 0 and len(buf) == src.size:  # all in memory: one call for them all
+            return bool(_LOOP.scan_many(buf, 0, starts, ranges.ends, kinds, names, out, limit))
+        # by pread: the bytes of as many occurrences as fit in _SCAN_BYTES (at least one)
+        # in one read, then one call for them
+        ends = ranges.ends
+        ends_np = np.frombuffer(ends, dtype=np.uint64)
+        starts_np = np.frombuffer(starts, dtype=np.uint64)
+        if (np.diff(starts_np.astype(np.int64)) < 0).any() or (ends_np < starts_np).any() \
+                or (np.diff(ends_np.astype(np.int64)) < 0).any():
+            return False  # not in wire order (never from a walk): the Python walk's
+        first, n = 0, len(starts)
+        view_s, view_e = memoryview(starts), memoryview(ends)
+        while first < n:
+            lo = starts[first]
+            stop = max(first + 1, int(np.searchsorted(ends_np, np.uint64(lo + _SCAN_BYTES),
+                                                      side="right")))
+            if ends[stop - 1] - lo > _SCAN_BYTES:  # one big occurrence: read as it goes
+                if not _scan_windows(src, lo, ends[first], kinds, names, out, limit):
+                    return False
+            elif not _LOOP.scan_many(src.read(lo, ends[stop - 1]), lo, view_s[first:stop],
+                                     view_e[first:stop], kinds, names, out, limit):
+                return False
+            first = stop
+        return True
+    return all(_scan_windows(src, start, end, kinds, names, out, limit)
+               for start, end in occurrences())
+
+
+def _scan_windows(src: Source, start: int, end: int, kinds: array[int],
+                  names: list[str | None], out: Any, limit: int) -> bool:
+    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes."""
+    assert _LOOP is not None
+    pos = start
+    while pos < end:
+        buf, base = src.window(pos, min(end, pos + _HEAD))
+        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit)
+        if pos < 0:
+            return False
+    return True
+
+
+#: Many occurrences of a message within this many bytes are read at once for the loop.
+_SCAN_BYTES: Final = 1 << 24
+#: The layout kinds of ``_layouts.layout_groups``, by element kind.
+LAYOUT_KINDS: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
+#: Elements bigger than this on average are walked one by one: their walk is mostly their
+#: payload, and the layouts would read every payload byte once more.
+GROUP_MEAN: Final = 4096
+#: Bytes of elements read (pread or a view) per call of the compiled loop.
+_GROUP_CHUNK: Final = 1 << 24
+
+
+def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
+                   kind: str, depth: int) -> tuple[npt.NDArray[np.int32], list[int]] | None:
+    """The elements ``[starts[k], ends[k])`` (of one field, in wire order) of ``kind`` at
+    ``depth``, grouped by layout (see ``_layouts.layout_groups``): each one's group number,
+    and each group's first element. None where the compiled loop is off, the elements
+    are big, or some element has no layout (bad wire, a group, too deep)."""
+    n = int(starts.size)
+    if _LAYOUTS is None or not n:
+        return None
+    if int(ends[-1]) - int(starts[0]) > n * GROUP_MEAN:
+        return None
+    ids = np.empty(n, dtype=np.int32)
+    seen: dict[bytes, int] = {}
+    lo = 0
+    while lo < n:
+        at = int(starts[lo])
+        hi = max(lo + 1, int(np.searchsorted(ends, np.uint64(at + _GROUP_CHUNK), side="right")))
+        buf = src.u8(at, int(ends[hi - 1]))
+        if not _LAYOUTS.layout_groups(buf, at, starts, ends, lo, hi, LAYOUT_KINDS[kind], depth,
+                                   seen, ids):
+            return None
+        lo = hi
+    firsts = np.unique(ids, return_index=True)[1]  # by group number: as first met
+    return ids, firsts.tolist()
+
+
+def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.uint64],
+                 ends: npt.NDArray[np.uint64], members: npt.NDArray[np.int64], kind: int,
+                 depth: int) -> tuple[bytes, bytes] | None:
+    """The first member's message tree and every member's contents that a value reads,
+    for the elements ``members`` of one group (see ``_layouts.layout_spans``); ``buf`` holds
+    the elements' bytes from file offset ``base``. None where the compiled loop is off."""
+    if _LAYOUTS is None:
+        return None
+    got = _LAYOUTS.layout_spans(buf, base, starts, ends, members, kind, depth)
+    return None if got is None else (got[0], got[1])
+
+
+#: The root's first fields sampled by ``short_runs``, and the bytes it looks at.
+_SAMPLE: Final = 64
+_SAMPLE_BYTES: Final = 4096
+
+
+def short_runs(src: Source) -> bool:
+    """Whether the root's first fields change field number every other field or more
+    often, or are fixed-width fields written one at a time: the Python walk's runs then
+    cost one Python pass each, and the compiled loop walks them faster. (Long runs of one
+    field, a sequence's elements or a tensor's strings, the Python walk takes in bulk.)"""
+    buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
+    count = changes = fixed = 0
+    last = -1
+    try:
+        for f in iter_fields(buf, 0, min(len(buf), _SAMPLE_BYTES)):
+            count += 1
+            changes += f.number != last
+            fixed += f.wire_type in (I32, I64)
+            last = f.number
+            if count == _SAMPLE:
+                break
+    except WireError:
+        pass  # a field past the sample's end
+    return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
+
+
+#: The kinds of ``_layouts.count_fields``, by message name (7: no message fields).
+_COUNTED: Final = {"TensorProto": 1, "SparseTensorProto": 2, "SequenceProto": 3,
+                   "MapProto": 4, "OptionalProto": 5, "StringStringEntryProto": 7,
+                   "TensorProto.Segment": 7}
+#: Messages longer than this are counted by the Python walk, which reads a big tensor's
+#: head, not its payload.
+COUNT_BYTES: Final = 1 << 24
+
+
+def count_fields(src: Source, start: int, end: int, message: str, depth: int) -> int | None:
+    """The fields of the ``message`` at ``[start, end)`` and of the messages in it, as the
+    byte table counts them (``table._Table.count``); None where the compiled loop is off,
+    the message is big, or the Python count must say what is wrong."""
+    kind = _COUNTED.get(message)
+    if _LAYOUTS is None or kind is None or end - start > COUNT_BYTES:
+        return None
+    got = int(_LAYOUTS.count_fields(src.u8(start, end), kind, depth))
+    return None if got < 0 else got

@@ -13,6 +13,7 @@ from onnxdata.convert.values import (
     set_densify_limit,
     sparse_parts,
 )
+from onnxdata.core import version as _version
 from onnxdata.core.messages import (
     MapProto,
     OptionalProto,
@@ -40,7 +41,7 @@ from onnxdata.testdata.make import make_test_data_sets
 from onnxdata.testdata.runner import OutputResult, run_test_data_set
 from onnxdata.testdata.save import save_test_data_set
 
-__version__ = "0.1.0"
+__version__ = _version.VERSION
 
 __all__ = [
     # messages

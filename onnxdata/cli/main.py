@@ -47,7 +47,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from onnxdata import __version__
 from onnxdata.cli import diff as cli_diff
 from onnxdata.cli import make as cli_make
 from onnxdata.cli import run as run_command
@@ -66,6 +65,7 @@ from onnxdata.cli.console import silence as _silence
 from onnxdata.cli.plain_table import PLAIN_ROWS, print_plain_table
 from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_word
+from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer.readings import (
     ByteRow,
@@ -132,7 +132,7 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
 
     parser = Parser(prog="onnxdata", description=_plain(__doc__), epilog=EXIT_CODES,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"onnxdata {__version__}")
+    parser.add_argument("--version", action="version", version=f"onnxdata {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser(
         "explore", help="which messages a file's bytes can be, byte by byte",

@@ -19,6 +19,7 @@ from typing import Any
 
 from onnxdata.cli.console import console, write_text
 from onnxdata.cli.diff import add_tolerances
+from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 from onnxdata.testdata.backends import BackendUnavailable, get_backend
 from onnxdata.testdata.case_pool import run_cases
@@ -246,9 +247,7 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
 
 
 def _header(args: argparse.Namespace, providers: list[str] | None) -> dict[str, str]:
-    import onnxdata
-
-    head = {"onnxdata": onnxdata.__version__}
+    head = {"onnxdata": VERSION}
     try:
         head.update(get_backend(args.backend, providers).versions())
     except (OnnxDataError, ValueError) as exc:

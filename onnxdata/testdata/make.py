@@ -155,9 +155,9 @@ def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
             raise OnnxDataError(f"test_data_set_{i} (seed {seed}): the {runner and runner.name}"
                                 f" backend failed on the generated inputs: "
                                 f"{type(exc).__name__}: {exc}") from exc
-    from onnxdata import __version__
+    from onnxdata.core.version import VERSION
 
-    record = {"made_by": f"onnxdata {__version__} make", "seed": seed, "set": i,
+    record = {"made_by": f"onnxdata {VERSION} make", "seed": seed, "set": i,
               "rng": f"numpy.random.default_rng([{seed}, {i}])", "style": plan.style,
               "budget": plan.budget, "length": plan.length, "dims": plan.dims,
               "shapes": {k: list(v) for k, v in shapes.items()},

@@ -58,10 +58,10 @@ def _compiled_loop() -> ModuleType | None:
     if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from onnxdata.wire import _varints
+        import onnxdata.wire._varints as loop
     except ImportError:
         return None
-    return _varints
+    return loop
 
 
 _LOOP: Final = _compiled_loop()

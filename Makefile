@@ -99,7 +99,7 @@ test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
 
 # The page test's browser: Debian's chromium, driven by playwright (tools/requirements-dev.txt)
 # with executable_path, so `playwright install` never downloads one. Installed only when
-# missing and when root; elsewhere tests/test_page.py's browser tests skip and say why.
+# missing and when root; elsewhere tests/page/test_page.py's browser tests skip and say why.
 browser:
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || \
 	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -121,7 +121,7 @@ test-old: $(VENV_OLD)/.ok
 test-onnx-versions: $(ONNX_VENVS)
 	@for v in $(ONNX_VERSIONS); do \
 	  echo "== onnx $$v"; s=$$(date +%s%N); rc=0; \
-	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/test_coexist.py || rc=$$?; \
+	  .venv-onnx-$$v/bin/python -m pytest -q -p no:cacheprovider tests/package/test_coexist.py || rc=$$?; \
 	  $(call log_stage,test-onnx-versions/$$v,$$s,$$rc); [ $$rc = 0 ] || exit 1; \
 	done
 

@@ -4,9 +4,9 @@ The suite checks what these refusals say and how little memory they take; how lo
 they take is a figure, kept here instead of as a test's wall-time assertion:
 
 - ``bomb to_numpy`` / ``bomb read``: the 128-byte sequence of six sparse STRING tensors
-  that claim 1 GiB each (tests/test_memory_budget.py), refused by the densify budget;
+  that claim 1 GiB each (tests/engine/test_memory_budget.py), refused by the densify budget;
 - ``fifo read_external``: a FIFO without a writer as external data, refused without
-  blocking (tests/test_external_races.py);
+  blocking (tests/wire/test_external_races.py);
 - ``fifo race, slowest load``: the slowest of ``--tries`` loads (to_numpy and read) of a
   tensor whose external file a thread keeps swapping with a FIFO.
 
@@ -34,8 +34,8 @@ sys.path.insert(0, str(HERE.parent))  # the checkout, for tests.*
 
 import onnxdata  # noqa: E402
 from onnxdata.wire.external import read_external  # noqa: E402
-from tests.test_external_races import INSIDE, _running, _swap_fifo, _tensor  # noqa: E402
-from tests.test_memory_budget import _six_bombs  # noqa: E402
+from tests.engine.test_memory_budget import _six_bombs  # noqa: E402
+from tests.wire.test_external_races import INSIDE, _running, _swap_fifo, _tensor  # noqa: E402
 
 
 def _ms(f: Callable[[], Any]) -> float:

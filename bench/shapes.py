@@ -3,7 +3,7 @@
 Each ``Shape`` builds the bytes of one ``.pb`` file of about ``size`` bytes (and any
 file it refers to, such as external data) by writing the wire format by hand, so the
 same bytes come out whatever the engine of the day is. ``bench/bench_shapes.py``
-times every entry point on them; ``tests/test_walk_differential.py`` builds small
+times every entry point on them; ``tests/wire/test_walk_differential.py`` builds small
 ones and checks that the pure-Python walk and the compiled one agree on them.
 
 The shapes are those of issue 18's table (the ZipMap output, empty strings,

@@ -4,7 +4,7 @@ writes its model cases: ``NAME/model.onnx`` and ``NAME/test_data_set_N/{input,ou
 ``generate-data`` itself writes only the model cases ("real" and "simple"); the
 node cases (1,884 in onnx 1.23.2) come from ``onnx.backend.test.case.node``, and
 this writes them the same way, each value with onnx's own ``numpy_helper``.
-Shared by ``tests/test_dtype_cases.py`` (a few op types) and
+Shared by ``tests/corpus/test_dtype_cases.py`` (a few op types) and
 ``bench/bench_run.py`` (all of them). Never checked in.
 """
 

@@ -1,5 +1,5 @@
 """Every public result for a list of files, as one canonical JSON digest (a helper of
-tests/test_walk_differential.py, run in a fresh process; not a test itself).
+tests/wire/test_walk_differential.py, run in a fresh process; not a test itself).
 
     python tests/walk_digest.py LIST OUT [--count-calls MODULE ...]
 

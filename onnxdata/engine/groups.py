@@ -8,7 +8,7 @@ kept aside; then it adds each element's problems in document order (re-pathed fr
 group's first, until the capped list is full, and counted after that) and its data
 type, type and summary in bulk; reading, the others' values are built from the first's
 (``group_values``). Only with the compiled walk: the Python walk, the reference, walks
-every element, and the differential test (tests/test_walk_differential.py) checks the
+every element, and the differential test (tests/wire/test_walk_differential.py) checks the
 two agree.
 """
 

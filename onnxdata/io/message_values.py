@@ -7,7 +7,7 @@ map or optional is read here that way. ``convert.to_numpy`` stays the reference:
 reads tensors, and every message whose walk finds a problem or stops (over the densify
 budget, bad bytes, anything raised), so each error is the very one it gives. The value
 is the one it gives too, flags included: ``raw_data`` and external data arrays
-read-only, decoded ones writable (tests/test_message_values.py checks the two agree).
+read-only, decoded ones writable (tests/io/test_message_values.py checks the two agree).
 """
 
 from __future__ import annotations

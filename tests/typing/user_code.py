@@ -1,4 +1,5 @@
-"""Code written the way a user writes it; `mypy --strict` must accept it (tests/test_typing.py)."""
+"""Code written the way a user writes it; `mypy --strict` must accept it
+(tests/package/test_typing.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,146 @@
+"""``onnxdata.to_numpy`` of a sequence, map or optional (onnxdata/io/message_values.py: the
+engine's walk of the message's bytes) gives what ``convert.to_numpy`` (the reference,
+through protobuf's objects) gives: the same values, dtypes, shapes, read-only flags, key
+types and order, or the same error, message for message.
+
+Over every .pb file the tests hold (the ONNX node cases, hostile files, fuzz
+regressions), read as each container kind, with and without base_dir; over the cases of
+test_group_values; and over hypothesis-made messages.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import onnxdata
+from onnxdata.convert import values as convert
+from onnxdata.io import message_values
+from onnxdata.strategies import messages
+from onnxdata.wire import walk_compiled
+from tests.engine.test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
+from tests.engine.test_group_values import _spy as spy_group_values
+from tests.walk_digest import value as digest
+
+DATA = Path(__file__).parents[1] / "data"
+FILES = sorted(p for p in DATA.rglob("*.pb") if p.stat().st_size < 1 << 20)
+KINDS = ("sequence", "map", "optional")
+
+
+def _outcome(fn: Any, message: Any, **kwargs: Any) -> str:
+    try:
+        return json.dumps(digest(fn(message, **kwargs)))
+    except onnxdata.OnnxDataError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _agree(message: Any, **kwargs: Any) -> str:
+    ours = _outcome(message_values.to_numpy, message, **kwargs)
+    assert ours == _outcome(convert.to_numpy, message, **kwargs)
+    return ours
+
+
+@pytest.mark.slow
+def test_every_test_file_as_every_container_kind() -> None:
+    assert len(FILES) > 300
+    read = 0
+    for path in FILES:
+        data = path.read_bytes()
+        for kind in KINDS:
+            try:
+                message = onnxdata.load(data, kind)
+            except onnxdata.OnnxDataError:
+                continue
+            read += 1
+            for base_dir in (None, path.parent):
+                _agree(message, base_dir=base_dir)
+    assert read > 300
+
+
+@pytest.mark.parametrize("name", sorted(BUILT | DECLINED))
+def test_grouped_cases(name: str) -> None:
+    message = onnxdata.load((BUILT | DECLINED)[name], "sequence")
+    for strings in ("bytes", "str"):
+        assert not _agree(message, strings=strings).startswith("ValidationError")
+
+
+def test_external_data_needs_base_dir(tmp_path: Path) -> None:
+    (tmp_path / "w.bin").write_bytes(f32(1.5, 2.5))
+    element = tensor(1, [2], ld(13, ld(1, b"location") + ld(2, b"w.bin")), vint(14, 1))
+    message = onnxdata.load(vint(2, 1) + ld(3, element) * 40, "sequence")
+    assert "pass base_dir" in _agree(message)
+    got = json.loads(_agree(message, base_dir=tmp_path))
+    assert len(got["list"]) == 40 and all(a["readonly"] for a in got["list"])
+
+
+def test_over_the_densify_budget_is_the_references_error() -> None:
+    sparse = (ld(1, tensor(1, [1], ld(9, f32(1)))) + ld(2, tensor(7, [1], ld(9, bytes(8)))) +
+              vint(3, 1000))
+    message = onnxdata.load(vint(2, 2) + ld(4, sparse) * 40, "sequence")
+    before = onnxdata.get_densify_limit()
+    onnxdata.set_densify_limit(4000 * 30)
+    try:
+        got = _agree(message)
+    finally:
+        onnxdata.set_densify_limit(before)
+    assert got.startswith("ValidationError") and "densify together" in got
+
+
+def test_an_invalid_message_gives_validates_error() -> None:
+    message = onnxdata.load(vint(2, 1) + ld(3, tensor(1, [2], ld(9, f32(1)))) * 40, "sequence")
+    got = _agree(message)
+    assert got.startswith("ValidationError") and "tensor_values[0].raw_data" in got
+
+
+def test_decoded_arrays_are_writable_and_views_are_not() -> None:
+    raw = onnxdata.to_numpy(onnxdata.load(BUILT["named-raw-tensors"], "sequence"))
+    decoded = onnxdata.to_numpy(onnxdata.load(BUILT["int32-data-same"], "sequence"))
+    assert not any(a.flags.writeable for a in raw)
+    assert all(a.flags.writeable for a in decoded)
+    decoded[0][0] = 9
+    assert decoded[1].tolist() == [3, 4]  # no array is shared
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("sequence", max_depth=3))
+def test_hypothesis_sequences(message: Any) -> None:
+    _agree(message)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("map", max_depth=3))
+def test_hypothesis_maps(message: Any) -> None:
+    _agree(message)
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(messages("optional", max_depth=3))
+def test_hypothesis_optionals(message: Any) -> None:
+    _agree(message)
+
+
+SPARSE_FLOATS = vint(2, 2) + b"".join(ld(4, ld(1, tensor(1, [1], ld(4, f32(i)))) + ld(
+    2, tensor(7, [1], ld(9, bytes(8)))) + vint(3, 3)) for i in range(40))
+
+
+@pytest.mark.skipif(not walk_compiled.COMPILED,
+                    reason="values are built a layout at a time with the compiled walk only")
+@pytest.mark.parametrize("name", ["string-keys-float-data-packed", "complex64-float-data",
+                                  "double-data", "string-keys-float-data-unpacked",
+                                  "sparse-float-data"])
+def test_float_data_is_built_a_layout_at_a_time(name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """to_numpy's float_data arrays are writable copies (as the reference makes them), and
+    still built a group at a time: group_values builds them, it does not decline."""
+    built = spy_group_values(monkeypatch)
+    data = SPARSE_FLOATS if name == "sparse-float-data" else BUILT[name]
+    got = json.loads(_agree(onnxdata.load(data, "sequence")))
+    assert built == [True]
+    assert got["list"] and not json.dumps(got).count('"readonly": true')

@@ -1,0 +1,138 @@
+"""``onnxdata.testdata.backends``: ORT, onnx's reference, any onnx Backend; onnxdata's
+values in and out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import onnxdata
+from onnxdata import compare
+from onnxdata.errors import OnnxDataError
+from onnxdata.model.types import DeclaredType
+from onnxdata.testdata.backends import BackendUnavailable, get_backend, to_declared
+from onnxdata.testdata.save import as_model
+
+DATA = Path(__file__).parents[1] / "data"
+NODE = DATA / "onnx-node"
+# a tensor, a sequence, an optional sequence with None, strings, and a float8 cast
+CASES = ["test_abs", "test_sequence_insert_at_back", "test_loop16_seq_none",
+         "test_string_concat", "test_identity_opt", "test_cast_FLOAT_to_FLOAT8E4M3FN"]
+
+
+def _backend(name: str) -> Any:
+    if name == "ort":
+        pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
+    else:
+        pytest.importorskip("onnx.reference", reason="the reference backend is onnx's")
+    return get_backend(name)
+
+
+def _ort_loads(case: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    try:
+        ort.InferenceSession(str(case / "model.onnx"), providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        pytest.skip(f"ONNX Runtime {ort.__version__} cannot load it: {str(exc)[:160]}")
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+@pytest.mark.parametrize("case", CASES)
+def test_a_backend_runs_a_case_and_gives_the_expected_outputs(name: str, case: str) -> None:
+    backend = _backend(name)
+    if name == "ort":
+        _ort_loads(NODE / case)
+    inputs, expected = onnxdata.load_test_data_set(NODE / case / "test_data_set_0")
+    got = backend.run(NODE / case / "model.onnx", inputs)
+    assert compare(got, expected) == []
+    assert len(got) == len(expected)
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_the_model_may_be_a_folder_our_message_or_onnx_message(name: str) -> None:
+    backend = _backend(name)
+    onnx = pytest.importorskip("onnx")
+    case = NODE / "test_sequence_insert_at_back"
+    inputs, expected = onnxdata.load_test_data_set(case / "test_data_set_0")
+    for model in (case, str(case / "model.onnx"), as_model(case / "model.onnx"),
+                  onnx.load(str(case / "model.onnx"))):
+        prepared = backend.prepare(model)
+        assert compare(prepared.run(inputs), expected) == []
+        assert compare(prepared.run(inputs), expected) == []  # prepared once, run twice
+
+
+def test_strings_come_back_as_bytes_from_every_backend() -> None:
+    for name in ("ort", "reference"):
+        backend = _backend(name)
+        inputs, _ = onnxdata.load_test_data_set(NODE / "test_string_concat" / "test_data_set_0")
+        (out,) = backend.run(NODE / "test_string_concat" / "model.onnx", inputs)
+        assert out.dtype == object and all(isinstance(x, bytes) for x in out.reshape(-1)), name
+
+
+def test_an_onnx_backend_named_module_attr_runs() -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    backend = get_backend("onnxruntime.backend:backend")
+    assert backend.name == "onnxruntime.backend:backend"
+    assert "onnxruntime" in backend.versions()
+    inputs, expected = onnxdata.load_test_data_set(NODE / "test_abs" / "test_data_set_0")
+    assert compare(backend.run(NODE / "test_abs", inputs), expected) == []
+
+
+def test_a_missing_provider_is_unavailable_with_the_reason() -> None:
+    pytest.importorskip("onnxruntime")
+    with pytest.raises(BackendUnavailable, match="NoSuchExecutionProvider is not available"):
+        get_backend("ort", providers=["NoSuchExecutionProvider", "CPUExecutionProvider"])
+    assert get_backend("ort", providers=["CPUExecutionProvider"]).versions()["providers"] == \
+        "CPUExecutionProvider"
+
+
+def test_bad_names_and_missing_modules_say_so() -> None:
+    with pytest.raises(ValueError, match="'ort', 'reference' or 'module:attr'"):
+        get_backend("tensorrt")
+    with pytest.raises(BackendUnavailable, match="cannot import no_such_module_here"):
+        get_backend("no_such_module_here:Backend")
+    with pytest.raises(ValueError, match="has no NoSuch"):
+        get_backend("onnxdata:NoSuch")
+    with pytest.raises(ValueError, match="providers are for the ort backend"):
+        get_backend("reference", providers=["CPUExecutionProvider"])
+
+
+def test_without_onnxruntime_the_ort_backend_is_unavailable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(BackendUnavailable, match=r"onnxdata\[ort\]"):
+        get_backend("ort")
+
+
+def test_a_model_the_backend_cannot_load_and_too_many_inputs_are_our_errors(
+        tmp_path: Path) -> None:
+    for name in ("ort", "reference"):
+        backend = _backend(name)
+        model = as_model(NODE / "test_abs" / "model.onnx")
+        model.graph.node[0].op_type = "NoSuchOp"
+        (tmp_path / "model.onnx").write_bytes(model.SerializeToString())
+        with pytest.raises(OnnxDataError, match="cannot load"):
+            backend.prepare(tmp_path / "model.onnx")
+        with pytest.raises(OnnxDataError, match="2 inputs but"):
+            backend.run(NODE / "test_abs", [np.zeros(3, np.float32)] * 2)
+
+
+def test_to_declared_types_python_values_as_the_model_declares() -> None:
+    f = DeclaredType("tensor", 1)
+    m = DeclaredType("map", 8, element=f)
+    got = to_declared([{"a": 0.25}], DeclaredType("sequence", element=m))
+    assert got == [{b"a": np.float32(0.25)}] and got[0][b"a"].dtype == np.float32
+    import ml_dtypes
+
+    bits = np.array([0x38, 0x40], np.uint8)  # ORT's uint8 for float8e4m3fn
+    as_f8 = to_declared(bits, DeclaredType("tensor", 17))
+    assert as_f8.dtype == ml_dtypes.float8_e4m3fn and as_f8.tolist() == [1.0, 2.0]
+    assert to_declared(None, DeclaredType("optional", element=f)) is None
+    strings = to_declared(np.array(["x", "é"], object), DeclaredType("tensor", 8))
+    assert strings.tolist() == [b"x", "é".encode()]

@@ -1,0 +1,150 @@
+"""``onnxdata make`` / ``make_test_data_sets``: sets drawn for a model's declared inputs, outputs
+from onnx's ReferenceEvaluator, then run on ONNX Runtime (a fast slice of
+tools/make_sweep.py, which takes every bundled case)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import onnxdata
+from onnxdata.cli.main import main
+from onnxdata.testdata.draw import GenerationError
+from onnxdata.testdata.make import RECORD, make_test_data_sets
+from tests.conftest import import_onnx
+
+onnx = import_onnx()
+ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
+ort.set_default_logger_severity(4)
+
+NODE = Path(__file__).parents[1] / "data" / "onnx-node"
+
+# One of each: float, string, float8, optional(sequence), a loop over an optional sequence,
+# a symbolic dim shared by a tensor and a sequence's elements, no inputs at all.
+FAST = ["test_abs", "test_string_concat", "test_cast_FLOAT8E4M3FNUZ_to_FLOAT16",
+        "test_identity_opt", "test_loop16_seq_none", "test_sequence_map_add_1_sequence_1_tensor",
+        "test_constant", "test_cast_INT4_to_INT8"]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("case", FAST)
+def test_generated_sets_pass_on_onnx_runtime(case: str, tmp_path: Path) -> None:
+    sets = make_test_data_sets(NODE / case / "model.onnx", 3, seed=1, out=tmp_path / case)
+    assert [s.name for s in sets] == ["test_data_set_0", "test_data_set_1", "test_data_set_2"]
+    for s in sets:
+        results = onnxdata.run_test_data_set(tmp_path / case / "model.onnx", s)
+        assert results and all(r.status == "pass" for r in results), [str(r) for r in results]
+        assert json.loads((s / RECORD).read_text())["seed"] == 1
+
+
+def test_the_same_seed_writes_the_same_bytes(tmp_path: Path) -> None:
+    model = NODE / "test_sequence_map_add_1_sequence_1_tensor" / "model.onnx"
+    make_test_data_sets(model, 2, seed=7, out=tmp_path / "a")
+    make_test_data_sets(model, 2, seed=7, out=tmp_path / "b")
+    make_test_data_sets(model, 2, seed=8, out=tmp_path / "c")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    assert _files(tmp_path / "a") != _files(tmp_path / "c")
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0  # record ignored
+
+
+def test_a_symbolic_dim_takes_one_size_per_set_shared_by_the_inputs(tmp_path: Path) -> None:
+    # x0: seq(tensor(float) [N]), x1: tensor(float) [N]
+    model = NODE / "test_sequence_map_add_1_sequence_1_tensor" / "model.onnx"
+    sizes = set()
+    for s in make_test_data_sets(model, 6, seed=3, out=tmp_path / "c", length=2):
+        (x0, x1), _ = onnxdata.load_test_data_set(s)
+        n = json.loads((s / RECORD).read_text())["dims"]["N"]
+        assert x1.shape == (n,) and all(x.shape == (n,) for x in x0)
+        sizes.add(n)
+    assert len(sizes) > 1  # drawn per set, not fixed
+
+
+def test_an_input_whose_rank_is_not_declared_is_refused_by_name_until_given(
+        tmp_path: Path) -> None:
+    model = NODE / "test_sequence_insert_at_back" / "model.onnx"
+    with pytest.raises(GenerationError, match=r"input 0 'sequence' \(sequence\(tensor\(int64\)"
+                                              r"\)\).*not declared \(no rank\).*--shape"):
+        make_test_data_sets(model, 1, out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+    sets = make_test_data_sets(model, 2, out=tmp_path / "y", shapes={"sequence": (3,)},
+                               length=2)
+    (seq, _), (out,) = onnxdata.load_test_data_set(sets[0])
+    assert [x.shape for x in seq] == [(3,), (3,)] and len(out) == 3
+    assert all(r.status == "pass" for r in onnxdata.run_test_data_set(
+        tmp_path / "y" / "model.onnx", sets[1]))
+
+
+def _model(tmp_path: Path, value_type: Any) -> Path:
+    h = onnx.helper
+    graph = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "g",
+                         [h.make_value_info("x", value_type)],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    path = tmp_path / "m" / "model.onnx"
+    path.parent.mkdir()
+    onnx.save(h.make_model(graph), path)
+    return path
+
+
+def test_an_opaque_input_and_an_unnamed_dim_are_refused_by_name(tmp_path: Path) -> None:
+    opaque = onnx.TypeProto()
+    opaque.opaque_type.domain = "com.example"
+    with pytest.raises(GenerationError, match=r"input 0 'x': cannot be generated: type "
+                                              r"opaque_type"):
+        make_test_data_sets(_model(tmp_path, opaque), 1)
+    shutil.rmtree(tmp_path / "m")
+    open_dim = onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, [2, None])
+    with pytest.raises(GenerationError, match=r"input 0 'x'.*axis 1 .* neither a size nor a "
+                                              r"name"):
+        make_test_data_sets(_model(tmp_path, open_dim), 1)
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["model.onnx"]
+
+
+def test_a_reference_output_that_breaks_the_declared_type_is_not_written(tmp_path: Path
+                                                                        ) -> None:
+    # the reference's If returns a [1, 5] tensor where the model declares [5]
+    with pytest.raises(onnxdata.OnnxDataError,
+                       match=r"reference backend's outputs do not fit (?s:.)*output_0.pb"
+                             r"(?s:.)*dims are \[1, 5\]"):
+        make_test_data_sets(NODE / "test_if_opt" / "model.onnx", 2, out=tmp_path / "c")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sets_beside_the_model_inputs_only_and_no_silent_replacing(tmp_path: Path) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    shutil.copy(NODE / "test_abs" / "model.onnx", case)
+    sets = make_test_data_sets(case / "model.onnx", 2, inputs_only=True)
+    assert sorted(p.name for p in sets[0].iterdir()) == ["input_0.pb", RECORD]
+    with pytest.raises(onnxdata.OnnxDataError, match=r"test_data_set_0 exists.*--overwrite"):
+        make_test_data_sets(case, 2, seed=5)
+    make_test_data_sets(case, 2, seed=5, overwrite=True)
+    assert sorted(p.name for p in sets[0].iterdir()) == ["input_0.pb", RECORD, "output_0.pb"]
+    assert main(["run", str(case)]) == 0
+    assert [p.name for p in case.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "new"
+    assert main(["make", str(NODE / "test_sequence_map_add_2_sequences"), "-n", "2",
+                 "--seed", "4", "--length", "2", "--dim", "N=3", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.split() == ["wrote", str(out / "test_data_set_0"),
+                                               "wrote", str(out / "test_data_set_1")]
+    (x0, x1), _ = onnxdata.load_test_data_set(out / "test_data_set_1")
+    assert [x.shape for x in x0 + x1] == [(3,)] * 4
+    assert main(["run", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["make", str(NODE / "test_identity_sequence"), "--out",
+                 str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "input 0 'x'" in err and "not declared (no rank)" in err
+    assert main(["make", str(NODE / "test_abs"), "--out", str(tmp_path / "y"),
+                 "--backend", "ort", "--budget", "10"]) == 2
+    assert "[3, 4, 5] needs 60 elements, over the budget of 10" in capsys.readouterr().err

@@ -1,0 +1,95 @@
+"""The scoreboard page (``onnxdata run ... --report out.html``), in headless chromium: rows,
+the filters, a failure's differences and pictures, the header; and it is written atomically."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onnxdata.cli.main import main
+from onnxdata.errors import OnnxDataError
+from onnxdata.testdata.case_run import SetResult
+from onnxdata.testdata.scoreboard import render_page, write_report
+from tests.page.test_page import CHROMIUM_ARGS, _chromium
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("no browser test: the playwright package is not installed")
+    path = _chromium()
+    if path is None:
+        pytest.skip("no browser test: no Chromium at /usr/bin/chromium or on PATH")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
+    root = tmp_path_factory.mktemp("board")
+    for name in ("test_abs", "test_sequence_insert_at_back"):
+        shutil.copytree(DATA / "onnx-node" / name, root / "cases" / name)
+    shutil.copytree(DATA / "ort-known" / "test_dft", root / "cases" / "test_dft")
+    (root / "e.toml").write_text('[[skip]]\ncase = "test_abs"\nreason = "<b>not</b> now"\n')
+    out = root / "board.html"
+    assert main(["run", str(root / "cases"), "--expectations", str(root / "e.toml"),
+                 "--report", str(out)]) == 1
+    return out
+
+
+def test_the_page_in_a_browser(browser: Any, page_file: Path) -> None:
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.on("request", lambda r: errors.append(f"request {r.url}")
+           if not r.url.startswith(("file:", "data:")) else None)
+    tab.goto(page_file.as_uri())
+    rows = tab.locator("tbody tr.row")
+    assert rows.count() == 3
+    assert tab.text_content("#shown") == "3"
+    facts = json.loads(tab.text_content("#facts") or "")
+    assert facts["summary"]["counts"] == {"pass": 1, "fail": 1, "xfail": 0, "skip": 1,
+                                          "error": 0, "unchecked": 0}
+    assert "onnxruntime" in facts["header"] and "CPUExecutionProvider" in tab.text_content("dl")
+    detail = tab.locator("tr.detail")
+    assert detail.count() == 1
+    text = detail.text_content() or ""
+    assert "output 0 'y'" in text and "[0, 0, 0, 1]" in text
+    assert detail.locator("figure").count() == 2 and detail.locator("svg").count() >= 2
+    assert tab.locator("td", has_text="<b>not</b> now").count() == 1  # escaped, not bold
+    tab.select_option("#status", "fail")
+    assert tab.text_content("#shown") == "1" and detail.is_visible()
+    assert [r.is_visible() for r in rows.all()] == [False, True, False]  # by case name
+    tab.select_option("#status", "")
+    tab.fill("#name", "sequence")
+    assert tab.text_content("#shown") == "1" and not detail.is_visible()
+    tab.fill("#name", "")
+    assert tab.text_content("#shown") == "3"
+    assert errors == []
+
+
+def test_a_failed_write_keeps_the_old_report(tmp_path: Path) -> None:
+    out = tmp_path / "board.html"
+    out.write_text("old")
+    results = [SetResult("test_x", str(tmp_path / "test_x" / "test_data_set_0"),
+                         "test_data_set_0", "pass", 0.5)]
+    (tmp_path / "dir.html").mkdir()
+    with pytest.raises(OnnxDataError, match="not a regular file"):
+        write_report(tmp_path / "dir.html", results, {"backend": "ort"})
+    write_report(out, results, {"backend": "ort"})
+    assert "test_x[test_data_set_0]" in out.read_text()
+    assert "\ud800" not in render_page([SetResult("a\udce9", "f", "s", "pass")], {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.html", "dir.html"]

@@ -1,0 +1,210 @@
+"""The compiled scan (onnxdata.wire._walk) against the Python walk it stands in for
+(``walk.python_scan``, the reference): the same Fields for every message, in memory and
+read by pread windows, where the compiled loop stops the Python walk raises (or skips a
+group), and built where we develop."""
+
+from __future__ import annotations
+
+import os
+import sys
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire.format import SGROUP, WireError, encode_varint
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import (
+    ENTRY,
+    MAP,
+    SEGMENT,
+    SEQUENCE,
+    SPARSE,
+    TENSOR,
+    Compact,
+    Fields,
+    RangeStore,
+    Schema,
+    Where,
+    python_scan,
+)
+from tests.conftest import CORPUS, DATA, MANIFEST
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+from tests.wire.test_wire_differential import ld, message_bytes, mutated  # noqa: E402
+
+PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
+needs_loop = pytest.mark.skipif(not walk_compiled.COMPILED,
+                                reason="onnxdata.wire._walk is not built or "
+                                "ONNXDATA_PURE_PYTHON is set (test_the_loop_is_built says which)")
+SCHEMAS: dict[str, Schema] = {"TensorProto": TENSOR, "SparseTensorProto": SPARSE,
+                              "SequenceProto": SEQUENCE, "OptionalProto": SEQUENCE,
+                              "MapProto": MAP, "StringStringEntryProto": ENTRY,
+                              "TensorProto.Segment": SEGMENT}
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def plain(value: Any) -> Any:
+    """Fields' stores as plain lists, to compare."""
+    if isinstance(value, RangeStore):
+        return ("ranges", list(value))
+    if isinstance(value, Compact):
+        return ("compact", list(value.wts), list(value.starts), list(value.ends))
+    if isinstance(value, array):
+        return list(value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def facts(f: Fields) -> dict[str, Any]:
+    return {k: plain(getattr(f, k)) for k in ("scalars", "bad_enum", "last", "many", "counts",
+                                                "pieces", "unknown", "unknown_more", "over")}
+
+
+def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
+    """The compiled loop's Fields, or None where it stops."""
+    out = Fields()
+    ok = walk_compiled.compiled_scan(src, at.ranges, lambda: walk.occurrences(src, at), schema,
+                                     out, limit)
+    return out if ok else None
+
+
+def sources(data: bytes) -> list[Source]:
+    """The bytes in memory, and as a file read by pread windows (64 KiB and 4 KiB hops)."""
+    folder = Path(os.environ.get("TMPDIR", "/tmp"))
+    path = folder / f"onnxdata-walk-{os.getpid()}.pb"
+    path.write_bytes(data)
+    return [Source.of_buffer(data), Source.of_file(str(path))]
+
+
+def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 1000) -> None:
+    for src in sources(data):
+        with src:
+            at = where or Where([(0, len(data))])
+            got = compiled_scan(src, at, schema, limit)
+            try:
+                want = facts(python_scan(Source.of_buffer(data), at, schema, limit))
+            except WireError:
+                assert got is None, "the compiled loop took bytes the Python walk refuses"
+                continue
+            if got is None:  # only a group past the window stops it on bytes the Python
+                # walk takes (many occurrences, a RangeStore, by pread: read at once)
+                assert any(wt == SGROUP for _, wt, *_ in walk.fields_in(src, walk.occurrences(
+                    src, at))), data.hex()
+                continue
+            assert facts(got) == want, data.hex()
+
+
+def test_the_loop_is_built() -> None:
+    """CI must not pass on the Python walk alone: the dev venvs build the extension."""
+    if PURE:
+        pytest.skip("ONNXDATA_PURE_PYTHON is set: the Python walk is wanted here")
+    assert walk_compiled.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
+    from onnxdata.wire import _layouts, _walk
+
+    assert Path(_walk.__file__ or "").suffix in (".so", ".pyd")
+    assert Path(_layouts.__file__ or "").suffix in (".so", ".pyd")
+
+
+@pytest.mark.slow
+@needs_loop
+@SETTINGS
+@given(st.sampled_from(sorted(SCHEMAS)).flatmap(
+    lambda name: st.tuples(st.just(name), message_bytes(name) | mutated(message_bytes(name)))))
+def test_compiled_scan_gives_the_python_fields(case: tuple[str, bytes]) -> None:
+    name, data = case
+    check(data, SCHEMAS[name])
+    check(data, SCHEMAS[name], limit=1)  # unknown fields past the cap are counted
+
+
+@needs_loop
+@SETTINGS
+@given(st.binary(max_size=64))
+def test_compiled_scan_on_any_bytes(data: bytes) -> None:
+    for schema in (TENSOR, SEQUENCE, MAP):
+        check(data, schema)
+
+
+@needs_loop
+@pytest.mark.parametrize("entry", MANIFEST[::2], ids=lambda e: e["path"])
+def test_corpus(entry: dict[str, Any]) -> None:
+    data = (CORPUS / entry["path"]).read_bytes()
+    for schema in (TENSOR, SEQUENCE, MAP, SPARSE):
+        check(data, schema)
+
+
+@needs_loop
+@pytest.mark.parametrize("path", sorted((DATA / "hostile").glob("*.pb")), ids=lambda p: p.name)
+def test_hostile(path: Path) -> None:
+    data = path.read_bytes()
+    for schema in (TENSOR, SEQUENCE, MAP, SPARSE):
+        check(data, schema)
+
+
+def _element(i: int) -> bytes:
+    return ld(3, b"\x08" + encode_varint(i % 300) + b"\x10\x01" + ld(9, b"\x00" * (i % 5)))
+
+
+@needs_loop
+@pytest.mark.parametrize("n", [63, 64, 65, 1023, 1024, 1025, 5000])
+def test_many_occurrences_and_pieces(n: int) -> None:
+    """Past KEEP ranges (a RangeStore) and KEEP_PIECES pieces (a Compact), and a message
+    merged from many occurrences (one call for them all, in memory)."""
+    seq = b"".join(_element(i) for i in range(n))
+    check(seq, SEQUENCE)
+    dims = b"".join(b"\x08" + encode_varint(i) + (ld(1, b"\x01\x02") if i % 3 else b"")
+                    for i in range(n))
+    check(dims + b"\x25\x00\x00\x80\x3f" * (n // 2), TENSOR)
+    check(b"\x08\x03" * n + b"\x10\x05", SEQUENCE)  # unknown VARINTs, over the cap of 1000
+    check(b"\x70\x02" * 3 + b"\x70\x01", TENSOR)  # data_location out of its enum, then 1
+    src = Source.of_buffer(seq)
+    outer = python_scan(src, Where([(0, len(seq))]), SEQUENCE)
+    tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
+    assert tensors is not None
+    check(seq, TENSOR, tensors)
+
+
+ELEMENTS = {  # small elements of a sequence, valid and not, by field number
+    3: [b"", b"\x10\x01", b"\x10\x01\x08\x02", b"\x10\x08\x32\x00", b"\x08\x01", b"\x78\x01"],
+    5: [b"", b"\x10\x01", b"\x10\x01\x1a\x00", b"\x1a\x00\x22\x00"],
+    6: [b"", b"\x10\x07", b"\x10\x07\x18\x01", b"\x10\x08\x22\x00"],
+    7: [b"", b"\x10\x01", b"\x10\x01\x1a\x00", b"\x10\x02\x1a\x00"],
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(ELEMENTS)).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.sampled_from(ELEMENTS[n]), min_size=1, max_size=6),
+    st.integers(1, 40))), st.sampled_from([0, 1, 3, 1000]), st.booleans())
+def test_like_elements_remembered(case: tuple[int, list[bytes], int], cap: int,
+                                  values: bool) -> None:
+    """A sequence of small elements repeated (valid and invalid ones, each walked once and
+    its problems added again under the next element's path): the problems
+    ``validate(load(...))`` lists, capped at ``cap``, and read's verdict."""
+    import onnxdata
+    from onnxdata.explorer.readings import reading
+    from onnxdata.rules.validation import problems
+
+    number, elements, times = case
+    data = b"\x10" + bytes([number - 2]) + b"".join(ld(number, e) for e in elements) * times
+    want = problems(onnxdata.load(data, "sequence"), max_problems=cap)
+    assert list(reading(data, "sequence", max_problems=cap).problems) == want
+    if values and cap == 1000:
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / f"onnxdata-like-{os.getpid()}.pb"
+        path.write_bytes(data)
+        try:
+            onnxdata.read(path, "sequence")
+            got: list[Any] = []
+        except onnxdata.ValidationError as exc:
+            got = list(exc.problems)
+        assert got == want

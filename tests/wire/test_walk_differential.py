@@ -1,0 +1,397 @@
+"""The pure-Python walk is the oracle of the compiled one (issue 18): every public result
+must be the same with ``ONNXDATA_PURE_PYTHON=1`` and without.
+
+Many inputs go to ONE fresh process in each mode (tests/walk_digest.py), which writes a
+canonical digest of everything the public API says about each: ``readings`` (kind,
+well_formed, valid, summary, problems, misfit), ``explore``'s JSON and byte table, the
+byte table of every kind, CLI ``validate``'s status and output, and ``read`` and
+``to_numpy(load())`` as every kind (values by dtype, shape, read-only flag and a hash of
+the bytes; errors by class, text and problems). The two digests must be equal; a
+difference names the first file and field. Nothing here looks inside the walk.
+
+The inputs: the bundled corpus, every hostile file under tests/data (bombs, fuzz
+regressions, ORT's known cases), small versions of bench/shapes.py's shapes, and
+hypothesis-made messages (drawn here, written to files, digested in both modes):
+wire-level messages of each kind with plausible values, some coherent (a tensor's
+storage matching its dims, containers matching their elem_type), with unknown
+fields, repeated and merged fields, and byte mutations.
+``ONNXDATA_WALK_EXAMPLES`` sets how many (default 200).
+
+Until the walk is compiled, ``ONNXDATA_PURE_PYTHON`` only switches the varint decoder,
+so this passes on main too; the last test checks that the compiled walk, once it is
+built, is what runs without the variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import onnxdata
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+DATA = TESTS / "data"
+DIGEST = TESTS / "walk_digest.py"
+PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
+EXAMPLES = int(os.environ.get("ONNXDATA_WALK_EXAMPLES", "200"))
+SHAPE_SIZE = 600  # bytes: every bench shape, small (tens of elements)
+COUNTED = "_varints"  # a compiled module whose calls prove the counting works
+
+
+# --- the compiled walk, wherever branch walk puts it ------------------------------------
+
+def compiled_walk_modules() -> list[str]:
+    """onnxdata's compiled modules other than the varint loop (its ``_*.pyx`` sources or
+    built ``_*.so``): the compiled walk, under whatever name it lands."""
+    folder = Path(onnxdata.__file__).parent
+    names = {p.name.split(".")[0] for p in folder.iterdir()
+             if p.suffix in (".pyx", ".so", ".pyd") and p.name.startswith("_")}
+    return sorted(names - {"_varints"})
+
+
+# --- wire-level messages ---------------------------------------------------------------------
+
+def varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def ld(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def vint(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value)
+
+
+SMALL = st.integers(0, 5)
+DATA_TYPES = st.one_of(st.integers(0, 28), st.sampled_from([1, 1, 6, 7, 8, 11]),
+                       st.sampled_from([29, 2**31, -1]))
+ELEM_TYPES = st.one_of(st.integers(0, 5), st.sampled_from([6, -1]))
+KEY_TYPES = st.sampled_from([2, 3, 4, 5, 6, 7, 8, 12, 13, 1, 0])
+INTS = st.one_of(st.integers(-3, 300), st.sampled_from([2**31, 2**63 - 1, -(2**63)]))
+
+
+def unknown_field() -> st.SearchStrategy[bytes]:
+    number = st.integers(17, 40)
+    return st.one_of(
+        st.builds(vint, number, INTS),
+        st.builds(ld, number, st.binary(max_size=5)),
+        st.builds(lambda n, b: varint(n << 3 | 5) + b, number, st.binary(min_size=4, max_size=4)),
+        st.builds(lambda n, v: varint(n << 3 | 3) + vint(1, v) + varint(n << 3 | 4), number,
+                  INTS),  # a group
+    )
+
+
+def packed_or_not(number: int, wire: int, values: list[int]) -> st.SearchStrategy[bytes]:
+    """The same numbers as one packed field, or one field each (protobuf takes both)."""
+    if wire == 5:
+        one = [struct.pack("<f", float(v)) for v in values]
+    elif wire == 1:
+        one = [struct.pack("<d", float(v)) for v in values]
+    else:
+        one = [varint(v) for v in values]
+    return st.sampled_from([ld(number, b"".join(one)) if values else b"",
+                            b"".join(varint(number << 3 | wire) + o for o in one)])
+
+
+# (number, wire type, itemsize in raw_data) of each typed storage, by data_type
+STORAGE = {1: (4, 5, 4), 6: (5, 0, 4), 7: (7, 0, 8), 11: (10, 1, 8), 13: (11, 0, 8),
+           2: (5, 0, 1), 9: (5, 0, 1), 10: (5, 0, 2)}
+
+
+@st.composite
+def tensor(draw: st.DrawFn) -> bytes:
+    """A TensorProto: often coherent (storage matching dims), else any mix of fields."""
+    coherent = draw(st.booleans())
+    data_type = draw(st.sampled_from([*sorted(STORAGE), 8])) if coherent else draw(DATA_TYPES)
+    dims = draw(st.lists(SMALL, max_size=3)) if coherent else draw(st.lists(INTS, max_size=3))
+    count = 1
+    for d in dims:
+        count *= d
+    count = count if coherent and 0 <= count <= 40 else draw(st.integers(0, 6))
+    parts = [draw(packed_or_not(1, 0, dims)), vint(2, data_type)]
+    how = draw(st.sampled_from(["typed", "raw", "string", "external", "none", "two"]))
+    number, wire, size = STORAGE.get(data_type, (7, 0, 8))
+    values = draw(st.lists(st.integers(-2, 3), min_size=count, max_size=count))
+    if how in ("typed", "two"):
+        parts.append(draw(packed_or_not(number, wire, values)))
+    if how in ("raw", "two"):
+        parts.append(ld(9, draw(st.binary(min_size=count * size, max_size=count * size))))
+    if how == "string" or data_type == 8:
+        parts += [ld(6, draw(st.binary(max_size=3))) for _ in range(count)]
+    if how == "external":
+        entries = {"location": draw(st.sampled_from(["data.bin", "../x", "", "nope"])),
+                   "offset": draw(st.sampled_from(["0", "4", "-1", "x"])),
+                   "length": draw(st.sampled_from([str(count * size), "1", "99999"]))}
+        parts += [ld(13, ld(1, k.encode()) + ld(2, v.encode())) for k, v in entries.items()
+                  if draw(st.integers(0, 5))]
+        parts.append(vint(14, draw(st.sampled_from([1, 1, 0, 2]))))
+    if draw(st.integers(0, 5)) == 0:
+        parts.append(ld(8, b"t"))
+    if draw(st.integers(0, 7)) == 0:
+        parts.append(draw(unknown_field()))
+    return b"".join(draw(st.permutations(parts)) if draw(st.integers(0, 3)) == 0 else parts)
+
+
+@st.composite
+def sparse(draw: st.DrawFn) -> bytes:
+    n = draw(st.integers(0, 3))
+    values = tensor_of(1, [n], [draw(st.integers(-2, 2)) for _ in range(n)])
+    rank = draw(st.sampled_from([1, 1, 2]))
+    indices = tensor_of(7, [n] if rank == 1 else [n, 2],
+                        [draw(st.integers(-1, 5)) for _ in range(n * rank)])
+    dims = draw(st.lists(st.integers(0, 6), min_size=rank, max_size=rank))
+    parts = [ld(1, values), ld(2, indices), ld(3, b"".join(varint(d) for d in dims))]
+    return b"".join(p for p in parts if draw(st.integers(0, 6)))
+
+
+def tensor_of(data_type: int, dims: list[int], values: list[int]) -> bytes:
+    number, wire, _ = STORAGE[data_type]
+    one = b"".join(struct.pack("<f", v) if wire == 5 else varint(v) for v in values)
+    return ld(1, b"".join(varint(d) for d in dims)) + vint(2, data_type) + ld(number, one)
+
+
+def element(draw: st.DrawFn, depth: int) -> tuple[int, bytes]:
+    """An elem_type and one message of it (deeper containers grow rarer)."""
+    kinds = [1, 1, 2] if depth >= 3 else [1, 1, 2, 3, 4, 5]
+    elem = draw(st.sampled_from(kinds))
+    maker = {1: tensor(), 2: sparse(), 3: sequence(depth + 1), 4: map_(depth + 1),
+             5: optional(depth + 1)}[elem]
+    return elem, draw(maker)
+
+
+@st.composite
+def sequence(draw: st.DrawFn, depth: int = 0) -> bytes:
+    elem, first = element(draw, depth)
+    elements = [first] + [draw(st.sampled_from([first, b""]))
+                          for _ in range(draw(st.integers(0, 3)))]
+    declared = elem if draw(st.integers(0, 4)) else draw(ELEM_TYPES)
+    parts = [vint(2, declared)] + [ld(elem + 2, e) for e in elements]
+    if draw(st.integers(0, 9)) == 0:
+        parts.append(draw(unknown_field()))
+    return b"".join(parts)
+
+
+@st.composite
+def optional(draw: st.DrawFn, depth: int = 0) -> bytes:
+    if draw(st.integers(0, 3)) == 0:
+        return vint(2, draw(ELEM_TYPES))  # empty
+    elem, value = element(draw, depth)
+    declared = elem if draw(st.integers(0, 4)) else draw(ELEM_TYPES)
+    parts = [vint(2, declared), ld(elem + 2, value)]
+    if draw(st.integers(0, 5)) == 0:
+        parts.append(ld(elem + 2, value))  # a singular message twice: merged
+    return b"".join(parts)
+
+
+@st.composite
+def map_(draw: st.DrawFn, depth: int = 0) -> bytes:
+    key_type = draw(KEY_TYPES)
+    n = draw(st.integers(0, 4))
+    if key_type == 8:
+        keys = b"".join(ld(4, draw(st.binary(max_size=2))) for _ in range(n))
+    else:
+        keys = ld(3, b"".join(varint(draw(INTS)) for _ in range(n)))
+    values = draw(sequence(depth + 1)) if draw(st.integers(0, 3)) else vint(2, 1) + \
+        b"".join(ld(3, tensor_of(1, [], [1])) for _ in range(n))
+    return vint(2, key_type) + keys + ld(5, values)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, base: st.SearchStrategy[bytes]) -> bytes:
+    data = bytearray(draw(base))
+    for _ in range(draw(st.integers(1, 2))):
+        i = draw(st.integers(0, len(data)))
+        op = draw(st.sampled_from(["flip", "insert", "delete", "truncate", "dup"]))
+        if op == "insert" or not data:
+            data[i:i] = draw(st.binary(min_size=1, max_size=3))
+        elif op == "flip":
+            data[min(i, len(data) - 1)] ^= 1 << draw(st.integers(0, 7))
+        elif op == "delete":
+            del data[i:i + draw(st.integers(1, 3))]
+        elif op == "truncate":
+            del data[i:]
+        else:
+            data[i:i] = data[i:]
+    return bytes(data)
+
+
+ANY_KIND = st.one_of(sequence(), optional(), map_(), tensor(), sparse())
+MESSAGES = st.one_of(ANY_KIND, ANY_KIND, mutated(ANY_KIND))
+
+
+def drawn_messages(count: int) -> list[bytes]:
+    """``count`` messages drawn by hypothesis (generation only: nothing fails to shrink)."""
+    out: list[bytes] = []
+
+    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(MESSAGES)
+    def collect(data: bytes) -> None:
+        out.append(data)
+
+    collect()
+    return out
+
+
+# --- the inputs and the two runs -------------------------------------------------------------
+
+def bench_shapes() -> Any:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import shapes
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return shapes
+
+
+def write_inputs(folder: Path) -> list[str]:
+    paths = sorted(str(p) for p in DATA.rglob("*.pb"))  # the corpus and every hostile file
+    for shape in bench_shapes().SHAPES:
+        built = shape(SHAPE_SIZE)
+        where = folder / "shapes" / shape.name
+        where.mkdir(parents=True)
+        (where / "value.pb").write_bytes(built.data)
+        for name, data in built.extras.items():
+            (where / name).write_bytes(data)
+        paths.append(str(where / "value.pb"))
+    shapes = bench_shapes()
+    elem, field_number, body = shapes.chain(shapes.CHAIN_LEVELS + 1)  # one past the limit
+    over = folder / "shapes" / "chain-past-depth-limit.pb"
+    over.write_bytes(shapes.vint(shapes.S_ELEM, elem) + shapes.ld(field_number, body))
+    paths.append(str(over))
+    drawn = folder / "drawn"
+    drawn.mkdir()
+    (drawn / "data.bin").write_bytes(bytes(range(256)) * 4)  # for the external references
+    for i, data in enumerate(drawn_messages(EXAMPLES)):
+        (drawn / f"{i:04d}.pb").write_bytes(data)
+        paths.append(str(drawn / f"{i:04d}.pb"))
+    return paths
+
+
+def digests(paths: list[str], folder: Path, counted: list[str]) -> dict[str, Any]:
+    """The digest of ``paths`` with ONNXDATA_PURE_PYTHON=1 and without (both at once)."""
+    listing = folder / "paths.txt"
+    listing.write_text("\n".join(paths))
+    env = {k: v for k, v in os.environ.items() if k != "ONNXDATA_PURE_PYTHON"}
+    procs = {}
+    for mode in ("pure", "compiled"):
+        procs[mode] = subprocess.Popen(
+            [sys.executable, str(DIGEST), str(listing), str(folder / f"{mode}.json"),
+             "--count-calls", *counted],
+            env={**env, "ONNXDATA_PURE_PYTHON": "1"} if mode == "pure" else env,
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = {}
+    for mode, proc in procs.items():
+        log, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"the {mode} digest failed:\n{log[-3000:]}"
+        out[mode] = json.loads((folder / f"{mode}.json").read_text())
+    return out
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> str | None:
+    """The path of the first place ``a`` and ``b`` differ, with both values there."""
+    if type(a) is not type(b):
+        return f"{where}: {a!r:.300} != {b!r:.300}"
+    if isinstance(a, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return f"{where}.{k}: only in the {'pure' if k in a else 'compiled'} run"
+            found = first_difference(a[k], b[k], f"{where}.{k}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{where}[{i}]")
+            if found:
+                return found
+        return None if len(a) == len(b) else f"{where}: {len(a)} items != {len(b)}"
+    return None if a == b else f"{where}: {a!r:.300} != {b!r:.300}"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("walk-differential")
+    paths = write_inputs(folder)
+    return paths, digests(paths, folder, [COUNTED, *compiled_walk_modules()])
+
+
+def test_every_public_result_is_the_same_pure_and_compiled(
+        runs: tuple[list[str], dict[str, Any]]) -> None:
+    paths, out = runs
+    pure, compiled = out["pure"]["files"], out["compiled"]["files"]
+    assert sorted(pure) == sorted(compiled) == sorted(paths)
+    for path in paths:
+        found = first_difference(pure[path], compiled[path])
+        assert found is None, f"{path}: pure and compiled differ at {found}"
+
+
+def test_a_difference_is_named_by_its_place() -> None:
+    pure = {"a.pb": {"readings": {"value": [{"valid": True, "problems": []}]}}}
+    compiled = {"a.pb": {"readings": {"value": [{"valid": True, "problems": ["x"]}]}}}
+    assert first_difference(pure, pure) is None
+    assert first_difference(pure, compiled) == ".a.pb.readings.value[0].problems: 0 items != 1"
+    assert first_difference({"k": 1}, {"k": 2.0}) == ".k: 1 != 2.0"
+    assert first_difference({"k": 1}, {}) == ".k: only in the pure run"
+
+
+def test_the_inputs_cover_every_verdict(runs: tuple[list[str], dict[str, Any]]) -> None:
+    """A real check: valid, invalid and not well-formed readings, values and errors alike."""
+    paths, out = runs
+    verdicts, reads = set(), set()
+    for path in paths:
+        d = out["pure"]["files"][path]
+        for r in d["readings"]["value"]:
+            verdicts.add("valid" if r["valid"] else "invalid" if r["well_formed"] else "broken")
+        for kind in ("sequence", "optional", "map", "tensor", "sparse_tensor"):
+            reads.add(d[f"read[{kind}]"].get("error", "value"))
+    assert len(paths) >= 500
+    assert verdicts == {"valid", "invalid", "broken"}
+    assert {"value", "ValidationError", "DecodeError"} <= reads
+
+
+def test_the_mode_is_what_runs(runs: tuple[list[str], dict[str, Any]]) -> None:
+    """The variable switches the varint loop off, and the counting that checks the walk
+    below sees the loop's calls in the compiled run only."""
+    _, out = runs
+    assert out["pure"]["varints_compiled"] is False
+    assert out["pure"]["calls"][COUNTED]["count"] == 0
+    if not PURE and out["compiled"]["calls"][COUNTED]["file"] is not None:
+        assert out["compiled"]["varints_compiled"] is True
+        assert out["compiled"]["calls"][COUNTED]["count"] > 0
+
+
+def test_the_compiled_walk_is_what_runs_without_the_variable(
+        runs: tuple[list[str], dict[str, Any]]) -> None:
+    names = compiled_walk_modules()
+    if not names:
+        pytest.skip("no compiled walk yet: onnxdata has no _*.pyx or _*.so besides _varints "
+                    "(issue 18's branch walk adds it; this test finds it by that name)")
+    _, out = runs
+    for name in names:
+        compiled, pure = out["compiled"]["calls"][name], out["pure"]["calls"][name]
+        assert pure["count"] == 0, f"onnxdata.wire.{name} ran with ONNXDATA_PURE_PYTHON=1"
+        if PURE:
+            continue
+        assert compiled["file"] is not None, f"onnxdata.wire.{name} is not built"
+        assert "error" not in compiled, f"onnxdata.wire.{name} did not load: {compiled['error']}"
+        assert compiled["in_sys_modules"], f"onnxdata.wire.{name} was never imported"
+        assert not compiled["wrapped"] or compiled["count"] > 0, (
+            f"onnxdata.wire.{name} is built but none of {compiled['wrapped']} was called")

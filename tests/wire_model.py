@@ -33,8 +33,9 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.core.messages import kind_class
-from onnxdata.wire.fit import FitMessage, fit, message_schema
+from onnxdata.wire.fit import FitMessage, fit
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
+from onnxdata.wire.schema import message_schema
 
 
 class WireMismatch(AssertionError):

@@ -34,6 +34,7 @@ from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
 from onnxdata.wire.format import LEN, WireError
 from onnxdata.wire.payloads import WireInts, fixed, string_values, varint_count, varints
+from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (
     ENTRY,
@@ -41,7 +42,6 @@ from onnxdata.wire.walk import (
     TENSOR,
     Fields,
     Piece,
-    Schema,
     Where,
     occurrences,
     read_varint,

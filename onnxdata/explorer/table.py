@@ -19,11 +19,11 @@ import numpy as np
 from onnxdata.core.dtypes import data_type
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.engine.summaries import dims_text, dtype_name
-from onnxdata.wire.fit import FieldSpec, message_schema
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 from onnxdata.wire.payloads import decode_varints
+from onnxdata.wire.schema import FieldSpec, Schema, message_schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, Schema, scan, whole
+from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
 from onnxdata.wire.walk_compiled import count_fields, element_groups
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]

@@ -20,13 +20,9 @@ validation reports it as a problem. Nothing here raises for bad bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Final
 
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import MESSAGE_CLASSES, is_repeated
 from onnxdata.core.paths import join_path
 from onnxdata.wire.format import (
     EGROUP,
@@ -38,9 +34,9 @@ from onnxdata.wire.format import (
     WIRE_TYPE_NAMES,
     WireBuffer,
     WireError,
-    signed64,
 )
 from onnxdata.wire.payloads import count_varints, decode_varints
+from onnxdata.wire.schema import FieldSpec, known_message, message_schema, schema_name
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import fields
 
@@ -49,10 +45,8 @@ __all__ = [
     "Fit",
     "FitField",
     "FitMessage",
-    "FieldSpec",
     "Misfit",
     "fit",
-    "message_schema",
 ]
 
 #: Packed varint payloads up to this size are decoded (dims, keys); longer ones are
@@ -62,94 +56,6 @@ PACKED_DECODE_LIMIT: Final = 1 << 16
 #: The five top-level messages, in the explorer's order.
 MESSAGE_NAMES: Final = ("SequenceProto", "OptionalProto", "MapProto", "TensorProto",
                         "SparseTensorProto")
-
-_SCALAR_WIRE: Final[dict[int, int]] = {
-    FieldDescriptor.TYPE_DOUBLE: I64, FieldDescriptor.TYPE_FIXED64: I64,
-    FieldDescriptor.TYPE_SFIXED64: I64,
-    FieldDescriptor.TYPE_FLOAT: I32, FieldDescriptor.TYPE_FIXED32: I32,
-    FieldDescriptor.TYPE_SFIXED32: I32,
-    FieldDescriptor.TYPE_INT64: VARINT, FieldDescriptor.TYPE_UINT64: VARINT,
-    FieldDescriptor.TYPE_INT32: VARINT, FieldDescriptor.TYPE_UINT32: VARINT,
-    FieldDescriptor.TYPE_BOOL: VARINT, FieldDescriptor.TYPE_ENUM: VARINT,
-    FieldDescriptor.TYPE_SINT32: VARINT, FieldDescriptor.TYPE_SINT64: VARINT,
-    FieldDescriptor.TYPE_STRING: LEN, FieldDescriptor.TYPE_BYTES: LEN,
-    FieldDescriptor.TYPE_MESSAGE: LEN,
-}
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One field of a message's schema, as the walk needs it."""
-
-    number: int
-    name: str
-    type: int  # FieldDescriptor.TYPE_*
-    wire_type: int
-    repeated: bool
-    message: str | None  # full name (without package) of a message field's type
-    enum: dict[int, str] | None = None
-
-    @property
-    def packable(self) -> bool:
-        return self.repeated and self.wire_type != LEN
-
-    def as_int(self, raw: int) -> int:
-        """The value a varint's raw unsigned 64 bits stand for in this field's type."""
-        t = self.type
-        if t in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_ENUM):
-            v = raw & 0xFFFFFFFF
-            return v - (1 << 32) if v >= 1 << 31 else v
-        if t == FieldDescriptor.TYPE_UINT32:
-            return raw & 0xFFFFFFFF
-        if t == FieldDescriptor.TYPE_INT64:
-            return signed64(raw)
-        if t == FieldDescriptor.TYPE_SINT64 or t == FieldDescriptor.TYPE_SINT32:
-            return (raw >> 1) ^ -(raw & 1)
-        if t == FieldDescriptor.TYPE_BOOL:
-            return int(raw != 0)
-        return raw
-
-
-def _short_name(desc: Descriptor) -> str:
-    return desc.full_name.split(".", 1)[1]
-
-
-def _descriptors() -> dict[str, Descriptor]:
-    found: dict[str, Descriptor] = {}
-    todo = [cls.DESCRIPTOR for cls in MESSAGE_CLASSES.values()]
-    while todo:
-        d = todo.pop()
-        name = _short_name(d)
-        if name in found:
-            continue
-        found[name] = d
-        for fd in d.fields:
-            if fd.message_type is not None:
-                todo.append(fd.message_type)
-    return found
-
-
-_DESCRIPTORS: Final = _descriptors()
-_KIND_TO_MESSAGE: Final = {k: cls.DESCRIPTOR.name for k, cls in MESSAGE_CLASSES.items()}
-
-
-@cache
-def message_schema(message: str) -> dict[int, FieldSpec]:
-    """Field number -> FieldSpec for a message name ("TensorProto", "TensorProto.Segment",
-    or a kind name such as "sequence")."""
-    desc = _DESCRIPTORS[_KIND_TO_MESSAGE.get(message, message)]
-    specs: dict[int, FieldSpec] = {}
-    for fd in desc.fields:
-        enum = None
-        if fd.enum_type is not None:
-            enum = {v.number: v.name for v in fd.enum_type.values}
-        specs[fd.number] = FieldSpec(
-            number=fd.number, name=fd.name, type=fd.type,
-            wire_type=_SCALAR_WIRE[fd.type], repeated=is_repeated(fd),
-            message=_short_name(fd.message_type) if fd.message_type is not None else None,
-            enum=enum,
-        )
-    return specs
 
 
 @dataclass(frozen=True)
@@ -300,9 +206,9 @@ def fit(buf: WireBuffer | Source, message: str, start: int = 0, end: int | None 
         max_depth: int = MAX_DEPTH) -> Fit:
     """Walk ``buf[start:end]`` as ``message`` (a message name or kind name); never raises
     for bad bytes. The walk is ``walk.fields``, the engine's; this builds the tree."""
-    name = _KIND_TO_MESSAGE.get(message, message)
-    if name not in _DESCRIPTORS:
+    if not known_message(message):
         raise ValueError(f"unknown message {message!r}")
+    name = schema_name(message)
     src = buf if isinstance(buf, Source) else Source.of_buffer(buf)
     end = src.size if end is None else end
     root = FitMessage(name, "", start, end)

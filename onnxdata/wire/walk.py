@@ -30,6 +30,16 @@ import numpy as np
 
 from onnxdata.wire.decode import split_strings
 from onnxdata.wire.format import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, skip_field
+from onnxdata.wire.schema import (
+    FIXED32S,
+    FIXED64S,
+    LAST,
+    MANY,
+    SCALAR,
+    VARINTS,
+    Schema,
+    walk_schema,
+)
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk_compiled import COMPILED, compiled_scan, short_runs
 
@@ -50,28 +60,22 @@ RUN_BYTES: Final = 1 << 20
 #: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
 RUN: Final = 8
 
-# Field kinds in the schemas below.
-SCALAR, VARINTS, LAST, MANY, FIXED32S, FIXED64S = range(6)
 _WIRE_OF: Final = {SCALAR: VARINT, VARINTS: VARINT, LAST: LEN, MANY: LEN, FIXED32S: I32,
                    FIXED64S: I64}
 
-Schema = dict[int, tuple[str, int]]
-TENSOR: Final[Schema] = {
-    1: ("dims", VARINTS), 2: ("data_type", SCALAR), 3: ("segment", MANY),
-    4: ("float_data", FIXED32S), 5: ("int32_data", VARINTS), 6: ("string_data", MANY),
-    7: ("int64_data", VARINTS), 8: ("name", LAST), 9: ("raw_data", LAST),
-    10: ("double_data", FIXED64S), 11: ("uint64_data", VARINTS), 12: ("doc_string", LAST),
-    13: ("external_data", MANY), 14: ("data_location", SCALAR), 16: ("metadata_props", MANY),
-}
-SPARSE: Final[Schema] = {1: ("values", MANY), 2: ("indices", MANY), 3: ("dims", VARINTS)}
-_ELEMENTS: Final[Schema] = {3: ("tensor", MANY), 4: ("sparse_tensor", MANY),
-                            5: ("sequence", MANY), 6: ("map", MANY), 7: ("optional", MANY)}
-SEQUENCE: Final[Schema] = {1: ("name", LAST), 2: ("elem_type", SCALAR), **_ELEMENTS}
+# The walk's schemas, from the one schema (``schema.py``); a sequence's (and an
+# optional's) element fields go by their kind's name.
+_ELEMENT_NAMES: Final = {f"{kind}_values": kind for kind in
+                         ("tensor", "sparse_tensor", "sequence", "map", "optional")}
+TENSOR: Final[Schema] = walk_schema("TensorProto")
+SPARSE: Final[Schema] = walk_schema("SparseTensorProto")
+SEQUENCE: Final[Schema] = walk_schema("SequenceProto", _ELEMENT_NAMES)
+#: The same fields as a sequence's, singular: one schema object, so the compiled walk's
+#: tables and the runs below serve both.
 OPTIONAL: Final[Schema] = SEQUENCE
-MAP: Final[Schema] = {1: ("name", LAST), 2: ("key_type", SCALAR), 3: ("keys", VARINTS),
-                      4: ("string_keys", MANY), 5: ("values", MANY)}
-ENTRY: Final[Schema] = {1: ("key", LAST), 2: ("value", LAST)}
-SEGMENT: Final[Schema] = {1: ("begin", SCALAR), 2: ("end", SCALAR)}
+MAP: Final[Schema] = walk_schema("MapProto")
+ENTRY: Final[Schema] = walk_schema("StringStringEntryProto")
+SEGMENT: Final[Schema] = walk_schema("Segment")
 #: One-byte tags of the fields ``scan`` takes a run at a time (``_run``): strings, and a
 #: sequence's (or optional's) tensors.
 _RUNS: Final = {id(TENSOR): frozenset({0x32}), id(MAP): frozenset({0x22}),

@@ -121,3 +121,24 @@ def test_the_comparison_sees_a_difference(onnx: Any) -> None:
     diffs: list[str] = []
     _walk(seq, next(m for m in b.message_type if m.name == "SequenceProto"), "SequenceProto", diffs)
     assert any("field 99 only in ours" in d for d in diffs)
+
+
+def test_the_walk_and_the_rules_read_the_one_schema() -> None:
+    """The walk's schemas and the wire rule's are made from the descriptors (schema.py):
+    every field of every message, by number, with an optional's fields a sequence's."""
+    from onnxdata.core.messages import MESSAGE_CLASSES
+    from onnxdata.rules.wire import wire_field_problems
+    from onnxdata.wire import walk
+    from onnxdata.wire.schema import LAST, MANY, SCALAR, VARINTS, message_schema, walk_schema
+
+    for cls in MESSAGE_CLASSES.values():
+        assert set(message_schema(cls.DESCRIPTOR.name)) == {f.number for f in
+                                                             cls.DESCRIPTOR.fields}
+    assert walk.TENSOR[1] == ("dims", VARINTS) and walk.TENSOR[9] == ("raw_data", LAST)
+    assert walk.TENSOR[3] == ("segment", MANY)  # a message: every occurrence, to merge
+    assert walk.SEGMENT == {1: ("begin", SCALAR), 2: ("end", SCALAR)}
+    singular = {f"{k}_value": k for k in ("tensor", "sparse_tensor", "sequence", "map",
+                                          "optional")}
+    assert walk_schema("OptionalProto", singular) == walk.OPTIONAL == walk.SEQUENCE
+    assert wire_field_problems("", "TensorProto", [(1, 2), (1, 0), (2, 2), (99, 0)]) != []
+    assert [p.path for p in wire_field_problems("t", "Segment", [(1, 2)])] == ["t.begin"]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from onnxdata.wire import walk, walk_compiled
 from onnxdata.wire.format import SGROUP, WireError, encode_varint
+from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (
     ENTRY,
@@ -28,7 +29,6 @@ from onnxdata.wire.walk import (
     Compact,
     Fields,
     RangeStore,
-    Schema,
     Where,
     python_scan,
 )

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.core.messages import KIND_NAMES, OptionalProto, TensorProto
-from onnxdata.wire.fit import FieldSpec, message_schema
 from onnxdata.wire.format import I32, I64, LEN, VARINT
+from onnxdata.wire.schema import FieldSpec, message_schema
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))

@@ -36,7 +36,7 @@ __all__ = ["declared_types", "inputs", "messages", "values"]
 
 
 class _Draws:
-    """``gen_values.Choices`` answered by hypothesis's ``draw``."""
+    """``testdata.draw.Choices`` answered by hypothesis's ``draw``."""
 
     def __init__(self, draw: st.DrawFn) -> None:
         self.draw = draw

@@ -2,9 +2,9 @@
 
 ``to_numpy`` reads a message (ours or the onnx package's) into a Python value;
 ``from_numpy`` builds our message from one. This module holds the entry points;
-the readers are in ``convert_tensor``, ``convert_sparse`` and
-``convert_containers``, the builders in ``convert_build``, and what both share in
-``convert_common``. The values are:
+the readers are in ``convert.tensor``, ``convert.sparse`` and
+``convert.containers``, the builders in ``convert.build``, and what both share in
+``convert.common``. The values are:
 
 =================  ==========================================================
 message            value
@@ -148,7 +148,7 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     (UTF-8; what ONNX Runtime takes) instead of ``bytes``.
 
     One pass checks and reads: each message is checked with the very rules
-    ``validate`` applies (``validation.node_problems``, or ``quick_tensor``
+    ``validate`` applies (``rules.validation.node_problems``, or ``quick_tensor``
     for the common tensor) before it is read, so ``raw_data``, which protobuf
     copies on every access, is read once. When anything fails, ``validate``
     runs on the whole message and its complete error is raised, so the error

@@ -14,7 +14,7 @@ are visited one at a time (``walk.occurrences``; their byte ranges are kept in
 16 bytes each, up to a fixed cap, else found again), nothing is built per
 element when validating, and a message's own problems that depend on its
 children (a sequence's shared data type) are inserted before the children's
-problems once known (``rules_common.ProblemSink``). Bytes that are not the kind's
+problems once known (``rules.common.ProblemSink``). Bytes that are not the kind's
 wire format raise ``WireError`` (a ``DecodeError``), as protobuf's parser
 refuses them: a message nested deeper than 100 too.
 """

@@ -68,7 +68,7 @@ def as_int32(value: int) -> int:
 
 class Outcome:
     """What one message gave: its value (when built), data type code, summary line, and
-    type all the way down (``rules_containers.nested_type``'s, for the sequence rule)."""
+    type all the way down (``rules.containers.nested_type``'s, for the sequence rule)."""
 
     __slots__ = ("code", "ntype", "summary", "value")
 

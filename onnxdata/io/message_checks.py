@@ -1,11 +1,11 @@
 """``problems`` and ``validate`` of a message: the wire engine's walk of its bytes, for the
 containers.
 
-``validation.problems`` walks protobuf's objects, a Python call per field or so: a
+``rules.validation.problems`` walks protobuf's objects, a Python call per field or so: a
 sequence of 100,000 small tensors took 0.19 s. A sequence, map or optional of small
 elements is serialized here (one C call) and its bytes checked by the engine, which
 takes them a layout at a time and gives the same problems in the same order (the
-engine's contract, checked by tests/io/test_message_checks.py). ``validation.problems``
+engine's contract, checked by tests/io/test_message_checks.py). ``rules.validation.problems``
 stays the reference: it checks tensors, containers of big tensors, and any message the
 engine's walk cannot take.
 """

@@ -7,8 +7,8 @@ place through their shared descriptors) and returns every :class:`Problem`;
 The rules themselves are pure functions over plain facts (data type codes,
 dims, entry counts, keys...), so the fast ``read`` that walks the wire and the
 explorer apply exactly the same rules without building messages. They live in
-``rules_wire``, ``rules_tensor`` and ``rules_containers`` (what they share in
-``rules_common``); this module is the walk over messages that applies them:
+``rules.wire``, ``rules.tensor`` and ``rules.containers`` (what they share in
+``rules.common``); this module is the walk over messages that applies them:
 
 - :func:`wire_field_problems` -- field numbers and wire types against the schema;
 - :func:`tensor_storage_problems` -- data type, dims, which storage, and counts;

@@ -1,6 +1,6 @@
 """Test data sets generated from a model: ``make_test_data_sets`` and ``onnxdata make``.
 
-The inputs are drawn for the model's declared input types (``gen_values``,
+The inputs are drawn for the model's declared input types (``testdata.draw``,
 answered by a numpy ``Generator`` seeded from ``seed`` and the set's number, so
 the same call writes the same bytes); the outputs are what a backend
 (``onnxdata.testdata.backends``: ONNX Runtime, onnx's ReferenceEvaluator, or

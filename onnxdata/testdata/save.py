@@ -55,7 +55,7 @@ def as_model(model: ModelArg) -> ModelProto:
 
     The whole model is parsed: writing a set or running one needs its graph,
     unlike reading a set, which learns the declared types in bounded memory
-    (``model_file``).
+    (``model.file``).
     """
     if isinstance(model, ModelProto):
         return model

@@ -84,7 +84,7 @@ def read_external(base_dir: StrPath, location: str, offset: int, length: int, *,
     ``where`` is the path of the tensor's ``external_data`` for errors. A file
     outside ``base_dir``, one that is not a regular file, or one too short
     raises ValidationError; a file that cannot be opened or read raises
-    OnnxDataError naming the location. With ``files``, a file it opened and
+    OnnxDataError naming the location. With ``io.load_save``, a file it opened and
     checked before is read through that descriptor again.
     """
     base = files.base(base_dir) if files is not None else os.path.realpath(os.fspath(base_dir))

@@ -390,7 +390,7 @@ class WireInts(Sequence[int]):
         return self._facts()[0]
 
     def element_count(self) -> int | None:
-        """``rules_tensor.element_count``'s rule: None when a dim is negative, 0 when one is
+        """``rules.tensor.element_count``'s rule: None when a dim is negative, 0 when one is
         0, else the product (not multiplied past 2**64)."""
         smallest, zero, total = self._facts()
         if smallest < 0:

@@ -1,5 +1,4 @@
-"""Code written the way a user writes it; `mypy --strict` must accept it
-(tests/package/test_typing.py)."""
+"""Code as a user writes it; `mypy --strict` must accept it (tests/package/test_typing.py)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ COUNTED = "_varints"  # a compiled module whose calls prove the counting works
 def compiled_walk_modules() -> list[str]:
     """onnxdata's compiled modules other than the varint loop (its ``_*.pyx`` sources or
     built ``_*.so``): the compiled walk, under whatever name it lands."""
-    folder = Path(onnxdata.__file__).parent
+    folder = Path(onnxdata.__file__).parent / "wire"
     names = {p.name.split(".")[0] for p in folder.iterdir()
              if p.suffix in (".pyx", ".so", ".pyd") and p.name.startswith("_")}
     return sorted(names - {"_varints"})
@@ -382,8 +382,8 @@ def test_the_compiled_walk_is_what_runs_without_the_variable(
         runs: tuple[list[str], dict[str, Any]]) -> None:
     names = compiled_walk_modules()
     if not names:
-        pytest.skip("no compiled walk yet: onnxdata has no _*.pyx or _*.so besides _varints "
-                    "(issue 18's branch walk adds it; this test finds it by that name)")
+        pytest.skip("no compiled walk: onnxdata/wire has no _*.pyx or _*.so besides "
+                    "_varints")
     _, out = runs
     for name in names:
         compiled, pure = out["compiled"]["calls"][name], out["pure"]["calls"][name]

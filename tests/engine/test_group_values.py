@@ -25,18 +25,11 @@ from onnxdata.engine import groups as engine_groups
 from onnxdata.wire import walk_compiled
 from onnxdata.wire.format import encode_varint
 from tests.walk_digest import value as digest
+from tests.wire_bytes import ld, vint
 
 pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
                                 reason="values are built a layout at a time with the compiled "
                                        "walk only")
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
-
-
-def vint(number: int, value: int) -> bytes:
-    return encode_varint(number << 3) + encode_varint(value % (1 << 64))
 
 
 def tensor(data_type: int, dims: list[int], *fields: bytes) -> bytes:

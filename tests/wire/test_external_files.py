@@ -13,15 +13,7 @@ import pytest
 
 import onnxdata
 from onnxdata.wire import external
-from onnxdata.wire.format import encode_varint
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
-
-
-def vint(number: int, value: int) -> bytes:
-    return encode_varint(number << 3) + encode_varint(value)
+from tests.wire_bytes import ld, vint
 
 
 def entry(key: str, value: str) -> bytes:

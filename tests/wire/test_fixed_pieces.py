@@ -13,17 +13,9 @@ import pytest
 import onnxdata
 from onnxdata.convert import values as convert
 from onnxdata.wire import payloads
-from onnxdata.wire.format import encode_varint
+from tests.wire_bytes import ld, vint
 
 N = 3000  # past KEEP_PIECES: the pieces are kept as a Compact
-
-
-def vint(number: int, value: int) -> bytes:
-    return encode_varint(number << 3) + encode_varint(value)
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
 
 
 def one_float(v: float) -> bytes:

@@ -10,18 +10,9 @@ import struct
 import pytest
 
 from onnxdata.wire import walk, walk_compiled
-from onnxdata.wire.format import encode_varint
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return encode_varint(number << 3 | 2) + encode_varint(len(payload)) + payload
-
-
-def vint(number: int, value: int) -> bytes:
-    return encode_varint(number << 3) + encode_varint(value)
-
+from tests.wire_bytes import ld, vint
 
 SCALAR = vint(2, 1) + ld(9, struct.pack("<f", 2.5))
 ROOTS = {  # name: (bytes, schema, short runs)

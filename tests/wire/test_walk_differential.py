@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+from tests.wire_bytes import ld, varint, vint
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -60,23 +61,6 @@ def compiled_walk_modules() -> list[str]:
 
 
 # --- wire-level messages ---------------------------------------------------------------------
-
-def varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
-
-
-def vint(number: int, value: int) -> bytes:
-    return varint(number << 3) + varint(value)
 
 
 SMALL = st.integers(0, 5)

@@ -33,6 +33,7 @@ import onnxdata
 from onnxdata.core.messages import KIND_NAMES, OptionalProto, TensorProto
 from onnxdata.wire.format import I32, I64, LEN, VARINT
 from onnxdata.wire.schema import FieldSpec, message_schema
+from tests.wire_bytes import key, ld, varint
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -51,23 +52,6 @@ CORPUS_BYTES = [(CORPUS / e["path"]).read_bytes() for e in MANIFEST[::8]]
 
 
 # --------------------------------------------------------------------------- encoding
-
-def varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def key(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
-
-
-def ld(number: int, payload: bytes) -> bytes:
-    return key(number, LEN) + varint(len(payload)) + payload
 
 
 # Values a varint field is given: small, at each width boundary, negatives as int32

@@ -33,21 +33,20 @@ from onnxdata.core.messages import (
 )
 from onnxdata.errors import DecodeError, OnnxDataError, UnknownFieldsWarning, no_memory_error
 from onnxdata.io.serialize import write_parts
-from onnxdata.wire.source import Buffer, byte_buffer
-from onnxdata.wire.source import Source as WalkSource
+from onnxdata.wire.source import Buffer, Source, byte_buffer
 
-__all__ = ["Buffer", "Source", "UnknownFieldsWarning", "atomic_writer", "byte_buffer",
+__all__ = ["Buffer", "PathOrBytes", "UnknownFieldsWarning", "atomic_writer", "byte_buffer",
            "chosen_kind", "load", "save", "source_bytes"]
 
-Source: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
-#: What ``load`` takes: a Source, or a data message (ours or onnx's) to copy into ours.
-LoadSource: TypeAlias = Source | _ProtobufMessage
+PathOrBytes: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
+#: What ``load`` takes: a PathOrBytes, or a data message (ours or onnx's) to copy into ours.
+LoadSource: TypeAlias = PathOrBytes | _ProtobufMessage
 P = TypeVar("P", bound=_ProtobufMessage)
 
 _TMP_SUFFIX = ".onnxdata-tmp"
 
 
-def source_bytes(source: Source, who: str = "load") -> tuple[Buffer, str]:
+def source_bytes(source: PathOrBytes, who: str = "load") -> tuple[Buffer, str]:
     """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``);
     TypeError naming ``who`` and what it takes for anything else."""
     if isinstance(source, (bytes, bytearray, mmap.mmap)):
@@ -154,7 +153,7 @@ def _misfit(data: Buffer, message_name: str) -> tuple[str, int] | None:
     return None if misfit is None else (misfit.reason, misfit.offset)
 
 
-def chosen_kind(name: str | None, data: Buffer | WalkSource) -> KindName:
+def chosen_kind(name: str | None, data: Buffer | Source) -> KindName:
     """The kind ``load``/``read`` use when none is given, as the explorer chooses it,
     with a DecodeError that tells the caller to pass ``kind=``."""
     from onnxdata.explorer.readings import choose_kind

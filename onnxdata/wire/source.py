@@ -49,8 +49,6 @@ WINDOW: Final = 1 << 16
 #: The window read after a jump past a big payload: the next field's header is what is
 #: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
 _HOP_WINDOW: Final = 1 << 12
-#: Payloads decoded in pieces of this size when they are read rather than mapped.
-PIECE: Final = 1 << 24
 
 Mode = Literal["mmap", "copy", "pread"]
 #: The bytes in memory that onnxdata reads.

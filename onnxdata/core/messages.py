@@ -10,9 +10,13 @@ from onnxdata.generated.onnx_data_pb2 import MapProto, OptionalProto, SequencePr
 from onnxdata.generated.onnx_ml_pb2 import SparseTensorProto, TensorProto
 
 __all__ = [
+    "ELEM_TYPE_OF_KIND",
     "EXTERNAL",
+    "KIND_OF_ELEM_TYPE",
+    "KIND_OF_MESSAGE",
     "KIND_NAMES",
     "MESSAGE_CLASSES",
+    "MESSAGE_OF_KIND",
     "Kind",
     "KindName",
     "MessageName",
@@ -75,13 +79,21 @@ def is_repeated(fd: FieldDescriptor) -> bool:
     return bool(old.label == FieldDescriptor.LABEL_REPEATED)
 
 
-_KIND_BY_MESSAGE_NAME: dict[str, KindName] = {
+#: The kind of each message name.
+KIND_OF_MESSAGE: Final[dict[str, KindName]] = {
     "TensorProto": "tensor",
     "SparseTensorProto": "sparse_tensor",
     "SequenceProto": "sequence",
     "OptionalProto": "optional",
     "MapProto": "map",
 }
+#: The message name of each kind.
+MESSAGE_OF_KIND: Final[dict[str, str]] = {k: m for m, k in KIND_OF_MESSAGE.items()}
+#: SequenceProto/OptionalProto elem_type codes (their DataType enum) and their kinds.
+KIND_OF_ELEM_TYPE: Final[dict[int, KindName]] = {
+    1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional",
+}
+ELEM_TYPE_OF_KIND: Final[dict[KindName, int]] = {k: c for c, k in KIND_OF_ELEM_TYPE.items()}
 
 
 def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:
@@ -89,16 +101,16 @@ def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:
     if isinstance(kind, str):
         if kind in MESSAGE_CLASSES:
             return kind  # type: ignore[return-value]  # a KindName, checked just above
-        if kind in _KIND_BY_MESSAGE_NAME:
-            return _KIND_BY_MESSAGE_NAME[kind]
+        if kind in KIND_OF_MESSAGE:
+            return KIND_OF_MESSAGE[kind]
         raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)} "
-                         f"(or {', '.join(_KIND_BY_MESSAGE_NAME)}, or a message class)")
+                         f"(or {', '.join(KIND_OF_MESSAGE)}, or a message class)")
     descriptor = getattr(kind, "DESCRIPTOR", None)
     name = getattr(descriptor, "name", None)
-    if name not in _KIND_BY_MESSAGE_NAME:
+    if name not in KIND_OF_MESSAGE:
         raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KIND_NAMES)}, "
                          "their message names (SequenceProto, ...) or classes")
-    return _KIND_BY_MESSAGE_NAME[name]
+    return KIND_OF_MESSAGE[name]
 
 
 #: The short words the command line takes too, as ONNX's type strings spell them
@@ -116,8 +128,8 @@ def kind_word(text: str) -> KindName:
     for name in KIND_NAMES:
         if low == name:
             return name
-    for message, kind in _KIND_BY_MESSAGE_NAME.items():
+    for message, kind in KIND_OF_MESSAGE.items():
         if low == message.lower():
             return kind
     raise ValueError(f"unknown kind {text!r}: expected seq, opt, map, tensor or sparse "
-                     f"(or {', '.join(KIND_NAMES)}, or {', '.join(_KIND_BY_MESSAGE_NAME)})")
+                     f"(or {', '.join(KIND_NAMES)}, or {', '.join(KIND_OF_MESSAGE)})")

@@ -36,7 +36,7 @@ from onnxdata.convert.values import (
 from onnxdata.core.budget import spend
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import EXTERNAL
+from onnxdata.core.messages import EXTERNAL, KIND_OF_ELEM_TYPE, MESSAGE_OF_KIND
 from onnxdata.core.paths import join_path
 from onnxdata.engine.groups import MIN_GROUPED, GroupWalk
 from onnxdata.engine.summaries import (
@@ -91,10 +91,6 @@ from onnxdata.wire.walk import (
 
 __all__ = ["Engine", "Outcome"]
 
-#: The nesting protobuf's parser allows (root plus 100 levels); deeper bytes are refused.
-_ELEM_KINDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
-_MESSAGE: Final = {"tensor": "TensorProto", "sparse_tensor": "SparseTensorProto",
-                   "sequence": "SequenceProto", "optional": "OptionalProto", "map": "MapProto"}
 #: Sequence elements up to this many bytes have their verdict cached by their bytes.
 _SMALL: Final = 64
 
@@ -239,7 +235,8 @@ class Engine(TensorWalk, GroupWalk):
         at = self.problems.mark()
         raw_type = f.scalars.get("elem_type")
         elem_type = as_int32(raw_type) if raw_type is not None else None
-        counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0) for code, kind in _ELEM_KINDS.items()}
+        counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0)
+                  for code, kind in KIND_OF_ELEM_TYPE.items()}
         own = self._wire(path, "SequenceProto", f)
         own += sequence_problems(path, elem_type, counts)
         facts = SequenceFacts(elem_type or 0) if self.summaries else None
@@ -249,7 +246,7 @@ class Engine(TensorWalk, GroupWalk):
         mine_types: list[NestedType] = []
         deep_ok = depth + 1 <= self.max_depth
         last: str | None = None
-        for code, kind in _ELEM_KINDS.items():
+        for code, kind in KIND_OF_ELEM_TYPE.items():
             w = f.where(kind, where, SEQUENCE)
             if w is None:
                 continue
@@ -303,9 +300,9 @@ class Engine(TensorWalk, GroupWalk):
                     else:
                         facts.add(None, None, got.summary)
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])
-        for kind, found in types.items():
+        for kind_word, found in types.items():
             if len(found) > 1:
-                own += element_type_problems(path, f"{kind}_values", found)
+                own += element_type_problems(path, f"{kind_word}_values", found)
         # last, as validate's walk checks the tensors' shared data type as it reads them
         own += same_type_problems(path, "tensor_values", codes["tensor"])
         self.problems.insert(at, own)
@@ -320,16 +317,16 @@ class Engine(TensorWalk, GroupWalk):
         f = scan(self.src, where, OPTIONAL, self.problems.cap)
         raw_type = f.scalars.get("elem_type")
         elem_type = as_int32(raw_type) if raw_type is not None else None
-        set_fields = [OPTIONAL_FIELDS[code] for code, kind in _ELEM_KINDS.items()
+        set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
                       if kind in f.counts]
         own = self._wire(path, "OptionalProto", f)
         own += optional_problems(path, elem_type, set_fields)
         self.problems.add(own)
         code_of = elem_type or 0
-        result = Outcome(ntype=("optional", (_ELEM_KINDS[code_of],)
+        result = Outcome(ntype=("optional", (KIND_OF_ELEM_TYPE[code_of],)
                                 if code_of in OPTIONAL_FIELDS else None))
         child_summary: str | None = None
-        for code, kind in _ELEM_KINDS.items():
+        for code, kind in KIND_OF_ELEM_TYPE.items():
             w = f.where(kind, where, OPTIONAL)
             if w is not None:
                 self.note_merged(path, f, kind, OPTIONAL_FIELDS[code])
@@ -448,4 +445,4 @@ def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[byt
 
 
 def message_name(kind: str) -> str:
-    return _MESSAGE[kind]
+    return MESSAGE_OF_KIND[kind]

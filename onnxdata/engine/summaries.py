@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from onnxdata.core.dtypes import data_type
+from onnxdata.core.messages import KIND_OF_ELEM_TYPE
 
 __all__ = ["SequenceFacts", "dims_text", "dtype_name", "map_summary", "optional_summary",
            "sequence_summary", "sparse_detail", "tensor_detail"]
 
-ELEM_KIND: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 ELEM_WORDS: Final = {1: ("tensor", "tensors"), 2: ("sparse tensor", "sparse tensors"),
                      3: ("sequence", "sequences"), 4: ("map", "maps"),
                      5: ("optional", "optionals")}
@@ -58,7 +58,7 @@ def sparse_detail(code: int, dims: Sequence[int] | None,
 def optional_summary(code: int, child: str | None) -> str:
     if code == 0:
         return "empty optional"
-    if code not in ELEM_KIND:
+    if code not in KIND_OF_ELEM_TYPE:
         return f"optional of unknown elem_type {code}"
     if child is None:
         return f"empty optional ({ELEM_WORDS[code][0]})"
@@ -86,7 +86,7 @@ class SequenceFacts:
 def sequence_summary(facts: SequenceFacts, total: int) -> str:
     """``total`` counts every element, whatever field holds it (for a bad elem_type)."""
     code = facts.elem_type
-    if code not in ELEM_KIND:
+    if code not in KIND_OF_ELEM_TYPE:
         what = "no elem_type" if code == 0 else f"unknown elem_type {code}"
         return f"sequence with {what}, {total} element{'s' if total != 1 else ''}"
     one, many = ELEM_WORDS[code]

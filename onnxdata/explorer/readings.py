@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import KindName
+from onnxdata.core.messages import KIND_OF_MESSAGE, KindName
 from onnxdata.engine.engine import Engine
 from onnxdata.errors import Problem, no_memory_error
 from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, rows
@@ -53,11 +53,7 @@ __all__ = [
     "unmerged_choice",
 ]
 
-_KIND_OF: Final[dict[str, KindName]] = {
-    "SequenceProto": "sequence", "OptionalProto": "optional", "MapProto": "map",
-    "TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
-}
-_MESSAGE_OF: Final[dict[str, str]] = {kind: name for name, kind in _KIND_OF.items()}
+_MESSAGE_OF: Final[dict[str, str]] = {kind: name for name, kind in KIND_OF_MESSAGE.items()}
 _ORDER: Final = {name: i for i, name in enumerate(MESSAGE_NAMES)}
 
 
@@ -66,7 +62,7 @@ def kind_of_message(message: str) -> KindName:
     if message in _MESSAGE_OF:
         return message  # type: ignore[return-value]
     try:
-        return _KIND_OF[message]
+        return KIND_OF_MESSAGE[message]
     except KeyError:
         raise ValueError(f"unknown message {message!r}: expected one of "
                          f"{', '.join(MESSAGE_NAMES)}") from None
@@ -108,7 +104,7 @@ class Reading:
     @property
     def kind_name(self) -> KindName:
         """The short kind name: "sequence", "optional", "map", "tensor", "sparse_tensor"."""
-        return _KIND_OF[self.kind]
+        return KIND_OF_MESSAGE[self.kind]
 
     @cached_property
     def fit(self) -> Fit:
@@ -174,7 +170,7 @@ def reading(data: WireBuffer | Source, kind: str, /, *,
     engine = Engine(src, base_dir=Path(base_dir) if base_dir is not None else None,
                     max_depth=max_depth, summaries=True, max_problems=max_problems)
     try:
-        out = engine.run(_KIND_OF[name])
+        out = engine.run(KIND_OF_MESSAGE[name])
     except WireError as e:
         misfit = Misfit(e.offset if e.offset is not None else 0, getattr(e, "path", ""),
                         e.reason)

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnxdata.core.dtypes import data_type
 from onnxdata.core.limits import MAX_DEPTH
+from onnxdata.core.messages import KIND_OF_ELEM_TYPE, KIND_OF_MESSAGE
 from onnxdata.engine.summaries import dims_text, dtype_name
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 from onnxdata.wire.payloads import decode_varints
@@ -31,11 +32,8 @@ __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 #: Rows a byte table shows unless told otherwise.
 DEFAULT_ROWS: Final = 200
 _PREVIEW: Final = 6
-_KINDS: Final = {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
-                 "SequenceProto": "sequence", "MapProto": "map", "OptionalProto": "optional"}
 _ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
                       4: "MAP", 5: "OPTIONAL"}
-_ELEM_KIND: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 _CONTEXT: Final[dict[str, Schema]] = {"TensorProto": TENSOR, "OptionalProto": OPTIONAL,
                                       "SequenceProto": SEQUENCE}
 
@@ -174,7 +172,7 @@ class _Table:
         """Count a run of elements a layout at a time (``walk_compiled.element_groups``:
         elements of one layout have as many fields, and the same wire): False where the
         compiled walk is off or gives no layouts (count them one by one)."""
-        kind = _KINDS.get(message)
+        kind = KIND_OF_MESSAGE.get(message)
         if kind is None or s.size < 2 or depth > MAX_DEPTH:
             return False
         got = element_groups(self.src, s.astype(np.uint64), e.astype(np.uint64), kind, depth)
@@ -301,14 +299,14 @@ def _elem_type_meaning(message: str, ctx: _Context, code: int) -> str:
     if message == "OptionalProto":
         if code == 0:
             return "0, UNDEFINED: the value is absent"
-        where = f"{_ELEM_KIND[code]}_value"
-        if _ELEM_KIND[code] in ctx.present:
+        where = f"{KIND_OF_ELEM_TYPE[code]}_value"
+        if KIND_OF_ELEM_TYPE[code] in ctx.present:
             return f"{code}, {name}: the value is in {where}"
         words = {1: "tensor", 2: "sparse tensor", 3: "sequence", 4: "map", 5: "optional"}
         return f"{code}, {name}: a {words[code]} type, the value is absent"
     if code == 0:
         return "0, UNDEFINED: no element type (a sequence needs one)"
-    return f"{code}, {name}: the elements are in {_ELEM_KIND[code]}_values"
+    return f"{code}, {name}: the elements are in {KIND_OF_ELEM_TYPE[code]}_values"
 
 
 #: The offset of the row that counts the fields left out (no byte has it).

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from onnxdata.core.dtypes import data_type
-from onnxdata.core.messages import KindName
+from onnxdata.core.messages import ELEM_TYPE_OF_KIND, KIND_OF_ELEM_TYPE, KIND_OF_MESSAGE, KindName
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
@@ -32,14 +32,6 @@ __all__ = [
 
 IO = Literal["input", "output"]
 Dim = int | str | None
-
-#: SequenceProto/OptionalProto elem_type values for each kind.
-ELEM_TYPE_OF_KIND: dict[str, int] = {
-    "tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5,
-}
-KIND_OF_ELEM_TYPE: dict[int, KindName] = {
-    1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional",
-}
 
 
 def type_name(code: int) -> str:
@@ -113,12 +105,7 @@ def find_model(file: str | os.PathLike[str]) -> tuple[Path, IO, int] | None:
 
 
 def _kind_of(node: FitMessage) -> KindName:
-    return {"TensorProto": "tensor", "SparseTensorProto": "sparse_tensor",
-            "SequenceProto": "sequence", "OptionalProto": "optional",
-            "MapProto": "map"}[node.type]  # type: ignore[return-value]
-
-
-_VALUE_FIELD = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
+    return KIND_OF_MESSAGE[node.type]
 
 
 def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> list[Problem]:
@@ -144,7 +131,7 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
         out = _elem_type_problem(code, declared, path)
         if out:
             return out
-        name = _VALUE_FIELD[code]
+        name = KIND_OF_ELEM_TYPE[code]
         for i, child in enumerate(node.children(f"{name}_values")):
             out.extend(type_problems(child, declared.element,
                                      join_path(path, f"{name}_values[{i}]")))
@@ -156,7 +143,7 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
         out = _elem_type_problem(code, declared, path)
         if out:
             return out
-        name = _VALUE_FIELD[code]
+        name = KIND_OF_ELEM_TYPE[code]
         value = node.child(f"{name}_value")
         if value is not None:
             out.extend(type_problems(value, declared.element, join_path(path, f"{name}_value")))

@@ -48,6 +48,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from onnxdata.core.messages import KIND_OF_MESSAGE
 from onnxdata.errors import OnnxDataError
 from onnxdata.explorer.readings import ByteRow, Exploration, Reading, byte_table
 from onnxdata.page.pictures import clip, tensor_figure
@@ -272,9 +273,7 @@ def _shown(result: Exploration) -> Reading | None:
 
 
 def _kind_word(message: str) -> str:
-    words = {"SequenceProto": "sequence", "OptionalProto": "optional", "MapProto": "map",
-             "TensorProto": "tensor", "SparseTensorProto": "sparse_tensor"}
-    return words.get(message, message)
+    return KIND_OF_MESSAGE.get(message, message)
 
 
 # --- bytes: the hex view and the byte table ------------------------------------------------

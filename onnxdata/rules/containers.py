@@ -12,6 +12,7 @@ import numpy as np
 
 from onnxdata.core.dtypes import KEY_TYPES, STRING, key_range
 from onnxdata.core.limits import MAX_DEPTH
+from onnxdata.core.messages import KIND_OF_ELEM_TYPE
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.rules.common import (
@@ -196,7 +197,6 @@ def same_type_problems(path: str, field: str, data_types: Sequence[int]) -> list
 #: key type or inner type after the kind, each None where unknown (an empty
 #: sequence's elements, an empty optional's value); None when nothing is known.
 NestedType: TypeAlias = "tuple[Any, ...] | None"
-_ELEM_KINDS: Final = {1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional"}
 
 
 class _Mismatch(Exception):
@@ -223,7 +223,7 @@ def nested_type(message: Any, depth: int = 0) -> NestedType:
         if field is None:
             return ("optional", None)
         if not has_field(message, field):
-            return ("optional", (_ELEM_KINDS[code],))
+            return ("optional", (KIND_OF_ELEM_TYPE[code],))
         return ("optional", nested_type(getattr(message, field), depth + 1))
     field = ELEM_FIELDS.get(code)
     if field is None:
@@ -237,7 +237,7 @@ def sequence_inner_type(code: int, element_types: Iterable[NestedType]) -> Neste
     """A sequence's element type from its elem_type ``code`` and its elements' types (for
     tensors only the first's): what they say together, up to the first disagreement
     (which the sequence's own check reports)."""
-    inner: NestedType = (_ELEM_KINDS[code],)
+    inner: NestedType = (KIND_OF_ELEM_TYPE[code],)
     previous: Any = _NOTHING
     for t in element_types:
         if t == previous:  # merging a type again changes nothing (a million like elements)

@@ -4,7 +4,7 @@ from their Cython sources (which share onnxdata/wire/_wire.pxd).
 
 pyproject.toml holds everything else; setuptools reads extensions only from here.
 ``optional=True``: where no C compiler is at hand the build goes on without it and
-onnxdata uses the pure-numpy decoder (decode.py) and the Python walk (walk.py), which
+onnxdata uses the pure-numpy decoder (wire/decode.py) and the Python walk (wire/walk.py), which
 give the same results.
 ``ONNXDATA_PURE_PYTHON=1`` builds no extension at all: a pure wheel (py3-none-any),
 as the Makefile's dependency wheel is, so venvs of every Python install from it.

@@ -101,7 +101,7 @@ def budget_mark() -> int | None:
 
 def budget_reset(mark: int | None) -> None:
     """Give back what was spent since ``budget_mark`` gave ``mark``: the walk that spent
-    it is done again (engine_groups, when a group's values are not built)."""
+    it is done again (engine.groups, when a group's values are not built)."""
     left = _left.get()
     if left is not None and mark is not None:
         left[0] = mark

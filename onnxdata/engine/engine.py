@@ -254,7 +254,7 @@ class Engine(TensorWalk, GroupWalk):
             mine = facts is not None and code == facts.elem_type
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
             if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
-                # a layout at a time (compiled): engine_groups, group_values
+                # a layout at a time (compiled): engine.groups, group_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,
                                           mine_types, out if self.values else None)

@@ -179,7 +179,7 @@ def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
 
 
 def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
-    """Each member's raw_data as ``Engine`` reads it (engine_tensor._from_raw): views of the
+    """Each member's raw_data as ``Engine`` reads it (engine.tensor._from_raw): views of the
     mapping where it can, else decoded from the joined bytes."""
     s = g.starts[:, j]
     width = int(g.ends[0, j] - s[0])

@@ -1,9 +1,9 @@
 """``to_numpy`` of a message: the wire engine's walk of its bytes, for the containers.
 
-``convert.to_numpy`` reads a message through protobuf's objects, one Python call per
+``convert.values.to_numpy`` reads a message through protobuf's objects, one Python call per
 field: a SequenceProto of 44,000 one-key maps took 3.7 s. Serializing it takes 20 ms,
 and the engine reads those bytes a layout at a time (``group_values``), so a sequence,
-map or optional is read here that way. ``convert.to_numpy`` stays the reference: it
+map or optional is read here that way. ``convert.values.to_numpy`` stays the reference: it
 reads tensors, and every message whose walk finds a problem or stops (over the densify
 budget, bad bytes, anything raised), so each error is the very one it gives. The value
 is the one it gives too, flags included: ``raw_data`` and external data arrays
@@ -67,7 +67,7 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     ``strings="str"`` gives STRING elements and string map keys as ``str``
     (UTF-8; what ONNX Runtime takes) instead of ``bytes``. A sequence, map or
     optional is read through its bytes by the wire engine; every value and error
-    is ``convert.to_numpy``'s.
+    is ``convert.values.to_numpy``'s.
     """
     descriptor = getattr(message, "DESCRIPTOR", None)
     kind = CONTAINERS.get(getattr(descriptor, "name", ""))
@@ -113,7 +113,7 @@ def _walked(message: Any, kind: str, base_dir: StrPath | None) -> Any:
 
 
 def _writable(value: Any) -> Any:
-    """``value`` with its decoded arrays writable, as ``convert.to_numpy`` gives them; views
+    """``value`` with its decoded arrays writable, as ``convert.values.to_numpy`` gives them; views
     of the bytes (raw_data) and external data's copies stay read-only."""
     if isinstance(value, np.ndarray):
         with contextlib.suppress(ValueError):  # a view of read-only bytes stays read-only

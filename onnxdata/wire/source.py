@@ -301,7 +301,7 @@ def _read_stream(fd: int, name: str) -> memoryview:
             if got > limit:
                 raise DecodeError(f"a pipe or device gave more than the limit of {limit} bytes "
                                   "for a non-regular input (--max-bytes, or "
-                                  "onnxdata.set_stream_limit)", source=name)
+                                  "onnxdata.wire.source.set_stream_limit)", source=name)
             buf.extend(bytes(min(len(buf), limit + 1 - len(buf))))
         n = os.readv(fd, [memoryview(buf)[got:]])
         if n == 0:

@@ -64,7 +64,7 @@ def fuzz_one(name: str, seconds: int | None, runs: int | None, work: Path) -> in
     with atheris.instrument_imports(include=["onnxdata"]):
         import onnxdata
 
-        for module in pkgutil.iter_modules(onnxdata.__path__, "onnxdata."):
+        for module in pkgutil.walk_packages(onnxdata.__path__, "onnxdata."):
             if not module.name.endswith("__main__"):
                 importlib.import_module(module.name)
     import targets

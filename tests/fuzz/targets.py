@@ -4,7 +4,7 @@ Every target takes the fuzzer's bytes and either returns or raises. The only
 exceptions a target may let out are onnxdata's own (``OnnxDataError``); the
 runner (``run.py``) treats anything else as a crash. ``readings`` promises
 never to raise at all, so its target lets nothing out. The same functions
-replay ``tests/data/fuzz-regressions/`` under pytest (``test_hardening.py``),
+replay ``tests/data/fuzz-regressions/`` under pytest (``tests/io/test_hostile_inputs.py``),
 so they import nothing that is absent from either venv.
 
 Besides crashing, a target fails (``Mismatch``, an AssertionError) when two
@@ -200,7 +200,7 @@ ALLOWED["read"] = ()  # read_compare catches our errors itself; a leak is a find
 #: once its fix lands, and the fuzzers and the replay then demand the fix.
 #: Fixed so far: numpy's ValueError for shapes it cannot hold (convert d6bdf36,
 #: fast_read 3a0b61d), overlong varints refused by wire.read_varint and
-#: fast_read.decode_varints.
+#: wire.decode.decode_varints.
 KNOWN_BUGS: list[tuple[str, Callable[[BaseException, bytes], bool]]] = []
 
 

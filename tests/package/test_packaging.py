@@ -46,7 +46,7 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
                  "__init__.py"):
         assert f"onnxdata/generated/{name}" in names
     assert "onnxdata/py.typed" in names
-    assert "onnxdata/page.html" in names  # the template of explore --html
+    assert "onnxdata/page/page.html" in names  # the template of explore --html
     assert not any(n.startswith("onnxdata/generated/") and n.endswith(".proto") for n in names)
 
 
@@ -58,14 +58,18 @@ def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> Non
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the wheel is built pure (setup.py)")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "onnxdata/wire/_varints.pyi" in names
-    assert [n for n in names if n.startswith("onnxdata/_varints.") and
+    assert [n for n in names if n.startswith("onnxdata/wire/_varints.") and
             n.endswith((".so", ".pyd"))], sorted(names)
     assert "onnxdata/wire/_varints.c" not in names  # Cython's output: a build product
     for name in ("_walk", "_layouts"):  # and the compiled walk (onnxdata/wire/_walk.pyx, ...)
-        assert f"onnxdata/{name}.pyi" in names
-        assert [n for n in names if n.startswith(f"onnxdata/{name}.") and
+        assert f"onnxdata/wire/{name}.pyi" in names
+        assert [n for n in names if n.startswith(f"onnxdata/wire/{name}.") and
                 n.endswith((".so", ".pyd"))], sorted(names)
-        assert f"onnxdata/{name}.c" not in names
+        assert f"onnxdata/wire/{name}.c" not in names
+    # nothing is left at the flat places the modules moved from
+    assert not [n for n in names if n.count("/") == 1 and n.startswith("onnxdata/_")
+                and not n.startswith("onnxdata/__")], \
+        sorted(names)
 
 
 @pytest.mark.slow

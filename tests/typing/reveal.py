@@ -1,4 +1,4 @@
-"""What mypy --strict says about user code (tests/test_install.py compares with reveal.expected).
+"""What mypy --strict says about user code (test_packaging.py compares with reveal.expected).
 
 Checked in a clean venv holding only the installed wheel and mypy, so the types
 must come from onnxdata's own dependencies. Lines marked "error" must fail.

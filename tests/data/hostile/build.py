@@ -4,7 +4,7 @@
 
 Each file is encoded by hand here (not through protobuf, which would refuse
 some of them), so the bytes are exactly what is described. ``--check`` fails
-when the files on disk differ from what this script makes (test_hardening
+when the files on disk differ from what this script makes (test_hostile_inputs
 runs it). Every bomb must be refused, or read, with less than 50 MiB of peak
 memory by every entry point (load, validate, to_numpy, readings, read).
 """

@@ -49,7 +49,7 @@ from rich.text import Text
 
 from onnxdata.cli import diff as cli_diff
 from onnxdata.cli import make as cli_make
-from onnxdata.cli import run as run_command
+from onnxdata.cli import run_args
 from onnxdata.cli.args import (
     STDIN,
     fail,
@@ -183,7 +183,7 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     diff_parser.add_argument("--model", help="model.onnx declaring both files' type "
                                              "(two files named input_K.pb or output_K.pb, or "
                                              "with --kind's default for folders: their own)")
-    run_command.add_parser(sub)
+    run_args.add_parser(sub)
     cli_make.add_parser(sub)
     run_parser = sub.choices["run"]
     run_parser.epilog = EXIT_CODES
@@ -278,7 +278,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "diff":
         return _diff(args)
     if args.command == "run":
-        return run_command.main(args)
+        return run_args.main(args)
     if args.command == "make":
         return cli_make.main(args)
     from onnxdata.cli.show import show_command

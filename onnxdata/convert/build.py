@@ -12,16 +12,10 @@ import numpy as np
 
 from onnxdata.convert.common import (
     KINDS,
-    MAP,
     OPT_FIELDS,
-    OPTIONAL,
     SEQ_FIELDS,
-    SEQUENCE,
-    SPARSE_TENSOR,
-    TENSOR,
-    UNDEFINED,
     Array,
-    ElemType,
+    ElemTypeArg,
     KeyType,
     SparseParts,
     le_bytes,
@@ -29,6 +23,7 @@ from onnxdata.convert.common import (
 )
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, data_type_for_dtype
 from onnxdata.core.messages import (
+    ElemType,
     MapProto,
     Message,
     OptionalProto,
@@ -38,6 +33,7 @@ from onnxdata.core.messages import (
 )
 from onnxdata.core.paths import join_path
 from onnxdata.errors import OnnxDataError, ValidationError
+from onnxdata.rules.common import MAP_VALUE_ELEM_TYPES
 from onnxdata.rules.containers import element_type_problems, nested_type
 
 __all__ = ["build_message"]  # the builders of convert/values.py's from_numpy
@@ -72,15 +68,15 @@ def infer_kind(value: object, path: str) -> str:
                            if isinstance(value, (int, float, complex, str, bytes)) else ""))
 
 
-def _elem_code(elem_type: ElemType, what: str) -> int:
+def _elem_code(elem_type: ElemTypeArg, what: str) -> int:
     if isinstance(elem_type, str):
         name = elem_type.lower()
         if name in KINDS[1:]:
             return KINDS.index(name)
         if name == "undefined":
-            return UNDEFINED
+            return ElemType.UNDEFINED
     elif isinstance(elem_type, (int, np.integer)) and not isinstance(elem_type, bool) \
-            and 0 <= elem_type <= OPTIONAL:
+            and 0 <= elem_type <= ElemType.OPTIONAL:
         return int(elem_type)
     raise OnnxDataError(f"{what}: elem_type {elem_type!r} is not one of "
                         f"{', '.join(KINDS[1:])} (or their codes 1..5)")
@@ -233,7 +229,7 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
     if name:
         s.name = name
     where = path or "value"
-    if value and (elem_type is None or _elem_code(elem_type, where) == TENSOR) and all(
+    if value and (elem_type is None or _elem_code(elem_type, where) == ElemType.TENSOR) and all(
             type(v) is np.ndarray for v in value):
         _fill_tensors(s, value, where)
         return
@@ -241,16 +237,16 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
     found = set(kinds)
     if elem_type is not None:
         et = _elem_code(elem_type, where)
-        if et == UNDEFINED:
+        if et == ElemType.UNDEFINED:
             raise OnnxDataError(f"{where}: a sequence's elem_type cannot be UNDEFINED")
-        if et != OPTIONAL and found - {KINDS[et]}:
+        if et != ElemType.OPTIONAL and found - {KINDS[et]}:
             i = next(i for i, k in enumerate(kinds) if k != KINDS[et])
             raise OnnxDataError(f"{where}[{i}]: a {kinds[i]} in a sequence of {KINDS[et]}")
     elif not value:
         raise OnnxDataError(f"{where}: an empty list needs elem_type (tensor, sparse_tensor, "
                             "sequence, map or optional)")
     elif "optional" in found:
-        et = OPTIONAL
+        et = ElemType.OPTIONAL
     elif len(found) > 1:
         firsts = {k: kinds.index(k) for k in sorted(found)}
         raise OnnxDataError(f"{where}: mixed element kinds: " + ", ".join(
@@ -263,12 +259,13 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
     add = field.add
     for i, v in enumerate(value):
         fill(add(), v, f"{where}[{i}]", "", None, None)
-    if et in (SEQUENCE, MAP, OPTIONAL) and len(field) > 1:  # one type all the way down
+    # one type all the way down
+    if et in (ElemType.SEQUENCE, ElemType.MAP, ElemType.OPTIONAL) and len(field) > 1:
         mixed = element_type_problems(where, "", [nested_type(e) for e in field])
         if mixed:
             raise ValidationError(mixed)
-    if et in (TENSOR, SPARSE_TENSOR) and len(field) > 1:
-        codes = [e.data_type if et == TENSOR else e.values.data_type for e in field]
+    if et in (ElemType.TENSOR, ElemType.SPARSE_TENSOR) and len(field) > 1:
+        codes = [e.data_type if et == ElemType.TENSOR else e.values.data_type for e in field]
         if len(set(codes)) > 1:
             j = next(j for j, c in enumerate(codes) if c != codes[0])
             raise OnnxDataError(f"{where}: mixed data types: {DATA_TYPES[codes[0]].name} at "
@@ -291,7 +288,7 @@ def _fill_tensors(s: Any, arrays: Sequence[Array], where: str) -> None:
         raise OnnxDataError(f"{where}: mixed data types: {first.name} at [0], "  # type: ignore[union-attr]
                             f"{found[arrays[j].dtype].name} at [{j}]; the tensors of a "  # type: ignore[union-attr]
                             "sequence share one data type")
-    s.elem_type = TENSOR
+    s.elem_type = ElemType.TENSOR
     add = s.tensor_values.add
     for a in arrays:
         dt = found[a.dtype]
@@ -348,13 +345,12 @@ def _fill_map(m: Any, value: Any, path: str, name: str, elem_type: Any,
     if elem_type is None and not values:
         raise OnnxDataError(f"{where}: an empty dict needs elem_type, the kind of its values "
                             "(tensor, sparse_tensor, sequence or map), and key_type")
-    if elem_type is not None and _elem_code(elem_type, where) not in (TENSOR, SPARSE_TENSOR,
-                                                                        SEQUENCE, MAP):
+    if elem_type is not None and _elem_code(elem_type, where) not in MAP_VALUE_ELEM_TYPES:
         raise OnnxDataError(f"{where}: map values cannot be {elem_type!r}")
     if any(v is None for v in values):
         raise OnnxDataError(f"{where}: map values cannot be None (a map holds no optionals)")
     _fill_sequence(m.values, values, join_path(where, "values"), "", elem_type, None)
-    if m.values.elem_type == OPTIONAL:
+    if m.values.elem_type == ElemType.OPTIONAL:
         raise OnnxDataError(f"{where}: map values cannot be optionals")
 
 
@@ -383,10 +379,10 @@ def _fill_optional(o: Any, value: Any, path: str, name: str, elem_type: Any,
         if value is None:
             o.elem_type = et
             return
-        if et == UNDEFINED:
+        if et == ElemType.UNDEFINED:
             raise OnnxDataError(f"{where}: elem_type UNDEFINED means no value, but one is given")
     elif value is None:
-        o.elem_type = UNDEFINED
+        o.elem_type = ElemType.UNDEFINED
         return
     elif _copy_message(o, value, "optional", where) if infer_kind(value, where) == "optional" \
             else False:
@@ -398,7 +394,7 @@ def _fill_optional(o: Any, value: Any, path: str, name: str, elem_type: Any,
     o.elem_type = et
     field = OPT_FIELDS[et]
     _FILLERS[KINDS[et]](getattr(o, field), value, join_path(where, field), "", None,
-                         key_type if et == MAP else None)
+                         key_type if et == ElemType.MAP else None)
 
 
 _FILLERS: dict[str, Callable[[Any, Any, str, str, Any, Any], None]] = {

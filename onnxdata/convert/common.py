@@ -15,6 +15,10 @@ import numpy.typing as npt
 from onnxdata.core.dtypes import DataType, raw_nbytes
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    KIND_OF_ELEM_TYPE,
+    OPTIONAL_FIELDS,
+    ElemType,
     MapProto,
     OptionalProto,
     SequenceProto,
@@ -29,7 +33,8 @@ __all__ = ["SparseParts", "from_le_bytes", "le_bytes", "unpack_bits"]
 
 Array: TypeAlias = "npt.NDArray[Any]"
 StrPath: TypeAlias = Union[str, "os.PathLike[str]"]
-ElemType: TypeAlias = "int | str"
+#: An elem_type as from_numpy takes it: a code (an ElemType) or a kind's name.
+ElemTypeArg: TypeAlias = "int | str"
 KeyType: TypeAlias = Union[int, str, "npt.DTypeLike"]
 
 
@@ -44,14 +49,11 @@ class SparseParts(NamedTuple):
 
 # ---------------------------------------------------------------- codes and paths
 
-# SequenceProto / OptionalProto element types, and the field holding each.
-UNDEFINED, TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL = range(6)
-_ELEM_NAMES = ("UNDEFINED", "TENSOR", "SPARSE_TENSOR", "SEQUENCE", "MAP", "OPTIONAL")
-KINDS = ("", "tensor", "sparse_tensor", "sequence", "map", "optional")
-SEQ_FIELDS = ("", "tensor_values", "sparse_tensor_values", "sequence_values", "map_values",
-               "optional_values")
-OPT_FIELDS = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
-               "optional_value")
+# By SequenceProto / OptionalProto elem_type code (ElemType): the kind, and the field
+# holding the elements (or the value).
+KINDS: tuple[str, ...] = tuple(KIND_OF_ELEM_TYPE.get(code, "") for code in ElemType)
+SEQ_FIELDS: tuple[str, ...] = tuple(ELEM_FIELDS.get(code, "") for code in ElemType)
+OPT_FIELDS: tuple[str, ...] = tuple(OPTIONAL_FIELDS.get(code, "") for code in ElemType)
 TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data",
                  "uint64_data")
 MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
@@ -63,10 +65,6 @@ U64 = (1 << 64) - 1
 
 def fail_at(path: str, message: str) -> ValidationError:
     return ValidationError([Problem(path, message)])
-
-
-def elem_name(code: int) -> str:
-    return _ELEM_NAMES[code] if 0 <= code < len(_ELEM_NAMES) else str(code)
 
 
 def message_kind(message: object) -> str:

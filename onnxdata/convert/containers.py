@@ -11,18 +11,11 @@ import numpy as np
 
 from onnxdata.convert.common import (
     KINDS,
-    MAP,
     OPT_FIELDS,
-    OPTIONAL,
     SEQ_FIELDS,
-    SEQUENCE,
-    SPARSE_TENSOR,
-    TENSOR,
     U64,
-    UNDEFINED,
     StrPath,
     check_message,
-    elem_name,
     fail_at,
 )
 from onnxdata.convert.sparse import read_sparse
@@ -35,7 +28,9 @@ from onnxdata.convert.tensor import (
 )
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
+from onnxdata.core.messages import KIND_OF_ELEM_TYPE, ElemType, elem_type_name
 from onnxdata.core.paths import join_path
+from onnxdata.rules.common import MAP_VALUE_ELEM_TYPES
 from onnxdata.rules.validation import quick_tensor
 
 __all__: list[str] = []  # the readers of convert/values.py's to_numpy; nothing public here
@@ -44,21 +39,21 @@ __all__: list[str] = []  # the readers of convert/values.py's to_numpy; nothing 
 def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> list[Any]:
     check_message(path, s, base_dir, depth)
     et = s.elem_type
-    if not TENSOR <= et <= OPTIONAL:
+    if et not in KIND_OF_ELEM_TYPE:
         raise fail_at(join_path(path, "elem_type"),
-                    f"elem_type {elem_name(et)} is not an element kind")
-    for code in range(TENSOR, OPTIONAL + 1):
+                    f"elem_type {elem_type_name(et)} is not an element kind")
+    for code in KIND_OF_ELEM_TYPE:
         if code != et and len(getattr(s, SEQ_FIELDS[code])):
             raise fail_at(join_path(path, SEQ_FIELDS[code]), f"elements here, but elem_type is "
-                        f"{elem_name(et)}")
+                        f"{elem_type_name(et)}")
     field = SEQ_FIELDS[et]
     elems = getattr(s, field)
-    if et == TENSOR:
+    if et == ElemType.TENSOR:
         return _read_tensors(elems, join_path(path, field), base_dir, depth + 1)
     read = READERS[KINDS[et]]
     at = join_path(path, field)
     out = [read(e, f"{at}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]
-    if et == SPARSE_TENSOR and out:
+    if et == ElemType.SPARSE_TENSOR and out:
         codes = {e.values.data_type for e in elems}
         if len(codes) > 1:
             raise fail_at(join_path(path, field), f"elements of data types {sorted(codes)} in one "
@@ -127,9 +122,9 @@ def _read_map(m: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> di
     if not m.HasField("values"):
         raise fail_at(join_path(path, "values"), "a map needs values")
     vpath = join_path(path, "values")
-    if m.values.elem_type not in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP):
+    if m.values.elem_type not in MAP_VALUE_ELEM_TYPES:
         raise fail_at(join_path(vpath, "elem_type"), f"map values cannot be "
-                    f"{elem_name(m.values.elem_type)}")
+                    f"{elem_type_name(m.values.elem_type)}")
     values = _read_sequence(m.values, vpath, base_dir, depth + 1)
     if len(keys) != len(values):
         raise fail_at(path, f"{len(keys)} keys but {len(values)} values")
@@ -142,13 +137,13 @@ def _read_map(m: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> di
 def _read_optional(o: Any, path: str, base_dir: StrPath | None, depth: int = 0) -> Any:
     check_message(path, o, base_dir, depth)
     et = o.elem_type
-    if not UNDEFINED <= et <= OPTIONAL:
+    if et != ElemType.UNDEFINED and et not in KIND_OF_ELEM_TYPE:
         raise fail_at(join_path(path, "elem_type"), f"elem_type {et} is not known")
-    for code in range(TENSOR, OPTIONAL + 1):
+    for code in KIND_OF_ELEM_TYPE:
         if code != et and o.HasField(OPT_FIELDS[code]):
             raise fail_at(join_path(path, OPT_FIELDS[code]), f"a value here, but elem_type is "
-                        f"{elem_name(et)}")
-    if et == UNDEFINED or not o.HasField(OPT_FIELDS[et]):
+                        f"{elem_type_name(et)}")
+    if et == ElemType.UNDEFINED or not o.HasField(OPT_FIELDS[et]):
         return None
     return READERS[KINDS[et]](getattr(o, OPT_FIELDS[et]), join_path(path, OPT_FIELDS[et]),
                                 base_dir, depth + 1)

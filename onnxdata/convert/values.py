@@ -69,7 +69,7 @@ import numpy as np
 from onnxdata.convert.build import build_message, infer_kind, utf8
 from onnxdata.convert.common import (
     Array,
-    ElemType,
+    ElemTypeArg,
     KeyType,
     SparseParts,
     StrPath,
@@ -184,52 +184,52 @@ def from_numpy(value: object, kind: None = None, *, declared: str | DeclaredType
                name: str = "") -> Message: ...
 @overload
 def from_numpy(value: object, kind: Literal["sequence", "SequenceProto"] | type[SequenceProto], *,
-               name: str = "", elem_type: ElemType | None = None,
+               name: str = "", elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> SequenceProto: ...
 @overload
 def from_numpy(value: object, kind: Literal["optional", "OptionalProto"] | type[OptionalProto], *,
-               name: str = "", elem_type: ElemType | None = None,
+               name: str = "", elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
 def from_numpy(value: object, kind: Literal["map", "MapProto"] | type[MapProto], *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> MapProto: ...
 @overload
 def from_numpy(value: object, kind: Literal["tensor", "TensorProto"] | type[TensorProto], *,
-               name: str = "", elem_type: ElemType | None = None,
+               name: str = "", elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> TensorProto: ...
 @overload
 def from_numpy(value: object,
                kind: Literal["sparse_tensor", "SparseTensorProto"] | type[SparseTensorProto],
-               *, name: str = "", elem_type: ElemType | None = None,
+               *, name: str = "", elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> SparseTensorProto: ...
 @overload
 def from_numpy(value: np.ndarray[Any, Any] | np.generic, kind: None = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> TensorProto: ...
 @overload
 def from_numpy(value: SparseParts, kind: None = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> SparseTensorProto: ...
 @overload
 def from_numpy(value: list[Any], kind: None = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> SequenceProto: ...
 @overload
 def from_numpy(value: dict[Any, Any], kind: None = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> MapProto: ...
 @overload
 def from_numpy(value: None, kind: None = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> OptionalProto: ...
 @overload
 def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None) -> Message: ...
 @no_memory_error("value")
 def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
-               elem_type: ElemType | None = None,
+               elem_type: ElemTypeArg | None = None,
                key_type: KeyType | None = None,
                declared: str | DeclaredType | None = None) -> Message:
     """Build a message from a numpy value.
@@ -277,7 +277,7 @@ def from_numpy(value: object, kind: KindArg = None, *, name: str = "",
     return _from_numpy(value, kind, name, elem_type, key_type, declared)
 
 
-def _from_numpy(value: object, kind: KindArg, name: str, elem_type: ElemType | None,
+def _from_numpy(value: object, kind: KindArg, name: str, elem_type: ElemTypeArg | None,
                 key_type: KeyType | None, declared: str | DeclaredType | None) -> Message:
     if declared is not None or (kind is not None and elem_type is not None
                                 and kind_name(kind) == "tensor"):

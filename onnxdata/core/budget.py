@@ -29,6 +29,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from onnxdata.core.dtypes import DATA_TYPES
+from onnxdata.core.messages import ELEM_FIELDS, OPTIONAL_FIELDS, ElemType
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem, ValidationError
 
@@ -61,8 +62,9 @@ def set_densify_limit(nbytes: int) -> int:
 #: What is left of the open budget (a one-item list, spent in place), or None.
 _left: ContextVar[list[int] | None] = ContextVar("onnxdata_densify_budget", default=None)
 
-_SEQUENCE_FIELDS = ("sparse_tensor_values", "sequence_values", "map_values", "optional_values")
-_OPTIONAL_FIELDS = ("sparse_tensor_value", "sequence_value", "map_value", "optional_value")
+#: The fields that may hold a sparse tensor, at any depth: every one but a tensor's.
+_SEQUENCE_FIELDS = tuple(f for c, f in ELEM_FIELDS.items() if c != ElemType.TENSOR)
+_OPTIONAL_FIELDS = tuple(f for c, f in OPTIONAL_FIELDS.items() if c != ElemType.TENSOR)
 _POINTER = 8
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Final, Literal, TypeAlias
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -10,13 +11,16 @@ from onnxdata.generated.onnx_data_pb2 import MapProto, OptionalProto, SequencePr
 from onnxdata.generated.onnx_ml_pb2 import SparseTensorProto, TensorProto
 
 __all__ = [
+    "ELEM_FIELDS",
     "ELEM_TYPE_OF_KIND",
     "EXTERNAL",
+    "ElemType",
     "KIND_OF_ELEM_TYPE",
     "KIND_OF_MESSAGE",
     "KIND_NAMES",
     "MESSAGE_CLASSES",
     "MESSAGE_OF_KIND",
+    "OPTIONAL_FIELDS",
     "Kind",
     "KindName",
     "MessageName",
@@ -27,6 +31,7 @@ __all__ = [
     "SparseTensorProto",
     "TensorProto",
     "kind_class",
+    "elem_type_name",
     "is_repeated",
     "kind_name",
     "kind_word",
@@ -89,11 +94,43 @@ KIND_OF_MESSAGE: Final[dict[str, KindName]] = {
 }
 #: The message name of each kind.
 MESSAGE_OF_KIND: Final[dict[str, str]] = {k: m for m, k in KIND_OF_MESSAGE.items()}
-#: SequenceProto/OptionalProto elem_type codes (their DataType enum) and their kinds.
+
+
+class ElemType(enum.IntEnum):
+    """The elem_type codes of SequenceProto and OptionalProto: their ``DataType`` enum,
+    the same names and numbers in both (tests/core/test_elem_type.py checks them against
+    the generated descriptors). An int, so a message's ``elem_type`` compares equal to it."""
+
+    UNDEFINED = 0
+    TENSOR = 1
+    SPARSE_TENSOR = 2
+    SEQUENCE = 3
+    MAP = 4
+    OPTIONAL = 5
+
+
+#: The kind of each elem_type code that holds an element (every one but UNDEFINED).
 KIND_OF_ELEM_TYPE: Final[dict[int, KindName]] = {
-    1: "tensor", 2: "sparse_tensor", 3: "sequence", 4: "map", 5: "optional",
+    ElemType.TENSOR: "tensor",
+    ElemType.SPARSE_TENSOR: "sparse_tensor",
+    ElemType.SEQUENCE: "sequence",
+    ElemType.MAP: "map",
+    ElemType.OPTIONAL: "optional",
 }
-ELEM_TYPE_OF_KIND: Final[dict[KindName, int]] = {k: c for c, k in KIND_OF_ELEM_TYPE.items()}
+ELEM_TYPE_OF_KIND: Final[dict[KindName, ElemType]] = {
+    k: ElemType(c) for c, k in KIND_OF_ELEM_TYPE.items()}
+#: The SequenceProto field holding the elements of each elem_type (``map_values``).
+ELEM_FIELDS: Final[dict[int, str]] = {c: f"{k}_values" for c, k in KIND_OF_ELEM_TYPE.items()}
+#: The OptionalProto field holding the value of each elem_type (``map_value``).
+OPTIONAL_FIELDS: Final[dict[int, str]] = {c: f"{k}_value" for c, k in KIND_OF_ELEM_TYPE.items()}
+
+
+def elem_type_name(code: int) -> str:
+    """An elem_type code's name ("TENSOR"), or its number when it is none of them."""
+    try:
+        return ElemType(code).name
+    except ValueError:
+        return str(code)
 
 
 def kind_name(kind: Kind | str | Message | type[Message]) -> KindName:

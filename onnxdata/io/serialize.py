@@ -35,7 +35,7 @@ from google.protobuf.message import Message as _ProtobufMessage
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.core.dtypes import DATA_TYPES
-from onnxdata.core.messages import Message, is_repeated
+from onnxdata.core.messages import ELEM_FIELDS, OPTIONAL_FIELDS, Message, is_repeated
 from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.wire.format import encode_varint
 
@@ -198,10 +198,8 @@ def _estimate(message: Any, depth: int) -> tuple[int, int]:
 
 
 _CHILD_FIELDS: Final = {
-    "SequenceProto": ("tensor_values", "sparse_tensor_values", "sequence_values",
-                      "map_values", "optional_values"),
-    "OptionalProto": ("tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
-                      "optional_value"),
+    "SequenceProto": tuple(ELEM_FIELDS.values()),
+    "OptionalProto": tuple(OPTIONAL_FIELDS.values()),
     "MapProto": ("values",),
     "SparseTensorProto": ("values", "indices"),
 }

@@ -29,6 +29,7 @@ from typing import IO, Any, Final, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata.convert.common import OPT_FIELDS, SEQ_FIELDS
 from onnxdata.convert.declared import prepare
 from onnxdata.convert.values import SparseParts, from_numpy, le_bytes, with_arrays
 from onnxdata.core.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
@@ -51,10 +52,6 @@ STREAM_MIN: int = 1 << 16
 #: Bytes converted or handed to one ``write`` call at a time.
 WRITE_CHUNK: int = 1 << 26
 
-_SEQ_FIELDS: Final = ("", "tensor_values", "sparse_tensor_values", "sequence_values",
-                      "map_values", "optional_values")
-_OPT_FIELDS: Final = ("", "tensor_value", "sparse_tensor_value", "sequence_value", "map_value",
-                      "optional_value")
 _RAW_DATA_TAG: Final = b"\x4a"  # field 9, LEN
 
 
@@ -120,9 +117,9 @@ def _parts(node: Message, value: Any) -> list[_Part]:
         if node.HasField("name"):
             head.name = node.name
         head.elem_type = node.elem_type
-        field = _SEQ_FIELDS[node.elem_type]
+        field = SEQ_FIELDS[node.elem_type]
         out: list[_Part] = [head.SerializeToString()]
-        tag = _tag(3 + node.elem_type - 1)
+        tag = _tag(SequenceProto.DESCRIPTOR.fields_by_name[field].number)
         for child, v in zip(getattr(node, field), value, strict=True):
             out += _nested(tag, _parts(child, v))
         return out
@@ -131,9 +128,9 @@ def _parts(node: Message, value: Any) -> list[_Part]:
         if node.HasField("name"):
             opt.name = node.name
         opt.elem_type = node.elem_type
-        child = getattr(node, _OPT_FIELDS[node.elem_type])
-        return [opt.SerializeToString(), *_nested(_tag(3 + node.elem_type - 1),
-                                                  _parts(child, value))]
+        field = OPT_FIELDS[node.elem_type]
+        tag = _tag(OptionalProto.DESCRIPTOR.fields_by_name[field].number)
+        return [opt.SerializeToString(), *_nested(tag, _parts(getattr(node, field), value))]
     if isinstance(node, MapProto):
         head_map = MapProto()
         head_map.CopyFrom(node)

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Literal
 
 from onnxdata.core.dtypes import data_type
-from onnxdata.core.messages import ELEM_TYPE_OF_KIND, KIND_OF_ELEM_TYPE, KIND_OF_MESSAGE, KindName
+from onnxdata.core.messages import (
+    ELEM_TYPE_OF_KIND,
+    KIND_OF_ELEM_TYPE,
+    KIND_OF_MESSAGE,
+    ElemType,
+    KindName,
+)
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
@@ -138,7 +144,7 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
         return out
     if kind == "optional":
         code = node.get_int("elem_type")
-        if code == 0:
+        if code == ElemType.UNDEFINED:
             return []  # absent: fits any declared element type
         out = _elem_type_problem(code, declared, path)
         if out:

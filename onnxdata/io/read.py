@@ -114,9 +114,9 @@ def read_source(src: Source, kind: Kind | None = None, *,
     folder = Path(base_dir) if base_dir is not None else Path(name).parent
     chosen: KindName
     if kind is None:
-        from onnxdata.io.load_save import chosen_kind
+        from onnxdata.io.load_save import kind_when_not_given
 
-        chosen = chosen_kind(name, src)
+        chosen = kind_when_not_given(name, src)
     else:
         chosen = kind_name(kind)
     engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,

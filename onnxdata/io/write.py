@@ -42,7 +42,7 @@ from onnxdata.core.messages import (
     TensorProto,
 )
 from onnxdata.errors import no_memory_error
-from onnxdata.io.load_save import atomic_writer
+from onnxdata.io.atomic import atomic_writer
 from onnxdata.wire.format import encode_varint
 
 __all__ = ["STREAM_MIN", "WRITE_CHUNK", "write"]

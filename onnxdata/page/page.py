@@ -85,7 +85,7 @@ def write_page(result: Exploration, out: str | os.PathLike[str], *,
     a failure (a full disk, a name that cannot be encoded) leaves the old page as
     it was, never a partial or empty one.
     """
-    from onnxdata.io.load_save import atomic_writer
+    from onnxdata.io.atomic import atomic_writer
 
     path = Path(out)
     data = page_bytes(render_page(result, facts=facts))

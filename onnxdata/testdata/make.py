@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from onnxdata.errors import OnnxDataError
+from onnxdata.io.atomic import atomic_writer, staged_folder
 from onnxdata.model.types import DeclaredType, declared_type
 from onnxdata.testdata.backends import Backend, get_backend
 from onnxdata.testdata.draw import (
@@ -44,7 +44,7 @@ from onnxdata.testdata.draw import (
     generate,
 )
 from onnxdata.testdata.load import load_test_data_set
-from onnxdata.testdata.save import ModelArg, as_model, save_test_data_set, swap_in
+from onnxdata.testdata.save import ModelArg, as_model, save_test_data_set
 
 __all__ = ["RECORD", "make_test_data_sets"]
 
@@ -170,8 +170,7 @@ def _write(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bo
     """One set, atomically: written into a hidden sibling with its record, read back with
     the model's types (a backend's output that does not fit its declared type, a shape
     of [1, 5] for [5], is refused here, not written), then renamed into place."""
-    stage = folder.parent / f".{folder.name}.onnxdata-make-{secrets.token_hex(4)}"
-    try:
+    with staged_folder(folder, replace=overwrite) as stage:
         save_test_data_set(stage, made.inputs, made.outputs, model=proto)
         try:
             load_test_data_set(stage, model=model_path)
@@ -181,36 +180,23 @@ def _write(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bo
             raise OnnxDataError(f"{folder.name} (seed {made.record['seed']}): the "
                                 f"{backend.get('backend', '')} backend's outputs do not fit "
                                 f"the model's declared types: {shown}") from exc
-        (stage / RECORD).write_text(json.dumps(made.record, indent=2) + "\n")
-        if folder.exists() and overwrite:
-            swap_in(stage, folder)  # the old set removed only once the new one is in place
-        else:
-            os.rename(stage, folder)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+        with atomic_writer(stage / RECORD) as f:
+            f.write((json.dumps(made.record, indent=2) + "\n").encode())
     return folder
 
 
 def _write_case(target: Path, path: Path | None, proto: Any, names: list[str],
                 sets: list[_Set]) -> list[Path]:
     """A new test case folder, atomically: the model and every set, then one rename."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = target.parent / f".{target.name}.onnxdata-make-{secrets.token_hex(4)}"
-    stage.mkdir()
-    try:
-        if path is not None:
-            shutil.copyfile(path, stage / "model.onnx")
-        else:
-            (stage / "model.onnx").write_bytes(proto.SerializeToString())
+    with staged_folder(target, replace=False) as stage:  # target is none, or empty
+        with atomic_writer(stage / "model.onnx") as f:
+            if path is None:
+                f.write(proto.SerializeToString())
+            else:
+                with path.open("rb") as model:
+                    shutil.copyfileobj(model, f)
         for name, made in zip(names, sets, strict=True):
             _write(stage / name, made, proto, stage / "model.onnx", False)
-        if target.exists():
-            target.rmdir()  # checked empty above
-        os.rename(stage, target)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return [target / name for name in names]
 
 

@@ -8,8 +8,8 @@ Two ways, and neither deletes or replaces a file it did not write:
   there, a dangling symlink included) and the sibling removed. Other files in
   the set (notes, folders) stay as they are.
 * as a new case (``new_case``): ``DIR`` must not exist or be an empty folder;
-  ``DIR/model.onnx`` is created with ``O_EXCL | O_NOFOLLOW`` through a
-  temporary name and a link, so a symlink planted in DIR is never followed,
+  ``DIR/model.onnx`` is created through a temporary file and a link
+  (``atomic_writer(replace=False)``), so a symlink planted in DIR is never followed,
   and each set is renamed in whole (``save_test_data_set``), which refuses a
   name already taken.
 """
@@ -25,6 +25,7 @@ from typing import Any
 
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.io.atomic import atomic_writer
 from onnxdata.testdata.save import save_test_data_set
 
 __all__ = ["fill_in", "new_case", "start_case"]
@@ -67,26 +68,8 @@ def start_case(case: Path, model_path: Path | None, model: ModelProto) -> None:
             raise OnnxDataError(f"{case} exists and is not empty; --write-outputs DIR makes "
                                 "a new test case folder, never writing into one") from None
     data = model_path.read_bytes() if model_path is not None else model.SerializeToString()
-    _create(case / "model.onnx", data)
-
-
-def _create(target: Path, data: bytes) -> None:
-    """Write ``target`` whole or not at all; an entry of that name (a link too) is refused."""
-    tmp = target.parent / f".{target.name}.onnxdata-tmp-{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                 0o644)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, target, follow_symlinks=False)
-        except FileExistsError as exc:
-            raise OnnxDataError(f"{target} exists; it is left as it is") from exc
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    with atomic_writer(case / "model.onnx", replace=False) as f:  # refuses a planted link
+        f.write(data)
 
 
 def new_case(case: Path, folder: Path, inputs: list[Any], outputs: list[Any],

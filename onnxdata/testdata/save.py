@@ -9,19 +9,13 @@ model's input or output; without a model the kind comes from the value, as
 UNDEFINED, as ONNX's own test data has it.
 
 The set is written into a temporary sibling folder and renamed into place
-only when every file is written, so a failure leaves no half-written set.
+only when every file is written (``io.atomic.staged_folder``), so a failure leaves no
+half-written set.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import errno
-import functools
 import os
-import secrets
-import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +28,7 @@ from onnxdata.core.dtypes import DATA_TYPES, STRING
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.io.atomic import staged_folder
 from onnxdata.model.types import IO, DeclaredType, declared_type
 
 __all__ = ["as_model", "save_test_data_set", "write_value"]
@@ -93,10 +88,7 @@ def save_test_data_set(folder: str | os.PathLike[str],
     if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
         raise OnnxDataError(f"{target} exists and is not empty; pass overwrite=True to "
                             "replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.onnxdata-tmp-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
+    with staged_folder(target) as tmp:
         for file, value, name, declared in plan:
             try:
                 _write(tmp / file, value, name, declared)
@@ -104,11 +96,6 @@ def save_test_data_set(folder: str | os.PathLike[str],
                 raise OSError(exc.errno, exc.strerror, os.fspath(target / file)) from exc
             except OnnxDataError as exc:
                 raise type(exc)(str(exc).replace(os.fspath(tmp), os.fspath(target))) from exc
-        _fsync_dir(tmp)
-        swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 
@@ -228,97 +215,3 @@ def _array(value: Any, code: int, where: str) -> Any:
 def _mismatch(where: str, declared: DeclaredType, value: Any) -> OnnxDataError:
     return OnnxDataError(f"{where}: declared {declared} but the value is a "
                          f"{type(value).__name__}")
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform opens folders
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def swap_in(tmp: Path, target: Path) -> None:
-    """Put the set at ``tmp`` in place of ``target`` with one rename.
-
-    Where the kernel can exchange two names atomically (Linux ``renameat2``
-    with ``RENAME_EXCHANGE``), an existing set is swapped with the new one, so
-    ``target`` always names a whole set, and whichever set comes back at
-    ``tmp`` is removed: concurrent saves each remove what they swapped out and
-    leave nothing behind (issue 23, finding 8). Elsewhere the old set is moved
-    aside first and removed once the new one is in place.
-    """
-    for _ in range(100):
-        try:
-            os.rename(tmp, target)  # no set there yet (or an empty folder)
-            _fsync_dir(target.parent)
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
-                raise
-        swapped = _exchange(tmp, target)
-        if swapped is None:
-            continue  # the set there was removed meanwhile: rename again
-        if not swapped:
-            _move_aside(tmp, target)
-            return
-        _fsync_dir(target.parent)
-        _remove(tmp)  # now the set that was there
-        return
-    raise OSError(errno.EBUSY, "other processes keep replacing it", os.fspath(target))
-
-
-def _exchange(a: Path, b: Path) -> bool | None:
-    """Swap the names ``a`` and ``b`` in one step; False where the kernel cannot, None when
-    ``b`` vanished meanwhile (the caller renames again)."""
-    fn = _renameat2()
-    if fn is None:
-        return False
-    at_fdcwd = -100
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err == errno.ENOENT:
-        return None
-    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-        return False
-    raise OSError(err, os.strerror(err), os.fspath(b))
-
-
-_RENAME_EXCHANGE = 2
-
-
-@functools.lru_cache(maxsize=1)
-def _renameat2() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-def _move_aside(tmp: Path, target: Path) -> None:
-    """The fallback: the old set moved aside, removed only once the new set is in place
-    (put back if the rename fails)."""
-    old = target.parent / f".{target.name}.onnxdata-old-{secrets.token_hex(4)}"
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    _fsync_dir(target.parent)
-    _remove(old)
-
-
-def _remove(old: Path) -> None:
-    if old.is_dir() and not old.is_symlink():
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        old.unlink()

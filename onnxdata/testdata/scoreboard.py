@@ -7,7 +7,7 @@ each failure its nested differences and, for a differing array, the explorer's
 pictures of both values (``pictures.tensor_figure``). Every text on it is escaped
 and cut (``_TEXT``), differences are listed up to ``_SHOWN`` per output, and
 pictures are drawn for the first ``_PICTURED`` failures. The JSON report is the
-same facts for programs. Both are written atomically (``io.load_save.atomic_writer``):
+same facts for programs. Both are written atomically (``io.atomic.atomic_writer``):
 a failed write leaves the old report as it was.
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from onnxdata.io.load_save import atomic_writer
+from onnxdata.io.atomic import atomic_writer
 from onnxdata.testdata.case_run import SetResult
 
 __all__ = ["render_page", "summarize", "write_report"]

@@ -16,7 +16,7 @@ import pytest
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import onnxdata
-from onnxdata.io.load_save import atomic_writer
+from onnxdata.io.atomic import atomic_writer
 from tests.conftest import CORPUS, corpus_params
 
 
@@ -147,7 +147,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temporary(tmp_path
     target.write_bytes(b"old contents")
     child = textwrap.dedent(f"""
         import sys, time
-        from onnxdata.io.load_save import atomic_writer
+        from onnxdata.io.atomic import atomic_writer
         with atomic_writer({str(target)!r}) as f:
             f.write(b"x" * 1_000_000)
             f.flush()

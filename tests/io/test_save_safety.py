@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.io.load_save import atomic_writer
+from onnxdata.io.atomic import atomic_writer, staged_folder
 
 MESSAGE = onnxdata.from_numpy([np.arange(6, dtype=np.float32)], "sequence", name="x")
 NEW = onnxdata.serialize(MESSAGE)
@@ -232,3 +232,36 @@ def test_a_full_disk_names_the_callers_path_and_leaves_the_old_file(
         assert info.value.errno == errno.ENOSPC and info.value.filename == os.fspath(target)
         assert target.read_bytes() == b"old contents"
         assert sorted(os.listdir(tmp_path)) == ["v.pb"]
+
+
+def test_a_new_file_never_replaces_nor_follows_a_name_taken_meanwhile(
+        tmp_path: Path, temporaries: str) -> None:
+    """``atomic_writer(replace=False)``: the finished file gets its name with a link, which
+    refuses a name planted while the block ran (here a symlink) and writes nothing through it."""
+    target, outside = tmp_path / "model.onnx", tmp_path / "outside.onnx"
+    with pytest.raises(onnxdata.OnnxDataError, match="exists; it is left as it is"), \
+            atomic_writer(target, replace=False) as f:
+        f.write(b"new")
+        os.symlink(outside, target)
+    assert os.readlink(target) == os.fspath(outside) and not outside.exists()
+    assert sorted(os.listdir(tmp_path)) == ["model.onnx"]
+    os.unlink(target)
+    with atomic_writer(target, replace=False) as f:
+        f.write(b"new")
+    assert target.read_bytes() == b"new" and sorted(os.listdir(tmp_path)) == ["model.onnx"]
+
+
+def test_a_staged_folder_is_put_in_place_whole_or_not_at_all(tmp_path: Path) -> None:
+    target = tmp_path / "set"
+    target.mkdir()
+    (target / "old.pb").write_bytes(b"old")
+    with pytest.raises(RuntimeError), staged_folder(target) as stage:
+        (stage / "new.pb").write_bytes(b"half")
+        raise RuntimeError("boom")
+    assert sorted(os.listdir(tmp_path)) == ["set"] and os.listdir(target) == ["old.pb"]
+    with pytest.raises(OSError), staged_folder(target, replace=False) as stage:
+        (stage / "new.pb").write_bytes(b"new")  # a folder that is not empty is not replaced
+    assert sorted(os.listdir(tmp_path)) == ["set"] and os.listdir(target) == ["old.pb"]
+    with staged_folder(target) as stage:
+        (stage / "new.pb").write_bytes(b"new")
+    assert sorted(os.listdir(tmp_path)) == ["set"] and os.listdir(target) == ["new.pb"]

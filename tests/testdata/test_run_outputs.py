@@ -12,7 +12,8 @@ import pytest
 
 from onnxdata import OnnxDataError
 from onnxdata.cli.main import main
-from onnxdata.testdata.run_outputs import _create, fill_in
+from onnxdata.io.atomic import atomic_writer
+from onnxdata.testdata.run_outputs import fill_in
 from onnxdata.testdata.save import as_model
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
@@ -82,11 +83,13 @@ def test_a_new_case_folder_must_be_fresh(tmp_path: Path,
 def test_the_model_copy_never_writes_through_a_link(tmp_path: Path) -> None:
     outside = tmp_path / "outside.onnx"
     os.symlink(outside, tmp_path / "model.onnx")
-    with pytest.raises(OnnxDataError, match="exists"):
-        _create(tmp_path / "model.onnx", b"model")
+    with pytest.raises(OnnxDataError, match="exists"), \
+            atomic_writer(tmp_path / "model.onnx", replace=False) as f:
+        f.write(b"model")
     assert not outside.exists()
     assert sorted(os.listdir(tmp_path)) == ["model.onnx"]
-    _create(tmp_path / "other.onnx", b"model")
+    with atomic_writer(tmp_path / "other.onnx", replace=False) as f:
+        f.write(b"model")
     assert (tmp_path / "other.onnx").read_bytes() == b"model"
 
 

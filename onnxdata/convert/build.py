@@ -22,27 +22,13 @@ from onnxdata.convert.common import (
     message_kind,
 )
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, data_type_for_dtype
-from onnxdata.core.messages import (
-    ElemType,
-    MapProto,
-    Message,
-    OptionalProto,
-    SequenceProto,
-    SparseTensorProto,
-    TensorProto,
-)
+from onnxdata.core.messages import MESSAGE_CLASSES, ElemType, Message
 from onnxdata.core.paths import join_path
 from onnxdata.errors import OnnxDataError, ValidationError
 from onnxdata.rules.common import MAP_VALUE_ELEM_TYPES
 from onnxdata.rules.containers import element_type_problems, nested_type
 
 __all__ = ["build_message"]  # the builders of convert/values.py's from_numpy
-
-
-_CLASSES: dict[str, type[Message]] = {
-    "tensor": TensorProto, "sparse_tensor": SparseTensorProto, "sequence": SequenceProto,
-    "map": MapProto, "optional": OptionalProto,
-}
 
 
 def infer_kind(value: object, path: str) -> str:
@@ -411,6 +397,6 @@ def build_message(value: Any, kind: str, elem_type: Any = None, key_type: Any = 
     """A message of ``kind`` ("tensor", "sequence", ...) filled from ``value``, which is
     already prepared: from_numpy's last step, and how ``declared`` builds the messages it
     nests."""
-    message = _CLASSES[kind]()
+    message = MESSAGE_CLASSES[kind]()
     _FILLERS[kind](message, value, "", name, elem_type, key_type)
     return message

@@ -17,13 +17,10 @@ from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
     ELEM_FIELDS,
     KIND_OF_ELEM_TYPE,
+    KIND_OF_MESSAGE,
     OPTIONAL_FIELDS,
     ElemType,
-    MapProto,
-    OptionalProto,
-    SequenceProto,
-    SparseTensorProto,
-    TensorProto,
+    KindName,
 )
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.validation import node_problems, too_deep
@@ -67,14 +64,12 @@ def fail_at(path: str, message: str) -> ValidationError:
     return ValidationError([Problem(path, message)])
 
 
-def message_kind(message: object) -> str:
-    descriptor = getattr(message, "DESCRIPTOR", None)
-    name = getattr(descriptor, "name", None)
-    for kind, cls in (("tensor", TensorProto), ("sparse_tensor", SparseTensorProto),
-                      ("sequence", SequenceProto), ("optional", OptionalProto),
-                      ("map", MapProto)):
-        if name == cls.DESCRIPTOR.name:
-            return kind
+def message_kind(message: object) -> KindName:
+    """The kind of a data message, ours or onnx's (by its descriptor's name); TypeError for
+    anything else."""
+    name = getattr(getattr(message, "DESCRIPTOR", None), "name", None)
+    if isinstance(name, str) and name in KIND_OF_MESSAGE:
+        return KIND_OF_MESSAGE[name]
     raise TypeError(
         f"to_numpy takes a TensorProto, SparseTensorProto, SequenceProto, MapProto or "
         f"OptionalProto (ours or onnx's), not {type(message).__name__}"

@@ -68,7 +68,6 @@ import numpy as np
 
 from onnxdata.convert.build import build_message, infer_kind, utf8
 from onnxdata.convert.common import (
-    Array,
     ElemTypeArg,
     KeyType,
     SparseParts,
@@ -122,25 +121,13 @@ def _validate(message: object, base_dir: StrPath | None) -> None:
 
 # ---------------------------------------------------------------- to_numpy
 
-@overload
-def to_numpy(message: TensorProto, *, base_dir: StrPath | None = None,
-             strings: Strings = "bytes") -> Array: ...
-@overload
-def to_numpy(message: SparseTensorProto, *, base_dir: StrPath | None = None,
-             strings: Strings = "bytes") -> Array: ...
-@overload
-def to_numpy(message: SequenceProto, *, base_dir: StrPath | None = None,
-             strings: Strings = "bytes") -> list[Any]: ...
-@overload
-def to_numpy(message: MapProto, *, base_dir: StrPath | None = None,
-             strings: Strings = "bytes") -> dict[Any, Any]: ...
-@overload
-def to_numpy(message: object, *, base_dir: StrPath | None = None,
-             strings: Strings = "bytes") -> Any: ...
 @no_memory_error("message")
 def to_numpy(message: object, *, base_dir: StrPath | None = None,
              strings: Strings = "bytes") -> Any:
-    """The numpy value of a message (see the module docstring for the mapping).
+    """The numpy value of a message (see the module docstring for the mapping): the
+    reference reader. ``onnxdata.to_numpy`` is ``io.message_values.to_numpy``, which reads
+    containers through their bytes, falls back on this one, and carries the typed
+    overloads (tensor -> ndarray, sequence -> list, map -> dict).
 
     ``base_dir`` is the folder external tensor data is read from. Any fault
     raises ``ValidationError`` with every problem ``validate`` finds.

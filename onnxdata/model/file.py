@@ -35,14 +35,12 @@ from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.model.types import IO, DeclaredType, declared_type, find_model
 from onnxdata.wire.format import (
     EGROUP,
-    I32,
-    I64,
     LEN,
     SGROUP,
-    VARINT,
     WireError,
     read_tag,
     read_varint,
+    skip_field,
 )
 
 __all__ = [
@@ -168,13 +166,14 @@ class _Reader:
     def header(self, pos: int, end: int) -> tuple[int, int, int, int]:
         """The field at ``pos``: ``(number, wire_type, value_start, value_end)``; for LEN the
         value is the payload after the length."""
-        chunk = self._bytes(pos, min(_HEADER, end - pos))
+        chunk = self._bytes(pos, min(_HEADER, end - pos))  # a tag and 8 bytes fit in it
         try:
             number, wire_type, p = read_tag(chunk, 0, len(chunk))
-            if wire_type == VARINT:
-                return number, wire_type, pos + p, pos + read_varint(chunk, p, len(chunk))[1]
             if wire_type == LEN:
                 length, q = read_varint(chunk, p, len(chunk))
+            elif wire_type not in (SGROUP, EGROUP):  # a varint or fixed width: in the chunk
+                after = skip_field(chunk, p, len(chunk), number, wire_type)
+                return number, wire_type, pos + p, pos + after
         except WireError as exc:
             raise WireError(exc.reason, pos + (exc.offset or 0)) from None
         start = pos + p
@@ -183,11 +182,6 @@ class _Reader:
                 raise WireError(f"field {number}: length {length} runs past the end "
                                 f"({end - pos - q} bytes left)", start)
             return number, wire_type, pos + q, pos + q + length
-        if wire_type in (I64, I32):
-            width = 8 if wire_type == I64 else 4
-            if end - start < width:
-                raise WireError(f"truncated {width * 8}-bit value", start)
-            return number, wire_type, start, start + width
         if wire_type == SGROUP:
             return number, wire_type, start, self._group_end(number, start, end, 1)
         raise WireError(f"unexpected end-group tag for field {number}", pos)

@@ -112,25 +112,19 @@ def _parts(node: Message, value: Any) -> list[_Part]:
         return [node.SerializeToString()]
     if isinstance(node, TensorProto):
         return _tensor_parts(node, value)
-    if isinstance(node, SequenceProto):
-        head = SequenceProto()
+    if isinstance(node, (SequenceProto, OptionalProto)):
+        head = type(node)()
         if node.HasField("name"):
             head.name = node.name
         head.elem_type = node.elem_type
-        field = SEQ_FIELDS[node.elem_type]
+        one = isinstance(node, OptionalProto)  # its value, where a sequence has elements
+        field = (OPT_FIELDS if one else SEQ_FIELDS)[node.elem_type]
+        tag = _tag(node.DESCRIPTOR.fields_by_name[field].number)
+        children = [getattr(node, field)] if one else getattr(node, field)
         out: list[_Part] = [head.SerializeToString()]
-        tag = _tag(SequenceProto.DESCRIPTOR.fields_by_name[field].number)
-        for child, v in zip(getattr(node, field), value, strict=True):
+        for child, v in zip(children, [value] if one else value, strict=True):
             out += _nested(tag, _parts(child, v))
         return out
-    if isinstance(node, OptionalProto):
-        opt = OptionalProto()
-        if node.HasField("name"):
-            opt.name = node.name
-        opt.elem_type = node.elem_type
-        field = OPT_FIELDS[node.elem_type]
-        tag = _tag(OptionalProto.DESCRIPTOR.fields_by_name[field].number)
-        return [opt.SerializeToString(), *_nested(tag, _parts(getattr(node, field), value))]
     if isinstance(node, MapProto):
         head_map = MapProto()
         head_map.CopyFrom(node)

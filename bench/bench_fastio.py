@@ -22,8 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 GIB = 1 << 30
 
@@ -83,21 +84,11 @@ def worker(name: str, path: str, nbytes: int, count: int) -> dict[str, float]:
     if name == "onnx_write":
         from onnx import numpy_helper
 
-        t = time.perf_counter()
-        data = numpy_helper.from_list(values).SerializeToString()
-        with open(path, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        return {"seconds": time.perf_counter() - t}
+        return _synced_write(path, lambda f: f.write(
+            numpy_helper.from_list(values).SerializeToString()))
     if name == "tofile":
         joined = np.concatenate(values)  # the same bytes, one array, untimed
-        t = time.perf_counter()
-        with open(path, "wb") as f:
-            joined.tofile(f)
-            f.flush()
-            os.fsync(f.fileno())
-        return {"seconds": time.perf_counter() - t}
+        return _synced_write(path, joined.tofile)
     if name == "memcpy":
         joined = np.concatenate(values)
         out = np.empty_like(joined)
@@ -105,6 +96,16 @@ def worker(name: str, path: str, nbytes: int, count: int) -> dict[str, float]:
         np.copyto(out, joined)
         return {"seconds": time.perf_counter() - t}
     raise SystemExit(f"unknown worker {name}")
+
+
+def _synced_write(path: Path, write: Callable[[IO[bytes]], object]) -> dict[str, float]:
+    """The seconds to open ``path``, ``write`` into it and fsync it, as a save does."""
+    t = time.perf_counter()
+    with open(path, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    return {"seconds": time.perf_counter() - t}
 
 
 def measure(name: str, path: Path, nbytes: int = 0, count: int = 0) -> dict[str, float]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -128,6 +128,25 @@ class _Model:
         return onnx.ModelProto.FromString(self.proto.SerializeToString())
 
 
+def _along(value: Any, t: DeclaredType, where: str,
+           leaf: Callable[[Any, DeclaredType, str], Any],
+           key: Callable[[Any, str], Any]) -> Any:
+    """``value`` rebuilt along its declared type ``t``: None stays None, an optional is its
+    value, a list and a dict are rebuilt, each map key through ``key`` and each tensor or
+    sparse tensor through ``leaf`` (value, its declared type, its path)."""
+    if value is None:
+        return None
+    if t.kind == "tensor" or t.kind == "sparse_tensor":
+        return leaf(value, t, where)
+    assert t.element is not None
+    if t.kind == "optional":
+        return _along(value, t.element, where, leaf, key)
+    if t.kind == "sequence":
+        return [_along(v, t.element, f"{where}[{i}]", leaf, key) for i, v in enumerate(value)]
+    return {key(k, where): _along(v, t.element, f"{where}[{k!r}]", leaf, key)
+            for k, v in value.items()}
+
+
 def to_declared(value: Any, t: DeclaredType, where: str = "") -> Any:
     """A backend's output as onnxdata's value of declared type ``t``.
 
@@ -136,18 +155,11 @@ def to_declared(value: Any, t: DeclaredType, where: str = "") -> Any:
     for a float8 type (ORT's uint8) that type. Anything else is left for the
     comparison to report.
     """
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return to_declared(value, t.element, where)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [to_declared(v, t.element, f"{where}[{i}]") for i, v in enumerate(value)]
-    if t.kind == "map":
-        assert t.element is not None
-        return {(k.encode("utf-8") if isinstance(k, str) else k):
-                to_declared(v, t.element, f"{where}[{k!r}]") for k, v in value.items()}
+    return _along(value, t, where, _declared_leaf,
+                  lambda k, _: k.encode("utf-8") if isinstance(k, str) else k)
+
+
+def _declared_leaf(value: Any, t: DeclaredType, where: str) -> Any:
     dt = DATA_TYPES.get(t.elem_type)
     arr = np.asarray(value)
     if dt is None:
@@ -294,18 +306,11 @@ class _ReferencePrepared:
 
 def _plain(value: Any, t: DeclaredType, where: str) -> Any:
     """A value with str for strings (as onnx's reference and most backends take them)."""
-    if value is None:
-        return None
-    if t.kind == "optional":
-        assert t.element is not None
-        return _plain(value, t.element, where)
-    if t.kind == "sequence":
-        assert t.element is not None
-        return [_plain(v, t.element, f"{where}[{i}]") for i, v in enumerate(value)]
-    if t.kind == "map":
-        assert t.element is not None
-        return {text(k, where) if isinstance(k, bytes) else k:
-                _plain(v, t.element, f"{where}[{k!r}]") for k, v in value.items()}
+    return _along(value, t, where, _plain_leaf,
+                  lambda k, at: text(k, at) if isinstance(k, bytes) else k)
+
+
+def _plain_leaf(value: Any, t: DeclaredType, where: str) -> Any:
     if t.kind == "sparse_tensor":
         raise BackendCannotTake(f"{where}: a sparse tensor input")
     arr = np.asarray(value)

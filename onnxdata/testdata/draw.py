@@ -18,8 +18,9 @@ test stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,8 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import DeclaredType, type_name
 
 __all__ = ["Choices", "GenerationError", "NumpyChoices", "Plan", "Style", "generate"]
+
+H = TypeVar("H", bound=Hashable)
 
 #: "any": every bit pattern of the type (subnormals, the largest values, NaN payloads);
 #: "small": integers in [-8, 8] and floats that are multiples of 1/4 in [-4, 4] (what an
@@ -261,18 +264,19 @@ class NumpyChoices:
         return bytes(self.rng.integers(0, 256, n, dtype=np.uint8))
 
     def unique_integers(self, lo: int, hi: int, count: int) -> list[int]:
-        out: dict[int, None] = {}
-        for _ in range(4 * count):
-            if len(out) == count:
-                break
-            out[self.integer(lo, hi)] = None
-        return list(out)
+        return _distinct(lambda: self.integer(lo, hi), count)
 
     def unique_texts(self, count: int, max_len: int, utf8: bool) -> list[bytes]:
-        out: dict[bytes, None] = {}
-        for _ in range(4 * count):
-            if len(out) == count:
-                break
-            out[self.text(max_len, utf8)] = None
-        return list(out)
+        return _distinct(lambda: self.text(max_len, utf8), count)
+
+
+def _distinct(draw: Callable[[], H], count: int) -> list[H]:
+    """``count`` distinct values of ``draw()`` in the order drawn, or fewer when 4 * count
+    draws did not find that many (a small domain)."""
+    out: dict[H, None] = {}
+    for _ in range(4 * count):
+        if len(out) == count:
+            break
+        out[draw()] = None
+    return list(out)
 

@@ -112,17 +112,6 @@ def test_save_replaces_the_file(tmp_path: Path) -> None:
     assert _tmp_leftovers(tmp_path) == []
 
 
-def test_an_exception_part_way_leaves_the_old_file_whole(tmp_path: Path) -> None:
-    target = tmp_path / "v.pb"
-    target.write_bytes(b"old contents")
-    with pytest.raises(RuntimeError), atomic_writer(target) as f:
-        f.write(b"half of the new")
-        raise RuntimeError("boom")
-    assert target.read_bytes() == b"old contents"
-    assert _tmp_leftovers(tmp_path) == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.pb"]
-
-
 def test_the_named_temporary_fallback_is_removed_on_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

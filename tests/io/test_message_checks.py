@@ -24,7 +24,7 @@ from onnxdata.io import message_checks
 from onnxdata.rules import validation
 from onnxdata.strategies import messages
 from tests.engine.test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
-from tests.io.test_message_values import FILES, KINDS
+from tests.io.test_message_values import KINDS, every_file_as_every_container
 
 
 def _agree(message: Any, **kwargs: Any) -> list[Any]:
@@ -50,18 +50,12 @@ def walked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.slow
 def test_every_test_file_as_every_container_kind() -> None:
     checked = invalid = 0
-    for path in FILES:
-        data = path.read_bytes()
-        for kind in KINDS:
-            try:
-                message = onnxdata.load(data, kind)
-            except onnxdata.OnnxDataError:
-                continue
-            checked += 1
-            for base_dir in (None, path.parent):
-                invalid += bool(_agree(message, base_dir=base_dir))
-            _agree(message, max_problems=2)
-            _agree(message, max_depth=3)
+    for path, message in every_file_as_every_container():
+        checked += 1
+        for base_dir in (None, path.parent):
+            invalid += bool(_agree(message, base_dir=base_dir))
+        _agree(message, max_problems=2)
+        _agree(message, max_depth=3)
     assert checked > 300 and invalid > 50
 
 

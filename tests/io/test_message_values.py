@@ -11,6 +11,7 @@ test_group_values; and over hypothesis-made messages.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,17 @@ FILES = sorted(p for p in DATA.rglob("*.pb") if p.stat().st_size < 1 << 20)
 KINDS = ("sequence", "map", "optional")
 
 
+def every_file_as_every_container() -> Iterator[tuple[Path, Any]]:
+    """(file, message) for each file of FILES read as each of KINDS that parses."""
+    for path in FILES:
+        data = path.read_bytes()
+        for kind in KINDS:
+            try:
+                yield path, onnxdata.load(data, kind)
+            except onnxdata.OnnxDataError:
+                continue
+
+
 def _outcome(fn: Any, message: Any, **kwargs: Any) -> str:
     try:
         return json.dumps(digest(fn(message, **kwargs)))
@@ -48,16 +60,10 @@ def _agree(message: Any, **kwargs: Any) -> str:
 def test_every_test_file_as_every_container_kind() -> None:
     assert len(FILES) > 300
     read = 0
-    for path in FILES:
-        data = path.read_bytes()
-        for kind in KINDS:
-            try:
-                message = onnxdata.load(data, kind)
-            except onnxdata.OnnxDataError:
-                continue
-            read += 1
-            for base_dir in (None, path.parent):
-                _agree(message, base_dir=base_dir)
+    for path, message in every_file_as_every_container():
+        read += 1
+        for base_dir in (None, path.parent):
+            _agree(message, base_dir=base_dir)
     assert read > 300
 
 

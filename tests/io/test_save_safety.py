@@ -166,23 +166,30 @@ def test_errors_name_the_callers_path_not_the_temporary(tmp_path: Path, temporar
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_failed_replace_leaves_the_old_file_whole_and_names_the_path(
-    tmp_path: Path, temporaries: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("call", "error"), [("replace", errno.EXDEV), ("fsync", errno.ENOSPC)],
+                         ids=["a failed replace", "a full disk"])
+def test_a_failed_save_names_the_callers_path_and_leaves_the_old_file_whole(
+    tmp_path: Path, temporaries: str, monkeypatch: pytest.MonkeyPatch, call: str, error: int
 ) -> None:
+    """A rename refused (EXDEV) or a write that cannot reach the disk (ENOSPC at fsync):
+    the error is the same kind, naming the caller's path, and the old file keeps its bytes
+    and mode."""
     target = tmp_path / "v.pb"
     target.write_bytes(b"old contents")
     target.chmod(0o600)
 
-    def refuse(src: Any, dst: Any) -> None:
-        raise OSError(errno.EXDEV, "Invalid cross-device link", src)
+    def fail(*args: Any) -> None:
+        raise OSError(error, os.strerror(error), *args[:1] if call == "replace" else ())
 
-    monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError) as info:
-        onnxdata.save(MESSAGE, target)
-    assert info.value.filename == os.fspath(target) and "onnxdata" not in str(info.value)
-    assert target.read_bytes() == b"old contents"
-    assert stat.S_IMODE(target.stat().st_mode) == 0o600
-    assert sorted(os.listdir(tmp_path)) == ["v.pb"]
+    monkeypatch.setattr(os, call, fail)
+    for save in _saves(target):
+        with pytest.raises(OSError, match=os.strerror(error)) as info:
+            save()
+        assert info.value.errno == error and info.value.filename == os.fspath(target)
+        assert "onnxdata" not in str(info.value)
+        assert target.read_bytes() == b"old contents"
+        assert stat.S_IMODE(target.stat().st_mode) == 0o600
+        assert sorted(os.listdir(tmp_path)) == ["v.pb"]
 
 
 def test_an_exception_in_the_block_leaves_the_old_file_whole(tmp_path: Path,
@@ -214,24 +221,6 @@ def test_save_and_serialize_of_a_non_message_are_type_errors(tmp_path: Path) -> 
         with pytest.raises(TypeError, match="protobuf message"):
             onnxdata.save(bad, tmp_path / "x.pb")  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_full_disk_names_the_callers_path_and_leaves_the_old_file(
-    tmp_path: Path, temporaries: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = tmp_path / "v.pb"
-    target.write_bytes(b"old contents")
-
-    def no_space(fd: int) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "fsync", no_space)
-    for save in _saves(target):
-        with pytest.raises(OSError, match="No space left") as info:
-            save()
-        assert info.value.errno == errno.ENOSPC and info.value.filename == os.fspath(target)
-        assert target.read_bytes() == b"old contents"
-        assert sorted(os.listdir(tmp_path)) == ["v.pb"]
 
 
 def test_a_new_file_never_replaces_nor_follows_a_name_taken_meanwhile(

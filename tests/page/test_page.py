@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shutil
 import tracemalloc
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -28,6 +26,7 @@ from onnxdata.core.messages import SequenceProto, TensorProto
 from onnxdata.explorer.readings import byte_table, explore, kind_of_message
 from onnxdata.page.page import ENTRY_LIMIT, HEX_LIMIT, ROW_LIMIT, render_page
 from onnxdata.wire.format import encode_varint
+from tests.browser import launched, open_page
 from tests.conftest import CORPUS
 
 EXAMPLE = CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"
@@ -340,45 +339,10 @@ def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 # --- in a real browser ---------------------------------------------------------------------
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str | None:
-    for name in (os.environ.get("ONNXDATA_CHROMIUM"), "/usr/bin/chromium",
-                 shutil.which("chromium"), shutil.which("chromium-browser")):
-        if name and os.path.isfile(name) and os.access(name, os.X_OK):
-            return name
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("no browser test: the playwright package is not installed "
-                    "(tools/requirements-dev.txt has it)")
-    path = _chromium()
-    if path is None:
-        pytest.skip("no browser test: no Chromium at /usr/bin/chromium or on PATH "
-                    "(make's test setup installs Debian's chromium when run as root)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    with launched() as b:
         yield b
-        b.close()
-
-
-def _open(browser: Any, page_file: Path) -> tuple[Any, list[str]]:
-    tab = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    tab.on("pageerror", lambda e: errors.append(str(e)))
-    tab.on("request", lambda r: errors.append(f"request {r.url}")
-           if not r.url.startswith(("file:", "data:")) else None)
-    tab.goto(page_file.as_uri())
-    return tab, errors
 
 
 def _write(path: Path, out: Path) -> Path:
@@ -388,7 +352,7 @@ def _write(path: Path, out: Path) -> Path:
 
 def test_browser_example_page(browser: Any, tmp_path: Path) -> None:
     page_file = _write(EXAMPLE, tmp_path / "explore.html")
-    tab, errors = _open(browser, page_file)
+    tab, errors = open_page(browser, page_file)
     facts = json.loads(tab.text_content("#facts"))
     assert tab.locator("#readings tbody tr").count() == len(facts["readings"]) == 5
     rows = tab.locator("#bytes tbody tr")
@@ -414,7 +378,7 @@ def test_browser_example_page(browser: Any, tmp_path: Path) -> None:
 ], ids=["tensor", "sequence", "optional"])
 def test_browser_value_pictures(browser: Any, tmp_path: Path, path: Path, selector: str
                                 ) -> None:
-    tab, errors = _open(browser, _write(path, tmp_path / "page.html"))
+    tab, errors = open_page(browser, _write(path, tmp_path / "page.html"))
     picture = tab.locator(f"#value {selector}").first
     assert picture.is_visible()
     box = picture.bounding_box()
@@ -432,7 +396,7 @@ def test_browser_charts_are_parsed_as_drawn(browser: Any, tmp_path: Path) -> Non
               np.sin(np.arange(2000, dtype=np.float32) / 50),
               np.arange(12, dtype=np.float32).reshape(3, 4)]
     path.write_bytes(from_numpy(values).SerializeToString())
-    tab, errors = _open(browser, _write(path, tmp_path / "charts.html"))
+    tab, errors = open_page(browser, _write(path, tmp_path / "charts.html"))
     assert tab.locator("svg[data-kind=bar] > rect").count() == 8
     assert tab.locator("svg[data-kind=histogram] > rect").count() >= 3
     fills = tab.eval_on_selector_all("svg[data-kind=line] > polyline",
@@ -450,7 +414,7 @@ def test_browser_short_hex_view_has_no_scrollbar(browser: Any, tmp_path: Path,
                                                  path: Path) -> None:
     """The nested spans' underlines fit inside the hex box: a few bytes show no scrollbar
     (they overflowed it by a pixel, and every small file's hex view scrolled)."""
-    tab, errors = _open(browser, _write(path, tmp_path / "page.html"))
+    tab, errors = open_page(browser, _write(path, tmp_path / "page.html"))
     scroll, client = tab.evaluate(
         "(() => { const h = document.getElementById('hex');"
         " return [h.scrollHeight, h.clientHeight]; })()")
@@ -464,7 +428,7 @@ def test_browser_switches_between_the_valid_readings(browser: Any, tmp_path: Pat
     path = tmp_path / "one.pb"
     path.write_bytes(from_numpy([np.arange(6, dtype=np.float32).reshape(2, 3)])
                      .SerializeToString())
-    tab, errors = _open(browser, _write(path, tmp_path / "one.html"))
+    tab, errors = open_page(browser, _write(path, tmp_path / "one.html"))
     lead = tab.text_content(".lead") or ""
     assert lead.startswith("Read as SequenceProto (one of several valid readings")
     sequence = tab.locator('section.view[data-kind="sequence"]')
@@ -498,7 +462,7 @@ def test_browser_page_leads_with_the_reading_and_folds_the_others(
         browser: Any, tmp_path: Path) -> None:
     """A plain 3-D tensor: the value comes first, and the four wrong readings are one line
     each, their problems folded until clicked."""
-    tab, errors = _open(browser, _write(TENSOR_FILE, tmp_path / "tensor.html"))
+    tab, errors = open_page(browser, _write(TENSOR_FILE, tmp_path / "tensor.html"))
     assert (tab.text_content(".lead") or "").startswith("Read as TensorProto (the reading "
                                                         "the model declares, valid)")
     headings = tab.locator("h2").all_text_contents()

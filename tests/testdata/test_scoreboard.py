@@ -15,24 +15,15 @@ from onnxdata.cli.main import main
 from onnxdata.errors import OnnxDataError
 from onnxdata.testdata.case_run import SetResult
 from onnxdata.testdata.scoreboard import render_page, write_report
-from tests.page.test_page import CHROMIUM_ARGS, _chromium
+from tests.browser import launched, open_page
 
 DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("no browser test: the playwright package is not installed")
-    path = _chromium()
-    if path is None:
-        pytest.skip("no browser test: no Chromium at /usr/bin/chromium or on PATH")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    with launched() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +41,7 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_page_in_a_browser(browser: Any, page_file: Path) -> None:
-    tab = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    tab.on("pageerror", lambda e: errors.append(str(e)))
-    tab.on("request", lambda r: errors.append(f"request {r.url}")
-           if not r.url.startswith(("file:", "data:")) else None)
-    tab.goto(page_file.as_uri())
+    tab, errors = open_page(browser, page_file)
     rows = tab.locator("tbody tr.row")
     assert rows.count() == 3
     assert tab.text_content("#shown") == "3"

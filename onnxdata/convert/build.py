@@ -11,9 +11,6 @@ from typing import Any, cast
 import numpy as np
 
 from onnxdata.convert.common import (
-    KINDS,
-    OPT_FIELDS,
-    SEQ_FIELDS,
     Array,
     ElemTypeArg,
     KeyType,
@@ -22,7 +19,16 @@ from onnxdata.convert.common import (
     message_kind,
 )
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, data_type_for_dtype
-from onnxdata.core.messages import MESSAGE_CLASSES, ElemType, Message
+from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    ELEM_TYPE_OF_KIND,
+    KIND_OF_ELEM_TYPE,
+    MESSAGE_CLASSES,
+    OPTIONAL_FIELDS,
+    ElemType,
+    KindName,
+    Message,
+)
 from onnxdata.core.paths import join_path
 from onnxdata.errors import OnnxDataError, ValidationError
 from onnxdata.rules.common import MAP_VALUE_ELEM_TYPES
@@ -31,7 +37,7 @@ from onnxdata.rules.containers import element_type_problems, nested_type
 __all__ = ["build_message"]  # the builders of convert/values.py's from_numpy
 
 
-def infer_kind(value: object, path: str) -> str:
+def infer_kind(value: object, path: str) -> KindName:
     if isinstance(value, (np.ndarray, np.generic)):
         return "tensor"
     if isinstance(value, SparseParts):
@@ -57,15 +63,15 @@ def infer_kind(value: object, path: str) -> str:
 def _elem_code(elem_type: ElemTypeArg, what: str) -> int:
     if isinstance(elem_type, str):
         name = elem_type.lower()
-        if name in KINDS[1:]:
-            return KINDS.index(name)
+        if name in ELEM_TYPE_OF_KIND:
+            return ELEM_TYPE_OF_KIND[name]
         if name == "undefined":
             return ElemType.UNDEFINED
     elif isinstance(elem_type, (int, np.integer)) and not isinstance(elem_type, bool) \
             and 0 <= elem_type <= ElemType.OPTIONAL:
         return int(elem_type)
     raise OnnxDataError(f"{what}: elem_type {elem_type!r} is not one of "
-                        f"{', '.join(KINDS[1:])} (or their codes 1..5)")
+                        f"{', '.join(ELEM_TYPE_OF_KIND)} (or their codes 1..5)")
 
 
 def _key_code(key_type: KeyType, what: str) -> int:
@@ -225,9 +231,10 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
         et = _elem_code(elem_type, where)
         if et == ElemType.UNDEFINED:
             raise OnnxDataError(f"{where}: a sequence's elem_type cannot be UNDEFINED")
-        if et != ElemType.OPTIONAL and found - {KINDS[et]}:
-            i = next(i for i, k in enumerate(kinds) if k != KINDS[et])
-            raise OnnxDataError(f"{where}[{i}]: a {kinds[i]} in a sequence of {KINDS[et]}")
+        if et != ElemType.OPTIONAL and found - {KIND_OF_ELEM_TYPE[et]}:
+            i = next(i for i, k in enumerate(kinds) if k != KIND_OF_ELEM_TYPE[et])
+            raise OnnxDataError(f"{where}[{i}]: a {kinds[i]} in a sequence of "
+                                f"{KIND_OF_ELEM_TYPE[et]}")
     elif not value:
         raise OnnxDataError(f"{where}: an empty list needs elem_type (tensor, sparse_tensor, "
                             "sequence, map or optional)")
@@ -238,10 +245,10 @@ def _fill_sequence(s: Any, value: Any, path: str, name: str, elem_type: Any,
         raise OnnxDataError(f"{where}: mixed element kinds: " + ", ".join(
             f"{k} at [{i}]" for k, i in firsts.items()) + "; a sequence holds one kind")
     else:
-        et = KINDS.index(kinds[0])
+        et = ELEM_TYPE_OF_KIND[kinds[0]]
     s.elem_type = et
-    field = getattr(s, SEQ_FIELDS[et])
-    fill = _FILLERS[KINDS[et]]
+    field = getattr(s, ELEM_FIELDS[et])
+    fill = _FILLERS[KIND_OF_ELEM_TYPE[et]]
     add = field.add
     for i, v in enumerate(value):
         fill(add(), v, f"{where}[{i}]", "", None, None)
@@ -376,11 +383,11 @@ def _fill_optional(o: Any, value: Any, path: str, name: str, elem_type: Any,
             o.name = name
         return
     else:
-        et = KINDS.index(infer_kind(value, where))
+        et = ELEM_TYPE_OF_KIND[infer_kind(value, where)]
     o.elem_type = et
-    field = OPT_FIELDS[et]
-    _FILLERS[KINDS[et]](getattr(o, field), value, join_path(where, field), "", None,
-                         key_type if et == ElemType.MAP else None)
+    field = OPTIONAL_FIELDS[et]
+    _FILLERS[KIND_OF_ELEM_TYPE[et]](getattr(o, field), value, join_path(where, field), "",
+                                    None, key_type if et == ElemType.MAP else None)
 
 
 _FILLERS: dict[str, Callable[[Any, Any, str, str, Any, Any], None]] = {

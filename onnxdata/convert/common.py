@@ -14,14 +14,7 @@ import numpy.typing as npt
 
 from onnxdata.core.dtypes import DataType, raw_nbytes
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import (
-    ELEM_FIELDS,
-    KIND_OF_ELEM_TYPE,
-    KIND_OF_MESSAGE,
-    OPTIONAL_FIELDS,
-    ElemType,
-    KindName,
-)
+from onnxdata.core.messages import KIND_OF_MESSAGE, KindName
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.validation import node_problems, too_deep
 
@@ -46,11 +39,6 @@ class SparseParts(NamedTuple):
 
 # ---------------------------------------------------------------- codes and paths
 
-# By SequenceProto / OptionalProto elem_type code (ElemType): the kind, and the field
-# holding the elements (or the value).
-KINDS: tuple[str, ...] = tuple(KIND_OF_ELEM_TYPE.get(code, "") for code in ElemType)
-SEQ_FIELDS: tuple[str, ...] = tuple(ELEM_FIELDS.get(code, "") for code in ElemType)
-OPT_FIELDS: tuple[str, ...] = tuple(OPTIONAL_FIELDS.get(code, "") for code in ElemType)
 TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data",
                  "uint64_data")
 MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32

@@ -10,9 +10,6 @@ from typing import Any
 import numpy as np
 
 from onnxdata.convert.common import (
-    KINDS,
-    OPT_FIELDS,
-    SEQ_FIELDS,
     U64,
     StrPath,
     check_message,
@@ -28,7 +25,13 @@ from onnxdata.convert.tensor import (
 )
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import KIND_OF_ELEM_TYPE, ElemType, elem_type_name
+from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    KIND_OF_ELEM_TYPE,
+    OPTIONAL_FIELDS,
+    ElemType,
+    elem_type_name,
+)
 from onnxdata.core.paths import join_path
 from onnxdata.rules.common import MAP_VALUE_ELEM_TYPES
 from onnxdata.rules.validation import quick_tensor
@@ -43,14 +46,14 @@ def _read_sequence(s: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
         raise fail_at(join_path(path, "elem_type"),
                     f"elem_type {elem_type_name(et)} is not an element kind")
     for code in KIND_OF_ELEM_TYPE:
-        if code != et and len(getattr(s, SEQ_FIELDS[code])):
-            raise fail_at(join_path(path, SEQ_FIELDS[code]), f"elements here, but elem_type is "
+        if code != et and len(getattr(s, ELEM_FIELDS[code])):
+            raise fail_at(join_path(path, ELEM_FIELDS[code]), f"elements here, but elem_type is "
                         f"{elem_type_name(et)}")
-    field = SEQ_FIELDS[et]
+    field = ELEM_FIELDS[et]
     elems = getattr(s, field)
     if et == ElemType.TENSOR:
         return _read_tensors(elems, join_path(path, field), base_dir, depth + 1)
-    read = READERS[KINDS[et]]
+    read = READERS[KIND_OF_ELEM_TYPE[et]]
     at = join_path(path, field)
     out = [read(e, f"{at}[{i}]", base_dir, depth + 1) for i, e in enumerate(elems)]
     if et == ElemType.SPARSE_TENSOR and out:
@@ -140,12 +143,13 @@ def _read_optional(o: Any, path: str, base_dir: StrPath | None, depth: int = 0) 
     if et != ElemType.UNDEFINED and et not in KIND_OF_ELEM_TYPE:
         raise fail_at(join_path(path, "elem_type"), f"elem_type {et} is not known")
     for code in KIND_OF_ELEM_TYPE:
-        if code != et and o.HasField(OPT_FIELDS[code]):
-            raise fail_at(join_path(path, OPT_FIELDS[code]), f"a value here, but elem_type is "
+        if code != et and o.HasField(OPTIONAL_FIELDS[code]):
+            raise fail_at(join_path(path, OPTIONAL_FIELDS[code]), f"a value here, but elem_type is "
                         f"{elem_type_name(et)}")
-    if et == ElemType.UNDEFINED or not o.HasField(OPT_FIELDS[et]):
+    if et == ElemType.UNDEFINED or not o.HasField(OPTIONAL_FIELDS[et]):
         return None
-    return READERS[KINDS[et]](getattr(o, OPT_FIELDS[et]), join_path(path, OPT_FIELDS[et]),
+    field = OPTIONAL_FIELDS[et]
+    return READERS[KIND_OF_ELEM_TYPE[et]](getattr(o, field), join_path(path, field),
                                 base_dir, depth + 1)
 
 

@@ -29,11 +29,12 @@ from typing import IO, Any, Final, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert.common import OPT_FIELDS, SEQ_FIELDS
 from onnxdata.convert.declared import prepare
 from onnxdata.convert.values import SparseParts, from_numpy, le_bytes, with_arrays
 from onnxdata.core.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
 from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    OPTIONAL_FIELDS,
     Kind,
     MapProto,
     Message,
@@ -118,7 +119,7 @@ def _parts(node: Message, value: Any) -> list[_Part]:
             head.name = node.name
         head.elem_type = node.elem_type
         one = isinstance(node, OptionalProto)  # its value, where a sequence has elements
-        field = (OPT_FIELDS if one else SEQ_FIELDS)[node.elem_type]
+        field = (OPTIONAL_FIELDS if one else ELEM_FIELDS)[node.elem_type]
         tag = _tag(node.DESCRIPTOR.fields_by_name[field].number)
         children = [getattr(node, field)] if one else getattr(node, field)
         out: list[_Part] = [head.SerializeToString()]

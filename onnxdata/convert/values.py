@@ -115,7 +115,8 @@ __all__ = [
 ]
 
 
-def _validate(message: object, base_dir: StrPath | None) -> None:
+def _raise_if_invalid(message: object, base_dir: StrPath | None) -> None:
+    """``validate``'s ValidationError, listing every problem, when ``message`` has any."""
     validate(cast(Message, message), base_dir=base_dir)
 
 
@@ -147,7 +148,7 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
             sparse_need(message, get_densify_limit())
         value = READERS[kind](message, "", base_dir, 0)
     except Exception:
-        _validate(message, base_dir)  # raises ValidationError when validate finds problems
+        _raise_if_invalid(message, base_dir)  # validate's complete error, where it finds any
         raise
     return convert_strings(value, strings)
 
@@ -157,7 +158,7 @@ def sparse_parts(message: object, *, base_dir: StrPath | None = None) -> SparseP
     """``SparseParts(values, indices, shape)`` of a SparseTensorProto, without densifying."""
     if message_kind(message) != "sparse_tensor":
         raise TypeError(f"sparse_parts takes a SparseTensorProto, not {type(message).__name__}")
-    _validate(message, base_dir)
+    _raise_if_invalid(message, base_dir)
     return read_sparse_parts(message, "", base_dir)
 
 

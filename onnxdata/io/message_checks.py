@@ -19,7 +19,7 @@ from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import Message
 from onnxdata.engine.engine import Engine
 from onnxdata.errors import Problem, ValidationError
-from onnxdata.io.message_values import CONTAINERS, small_elements
+from onnxdata.io.message_values import walked_kind
 from onnxdata.rules import validation
 from onnxdata.rules.common import MAX_PROBLEMS, PathLike
 from onnxdata.wire.source import Source
@@ -32,9 +32,9 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
              max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's), in document order: see
     ``onnxdata.rules.validation.problems``, whose result this is."""
-    kind = CONTAINERS.get(getattr(getattr(message, "DESCRIPTOR", None), "name", ""))
-    if kind is not None and small_elements(message, kind):
-        found = _walked(message, kind, base_dir, max_depth, max_problems)
+    kind = walked_kind(message)
+    if kind is not None:
+        found = _engine_problems(message, kind, base_dir, max_depth, max_problems)
         if found is not None:
             return found
     return validation.problems(message, base_dir=base_dir, max_depth=max_depth,
@@ -51,8 +51,8 @@ def validate(message: Message, *, base_dir: PathLike | None = None,
         raise ValidationError(found)
 
 
-def _walked(message: Any, kind: str, base_dir: PathLike | None, max_depth: int,
-            max_problems: int) -> list[Problem] | None:
+def _engine_problems(message: Any, kind: str, base_dir: PathLike | None, max_depth: int,
+                     max_problems: int) -> list[Problem] | None:
     """The engine's problems of ``message``'s bytes, or None where its walk stops."""
     if max_depth > MAX_DEPTH or max_problems < 1:
         return None  # (past the engine's own bounds: the reference says what it finds)

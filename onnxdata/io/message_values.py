@@ -23,17 +23,22 @@ from onnxdata.convert.common import Array, StrPath
 from onnxdata.convert.values import get_densify_limit
 from onnxdata.core.budget import densify_budget
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import MapProto, SequenceProto, SparseTensorProto, TensorProto
+from onnxdata.core.messages import (
+    KIND_OF_MESSAGE,
+    MapProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+)
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Engine, densify_deferred
 from onnxdata.errors import no_memory_error
 from onnxdata.wire.source import Source
 
-__all__ = ["CONTAINERS", "small_elements", "to_numpy"]
+__all__ = ["CONTAINERS", "small_elements", "to_numpy", "walked_kind"]
 
-#: The messages read through their bytes, by protobuf name.
-CONTAINERS: Final = {"SequenceProto": "sequence", "MapProto": "map",
-                      "OptionalProto": "optional"}
+#: The kinds read through their bytes: the messages holding other values.
+CONTAINERS: Final = ("sequence", "map", "optional")
 _NOT_READ: Final = object()
 _TYPED_WIDTHS: Final = (("float_data", 4), ("int32_data", 4), ("int64_data", 8),
                         ("double_data", 8), ("uint64_data", 8), ("string_data", 1))
@@ -69,13 +74,20 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     optional is read through its bytes by the wire engine; every value and error
     is ``convert.values.to_numpy``'s.
     """
-    descriptor = getattr(message, "DESCRIPTOR", None)
-    kind = CONTAINERS.get(getattr(descriptor, "name", ""))
-    if kind is not None and small_elements(message, kind):
-        value = _walked(message, kind, base_dir)
+    kind = walked_kind(message)
+    if kind is not None:
+        value = _engine_value(message, kind, base_dir)
         if value is not _NOT_READ:
             return convert_strings(value, strings)
     return convert.to_numpy(message, base_dir=base_dir, strings=strings)
+
+
+def walked_kind(message: object) -> str | None:
+    """The kind of ``message`` when the engine's walk of its bytes is what reads it: a
+    container (CONTAINERS) of small elements (``small_elements``); None otherwise."""
+    name = getattr(getattr(message, "DESCRIPTOR", None), "name", "")
+    kind = KIND_OF_MESSAGE.get(name) if isinstance(name, str) else None
+    return kind if kind in CONTAINERS and small_elements(message, kind) else None
 
 
 def small_elements(message: Any, kind: str) -> bool:
@@ -91,7 +103,7 @@ def small_elements(message: Any, kind: str) -> bool:
     return size <= _SMALL_ELEMENT
 
 
-def _walked(message: Any, kind: str, base_dir: StrPath | None) -> Any:
+def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
     """The value the engine reads from ``message``'s bytes, or _NOT_READ."""
     try:
         data = message.SerializeToString()

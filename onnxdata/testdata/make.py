@@ -130,7 +130,7 @@ def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
     sets = [_draw(i, seed, types, shapes or {}, plan, prepared, runner) for i in range(n)]
     if out is None:
         assert path is not None
-        return [_write(target / s, made, proto, path, overwrite)
+        return [_write_set(target / s, made, proto, path, overwrite)
                 for s, made in zip(names, sets, strict=True)]
     return _write_case(target, path, proto, names, sets)
 
@@ -166,7 +166,8 @@ def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
     return _Set(inputs, outputs, record)
 
 
-def _write(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bool) -> Path:
+def _write_set(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bool
+               ) -> Path:
     """One set, atomically: written into a hidden sibling with its record, read back with
     the model's types (a backend's output that does not fit its declared type, a shape
     of [1, 5] for [5], is refused here, not written), then renamed into place."""
@@ -196,7 +197,7 @@ def _write_case(target: Path, path: Path | None, proto: Any, names: list[str],
                 with path.open("rb") as model:
                     shutil.copyfileobj(model, f)
         for name, made in zip(names, sets, strict=True):
-            _write(stage / name, made, proto, stage / "model.onnx", False)
+            _write_set(stage / name, made, proto, stage / "model.onnx", False)
     return [target / name for name in names]
 
 

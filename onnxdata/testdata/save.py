@@ -91,7 +91,7 @@ def save_test_data_set(folder: str | os.PathLike[str],
     with staged_folder(target) as tmp:
         for file, value, name, declared in plan:
             try:
-                _write(tmp / file, value, name, declared)
+                _write_declared(tmp / file, value, name, declared)
             except OSError as exc:  # a full disk: name the user's folder, not ours
                 raise OSError(exc.errno, exc.strerror, os.fspath(target / file)) from exc
             except OnnxDataError as exc:
@@ -139,7 +139,9 @@ def _plan(values: Sequence[Any] | Mapping[str, Any], io: IO, model: ModelProto |
     return out
 
 
-def _write(path: Path, value: Any, name: str, declared: DeclaredType | None) -> None:
+def _write_declared(path: Path, value: Any, name: str, declared: DeclaredType | None
+                    ) -> None:
+    """One value file, as its declared type (or as ``from_numpy`` infers it without one)."""
     where = f"{path.stem} ({name!r})" if name else path.stem
     if declared is None:
         write_value(path, value, None, name=name)

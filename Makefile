@@ -8,14 +8,25 @@ PY := $(VENV)/bin/python
 PLUGIN := $(VENV_PLUGIN)/bin/protoc-gen-mypy
 TYPING_TREE := build/typing/onnxdata/generated
 EXAMPLE := tests/data/onnx-node/test_loop16_seq_none/test_data_set_0/input_2.pb
-# Venvs are built JOBS at a time (pip mostly waits on unpacking). Each installs our
-# dependencies from one wheel built first (so they are listed only in pyproject),
-# then onnxdata itself editable; that step writes onnxdata.egg-info in the checkout,
-# so it takes a lock.
+# Venvs are made and filled by uv (tools/requirements-uv.txt pins it; it is installed into
+# build/uv by pip): it resolves and unpacks in parallel from one cache, where pip took 7 to 10
+# minutes for make test's venvs. Each venv installs our dependencies from one wheel built
+# first (so they are listed only in pyproject), then onnxdata itself editable; that step
+# writes onnxdata.egg-info in the checkout, so it takes a lock. The compiled loops are built
+# in place once per Python (EDITABLE, by .venv, .venv-py3.10 and .venv-py3.13); every other
+# venv of Python 3.11 uses the same extensions in the checkout (EDITABLE_PURE: no compiler run).
 JOBS ?= 4
 WHEEL := build/wheel/.ok
 DEPS := build/wheel/onnxdata-*.whl
-EDITABLE = flock build/.pip-lock $(1)/bin/pip install -q --no-deps -e .
+UV := build/uv/bin/uv
+# never fetch a Python: every venv uses an interpreter of this machine
+export UV_PYTHON_DOWNLOADS := never
+# $(call NEW_VENV,DIR,PYTHON): a fresh venv with pip in it (the packaging tests run pip).
+NEW_VENV = $(UV) venv -q --clear --seed --python $(2) $(1)
+# $(call INSTALL,DIR,ARGS): uv pip install ARGS into the venv DIR.
+INSTALL = $(UV) pip install -q --python $(1)/bin/python $(2)
+EDITABLE = flock build/.pip-lock $(call INSTALL,$(1),--no-deps -e .)
+EDITABLE_PURE = ONNXDATA_PURE_PYTHON=1 $(EDITABLE)
 
 # Every onnx release line from 1.16 to 1.22; 1.23.2 is in .venv.
 ONNX_VERSIONS := 1.16.2 1.17.0 1.18.0 1.19.1 1.20.1 1.21.0 1.22.0
@@ -50,52 +61,65 @@ check: $(VENV)/.ok
 	$(MAKE) lint
 	$(PY) -m pytest -q -x -n 2 -m "not slow" -p no:cacheprovider
 
-# Everything, from nothing: the venvs JOBS at a time, then the checks; the suites on
-# other runtimes two at a time (2 cores), and the main suite last, then the wall time of
-# each stage (STAGES; the table is printed when a stage fails too, and make test fails).
+# Everything, from nothing: the browser and the venvs JOBS at a time, then every check and
+# suite as one pool on 2 workers (2 cores), longest first, each going on when another fails
+# (-k), so one run names every failure; then the wall time of each stage (STAGES; the table
+# is printed when a stage fails too, and make test fails).
+TEST_STAGES := test-new test-pure test-old test-py3.10 test-py3.13 test-onnx-versions \
+	check-gen lint fuzz-regress
 test: | build
 	@rm -f $(STAGES) && date +%s%N > $(STAGES).start
 	@rc=0; \
-	{ $(MAKE) stage-browser && \
-	  $(MAKE) -j$(JOBS) stage-venvs && \
-	  $(MAKE) stage-check-gen stage-lint stage-fuzz-regress && \
-	  $(MAKE) -j2 --output-sync=target stage-fuzz-ci stage-test-old stage-test-onnx-versions \
-	    stage-test-pythons stage-test-pure && \
-	  $(MAKE) stage-test-new; } || rc=$$?; \
+	{ $(MAKE) -j$(JOBS) stage-browser stage-venvs && \
+	  $(MAKE) -k -j2 --output-sync=target $(addprefix stage-,$(TEST_STAGES)); } || rc=$$?; \
 	$(MAKE) --no-print-directory stage-table; exit $$rc
 
-# make test's stages: stage-T makes T and appends "T start_ns seconds status" to STAGES;
-# the loops of test-onnx-versions and test-pythons add a line per venv when STAGE_LOG is
-# set (make test sets it). stage-table prints them in the order they started, each venv
-# under its stage.
+# make test's stages: stage-T makes T and appends "T start_ns seconds status cpu_seconds"
+# to STAGES (cpu: user + system time of everything the stage ran, from the shell's `times`;
+# it hardly changes with load, where the wall time does); the loop of test-onnx-versions adds
+# a line per venv when STAGE_LOG is set (make test sets it). stage-table prints them in the
+# order they started, each venv under its stage.
 STAGES := build/stage-times.txt
 STAGE_LOG ?=
-# $(call record,NAME,START_NS,STATUS,FILE), in a recipe's shell: append one line to FILE.
-record = echo "$(1) $(2) $$(( ($$(date +%s%N) - $(2)) / 1000000000 )) $(3)" >> "$(4)"
+# $(call record,NAME,START_NS,STATUS,FILE[,CPU]), in a recipe's shell: append one line to FILE.
+record = echo "$(1) $(2) $$(( ($$(date +%s%N) - $(2)) / 1000000000 )) $(3) $(5)" >> "$(4)"
 # ... to STAGE_LOG, when it is set.
 log_stage = [ -z "$(STAGE_LOG)" ] || $(call record,$(1),$(2),$(3),$(STAGE_LOG))
+# $(call cpu_of,FILE): the CPU seconds in FILE, which holds the output of `times` (run in
+# the recipe's own shell: in $$(...) it would time a subshell that ran nothing).
+cpu_of = awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($$i, t, "m"); \
+	c += t[1] * 60 + t[2] } printf "%d", c }' $(1)
 
 stage-%: | build
 	@s=$$(date +%s%N); rc=0; \
 	$(MAKE) --no-print-directory $* STAGE_LOG=$(abspath $(STAGES)) || rc=$$?; \
-	$(call record,$*,$$s,$$rc,$(STAGES)); exit $$rc
+	times > $(STAGES).$*; \
+	$(call record,$*,$$s,$$rc,$(STAGES),$$($(call cpu_of,$(STAGES).$*))); exit $$rc
 
 stage-table:
-	@echo; echo "make test, stage by stage (wall time; fuzz-ci to test-pure run two at a time):"
+	@echo; echo "make test, stage by stage (wall time; after the venvs, two run at a time;"; \
+	  echo "cpu: user + system seconds of the stage's processes, on 2 cores):"
 	@sort -s -k2,2n $(STAGES) | awk ' \
-	  function row(name, t, rc) { printf "  %-30s %5d s  %3d:%02d  %s\n", name, t, t / 60, \
-	    t % 60, rc == 0 ? "ok" : "FAILED (exit " rc ")" } \
-	  { name[NR] = $$1; t[NR] = $$3; rc[NR] = $$4 } \
-	  END { for (i = 1; i <= NR; i++) if (name[i] !~ /\//) { row(name[i], t[i], rc[i]); \
+	  function row(name, t, rc, cpu) { printf "  %-30s %5d s  %3d:%02d  %6s  %s\n", name, t, \
+	    t / 60, t % 60, cpu == "" ? "" : cpu " s", rc == 0 ? "ok" : "FAILED (exit " rc ")" } \
+	  { name[NR] = $$1; t[NR] = $$3; rc[NR] = $$4; cpu[NR] = $$5 } \
+	  END { for (i = 1; i <= NR; i++) if (name[i] !~ /\//) { row(name[i], t[i], rc[i], cpu[i]); \
+	    total += cpu[i]; \
 	    for (j = 1; j <= NR; j++) if (index(name[j], name[i] "/") == 1) \
-	      row("  " name[j], t[j], rc[j]) } }'
+	      row("  " name[j], t[j], rc[j], cpu[j]) } \
+	    printf "  %-30s %20d s\n", "cpu of every stage", total }'
 	@t=$$(( ($$(date +%s%N) - $$(cat $(STAGES).start)) / 1000000000 )); \
 	  printf "  %-30s %5d s  %3d:%02d\n" "make test, in all" $$t $$((t / 60)) $$((t % 60))
 
 venvs: $(ALL_VENVS)
 
+# The main suite, everything in it, with the generated code's drift check and the clean-venv
+# tests (ONNXDATA_INSTALL_TESTS=1). On 2 workers, since make test starts it first. The other
+# suites leave out the tests marked `builds` (wheel, sdist, venv, mypy): what those check does
+# not change with the runtime.
+NOT_BUILDS := -m "not builds"
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
-	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider
+	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider
 
 # The page test's browser: Debian's chromium, driven by playwright (tools/requirements-dev.txt)
 # with executable_path, so `playwright install` never downloads one. Installed only when
@@ -111,11 +135,11 @@ browser:
 # the compiled loops are not imported), as where no C compiler is at hand: the reference
 # twins must pass on their own.
 test-pure: $(VENV)/.ok
-	ONNXDATA_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider
+	ONNXDATA_PURE_PYTHON=1 $(PY) -m pytest -q -p no:cacheprovider $(NOT_BUILDS)
 
 # The same suite on the oldest protobuf runtime we support; onnx tests skip there.
 test-old: $(VENV_OLD)/.ok
-	$(VENV_OLD)/bin/python -m pytest -q -p no:cacheprovider
+	$(VENV_OLD)/bin/python -m pytest -q -p no:cacheprovider $(NOT_BUILDS)
 
 # The coexistence tests against each older onnx, one venv per release.
 test-onnx-versions: $(ONNX_VENVS)
@@ -125,52 +149,46 @@ test-onnx-versions: $(ONNX_VENVS)
 	  $(call log_stage,test-onnx-versions/$$v,$$s,$$rc); [ $$rc = 0 ] || exit 1; \
 	done
 
-.venv-onnx-%/.ok: pyproject.toml $(WHEEL)
-	rm -rf .venv-onnx-$*
-	$(PYTHON) -m venv .venv-onnx-$*
-	.venv-onnx-$*/bin/pip install -q "onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest \
-	  $(DEPS)
-	$(call EDITABLE,.venv-onnx-$*)
+.venv-onnx-%/.ok: pyproject.toml $(WHEEL) | $(VENV)/.ok
+	$(call NEW_VENV,.venv-onnx-$*,$(PYTHON))
+	$(call INSTALL,.venv-onnx-$*,"onnx==$*" $(if $(filter 1.16.%,$*),"numpy<2") pytest $(DEPS))
+	$(call EDITABLE_PURE,.venv-onnx-$*)
 	touch $@
 
-# The main suite on Python 3.10 and 3.13 (newest numpy, protobuf, onnx 1.23.2).
-test-pythons: $(PYENV_VENVS)
-	@for v in 3.10 3.13; do \
-	  if [ -x .venv-py$$v/bin/python ]; then \
-	    echo "== python $$v"; s=$$(date +%s%N); rc=0; \
-	    .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider || rc=$$?; \
-	    $(call log_stage,test-pythons/$$v,$$s,$$rc); [ $$rc = 0 ] || exit 1; \
-	  else \
-	    echo "== python $$v: skipped, pyenv has no python$$v (pyenv root: '$(PYENV_ROOT)')"; \
-	  fi; \
-	done
+# The main suite on Python 3.10 and 3.13 (newest numpy, protobuf, onnx 1.23.2), where pyenv
+# has them; test-pythons runs both.
+test-pythons: test-py3.10 test-py3.13
+.SECONDEXPANSION:
+test-py%: $$(if $$(PY_$$*),.venv-py$$*/.ok)
+	@if [ -x .venv-py$*/bin/python ]; then \
+	  .venv-py$*/bin/python -m pytest -q -p no:cacheprovider $(NOT_BUILDS); \
+	else echo "python $*: skipped, pyenv has no python$* (pyenv root: '$(PYENV_ROOT)')"; fi
 
-.venv-py3.10/.ok: pyproject.toml tools/requirements-pythons.txt $(WHEEL)
-	rm -rf .venv-py3.10
-	$(PY310) -m venv .venv-py3.10
-	.venv-py3.10/bin/pip install -q -r tools/requirements-pythons.txt $(DEPS)
-	$(call EDITABLE,.venv-py3.10)
-	touch $@
-
-.venv-py3.13/.ok: pyproject.toml tools/requirements-pythons.txt $(WHEEL)
-	rm -rf .venv-py3.13
-	$(PY313) -m venv .venv-py3.13
-	.venv-py3.13/bin/pip install -q -r tools/requirements-pythons.txt $(DEPS)
-	$(call EDITABLE,.venv-py3.13)
+# The Python of each, by the version in the venv's name.
+PY_3.10 := $(PY310)
+PY_3.13 := $(PY313)
+.venv-py%/.ok: pyproject.toml tools/requirements-pythons.txt $(WHEEL)
+	$(call NEW_VENV,.venv-py$*,$(PY_$*))
+	$(call INSTALL,.venv-py$*,-r tools/requirements-pythons.txt $(DEPS))
+	$(call EDITABLE,.venv-py$*)
 	touch $@
 
 build:
 	mkdir -p build
+
+$(UV): tools/requirements-uv.txt | build
+	rm -rf build/uv
+	$(PYTHON) -m venv build/uv
+	build/uv/bin/pip install -q -r tools/requirements-uv.txt
 
 # Our wheel, whose metadata gives every venv the dependencies pyproject lists: pure
 # (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
 # Every venv depends on it, so a change to the loop rebuilds them (their editable
 # installs compile it in place).
 $(WHEEL): pyproject.toml setup.py onnxdata/wire/_varints.pyx onnxdata/wire/_walk.pyx \
-		onnxdata/wire/_layouts.pyx onnxdata/wire/_wire.pxd | build
+		onnxdata/wire/_layouts.pyx onnxdata/wire/_wire.pxd | $(UV)
 	rm -rf build/wheel
-	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(PYTHON) -m pip wheel -q --no-deps \
-	  -w build/wheel .
+	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(UV) build -q --wheel -o build/wheel .
 	touch $@
 
 lint: $(VENV)/.ok $(TYPING_TREE)
@@ -187,8 +205,9 @@ bench: $(VENV)/.ok
 	$(PY) bench/run.py $(ARGS)
 
 # Fuzz every atheris harness in turn for SECONDS each (tests/fuzz/run.py; FUZZ=names
-# to pick some). fuzz-ci is the bounded CI slice: 8 harnesses x 8 s. fuzz-regress
-# replays every input in tests/data/fuzz-regressions/ through every harness.
+# to pick some). fuzz-ci is a bounded slice, 8 harnesses x 8 s; make test does not run it,
+# since the suite's test_fuzz_harness_runs starts every harness the same way (300 runs each).
+# fuzz-regress replays every input in tests/data/fuzz-regressions/ through every harness.
 SECONDS ?= 60
 FUZZ ?= all
 fuzz: $(VENV)/.ok
@@ -201,8 +220,8 @@ fuzz-regress: $(VENV)/.ok
 	$(PY) tests/fuzz/run.py --regress
 
 $(VENV)/.ok: pyproject.toml tools/requirements-dev.txt $(WHEEL) | $(TYPING_TREE)
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r tools/requirements-dev.txt $(DEPS)
+	$(call NEW_VENV,$(VENV),$(PYTHON))
+	$(call INSTALL,$(VENV),-r tools/requirements-dev.txt $(DEPS))
 	$(call EDITABLE,$(VENV))
 	touch $@
 
@@ -212,20 +231,20 @@ $(TYPING_TREE):
 	mkdir -p $(dir $@)
 	ln -sfn ../../../generated $@
 
-$(VENV_OLD)/.ok: pyproject.toml tools/requirements-old.txt $(WHEEL)
-	$(PYTHON) -m venv $(VENV_OLD)
-	$(VENV_OLD)/bin/pip install -q -r tools/requirements-old.txt $(DEPS)
-	$(call EDITABLE,$(VENV_OLD))
+$(VENV_OLD)/.ok: pyproject.toml tools/requirements-old.txt $(WHEEL) | $(VENV)/.ok
+	$(call NEW_VENV,$(VENV_OLD),$(PYTHON))
+	$(call INSTALL,$(VENV_OLD),-r tools/requirements-old.txt $(DEPS))
+	$(call EDITABLE_PURE,$(VENV_OLD))
 	touch $@
 
-$(VENV_GEN)/.ok: tools/requirements-gen.txt
-	$(PYTHON) -m venv $(VENV_GEN)
-	$(VENV_GEN)/bin/pip install -q -r tools/requirements-gen.txt
+$(VENV_GEN)/.ok: tools/requirements-gen.txt | $(UV)
+	$(call NEW_VENV,$(VENV_GEN),$(PYTHON))
+	$(call INSTALL,$(VENV_GEN),-r tools/requirements-gen.txt)
 	touch $@
 
-$(VENV_PLUGIN)/.ok: tools/requirements-plugin.txt
-	$(PYTHON) -m venv $(VENV_PLUGIN)
-	$(VENV_PLUGIN)/bin/pip install -q -r tools/requirements-plugin.txt
+$(VENV_PLUGIN)/.ok: tools/requirements-plugin.txt | $(UV)
+	$(call NEW_VENV,$(VENV_PLUGIN),$(PYTHON))
+	$(call INSTALL,$(VENV_PLUGIN),-r tools/requirements-plugin.txt)
 	touch $@
 
 clean:

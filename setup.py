@@ -16,7 +16,9 @@ from setuptools import Extension, setup
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 
-setup(ext_modules=[] if PURE else [
+# The three extensions are compiled side by side (build_ext's parallel option): an editable
+# install compiles them in place once per Python, under make's lock, so their time adds up.
+setup(options={"build_ext": {"parallel": os.cpu_count() or 1}}, ext_modules=[] if PURE else [
     Extension("onnxdata.wire._varints", ["onnxdata/wire/_varints.pyx"], optional=True),
     Extension("onnxdata.wire._walk", ["onnxdata/wire/_walk.pyx"], optional=True),
     Extension("onnxdata.wire._layouts", ["onnxdata/wire/_layouts.pyx"], optional=True),

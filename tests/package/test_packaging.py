@@ -32,6 +32,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_wheel_has_only_our_top_level_name(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
@@ -40,6 +41,7 @@ def test_wheel_has_only_our_top_level_name(wheel: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("onnx_ml_pb2.py", "onnx_ml_pb2.pyi", "onnx_data_pb2.py", "onnx_data_pb2.pyi",
@@ -51,6 +53,7 @@ def test_wheel_carries_generated_modules_stubs_and_py_typed(wheel: Path) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> None:
     """setup.py's optional extension (onnxdata/wire/_varints.pyx): built wherever a C compiler
     is at hand, as here, and typed for mypy by its stub."""
@@ -73,6 +76,7 @@ def test_wheel_carries_the_compiled_varint_loop_and_its_stub(wheel: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> None:
     zf = zipfile.ZipFile(wheel)
     meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
@@ -87,6 +91,7 @@ def test_wheel_declares_console_script_and_runtime_dependencies(wheel: Path) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_installed_wheel_imports_with_generated_modules(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
@@ -130,6 +135,7 @@ def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path) -> None:
     from tests.package.test_typing import REVEAL_EXPECTED, reveal
 
@@ -142,6 +148,7 @@ def test_clean_venv_types_user_code_as_expected(clean_venv: Path, tmp_path: Path
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
     exe = clean_venv / "bin" / "onnxdata"
     sample = ROOT / "tests/data/onnx-node/test_abs/test_data_set_0/input_0.pb"
@@ -155,6 +162,7 @@ def test_clean_venv_runs_the_cli(clean_venv: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
     """core.symlinks=false (Windows' default) checks symlinks out as files; nothing we
     build from may be one (generated/ is mapped by package-dir)."""
@@ -172,6 +180,7 @@ def test_a_checkout_without_symlinks_builds_a_wheel(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None:
     if not CLEAN_VENV:
         pytest.skip(CLEAN_VENV_SKIP)

@@ -25,12 +25,14 @@ def _mypy(path: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_user_code_passes_mypy_strict() -> None:
     result = _mypy(USER_CODE)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_a_wrong_field_type_fails_mypy(tmp_path: Path) -> None:
     bad = tmp_path / "user_code_bad.py"
     text = USER_CODE.read_text()
@@ -62,6 +64,7 @@ def reveal(python: Path | str, cwd: Path, config: Path, mypy_path: Path | None =
 
 
 @pytest.mark.slow
+@pytest.mark.builds
 def test_reveal_types_in_the_development_venv(tmp_path: Path) -> None:
     pytest.importorskip("mypy", reason="mypy is a development tool of the newest-runtime run")
     typing_tree = ROOT / "build" / "typing"

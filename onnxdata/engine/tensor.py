@@ -40,6 +40,7 @@ from onnxdata.wire.walk import (
     ENTRY,
     SEGMENT,
     TENSOR,
+    Compact,
     Fields,
     Piece,
     Where,
@@ -268,12 +269,13 @@ class TensorWalk:
             return []
         src = self.src
         if name not in f.over:
-            size = 0
-            for wt, a, b in kept:  # stops once long: a bogus reading may hold 1M pieces
-                size += b - a if wt == LEN else len(a)
-                if size > _LONG_INTS:
-                    break
+            if isinstance(kept, Compact):  # a bogus reading may hold 1M pieces
+                size = kept.varint_bytes()
             else:
+                size = 0
+                for wt, a, b in kept:
+                    size += b - a if wt == LEN else len(a)
+            if size <= _LONG_INTS:
                 return cast(list[int], varints(src, kept).view(np.int64).tolist())
 
         def pieces() -> Iterable[Piece]:

@@ -18,8 +18,10 @@ the WireError protobuf's parser would (the same reason and offset): the Python w
 stays the one that says what is wrong.
 """
 
-from array import array
+from cpython.array cimport array, resize_smart
+from cpython.object cimport Py_SIZE
 from libc.stdint cimport uint64_t
+from libc.string cimport memset
 
 from onnxdata.wire._wire cimport _skip_group, _varint_at
 
@@ -41,9 +43,92 @@ cdef int[7] WANT = [0, 0, 2, 2, 5, 1, 0]  # wire type each kind takes unpacked
 
 
 
+cdef enum:
+    MAX_KINDS = 64  # field numbers a schema table may hold (TensorProto's reach 16)
+
+
+# What one call notes of a message's fields in C, written to its Fields once at the end
+# (``_flush``): scalars, the last range of a LAST field, the counts of LAST and MANY
+# fields, and the unknown fields past the limit. So a field costs no Python object.
+cdef struct State:
+    Py_ssize_t nseen  # numbers met, in ``order`` as first met
+    int order[MAX_KINDS]
+    unsigned char seen[MAX_KINDS]
+    unsigned char has_scalar[MAX_KINDS]
+    uint64_t scalar[MAX_KINDS]
+    unsigned char has_last[MAX_KINDS]
+    Py_ssize_t last_a[MAX_KINDS]
+    Py_ssize_t last_b[MAX_KINDS]
+    Py_ssize_t count[MAX_KINDS]  # a LAST or MANY field's count so far (from ``counts``)
+    Py_ssize_t unknown_more
+
+
+cdef inline int _push(array arr, unsigned long long v) except -1:
+    """Append ``v`` to an array of "Q" (or "b") without a Python call."""
+    cdef Py_ssize_t n = Py_SIZE(arr)
+    resize_smart(arr, n + 1)
+    if arr.ob_descr.itemsize == 8:
+        arr.data.as_ulonglongs[n] = v
+    else:
+        arr.data.as_schars[n] = <signed char>v
+    return 0
+
+
+cdef int _flush(State *st, list names, out) except -1:
+    """Write what ``st`` noted to ``out`` (a ``walk.Fields``)."""
+    cdef Py_ssize_t j
+    cdef int k
+    cdef dict scalars = out.scalars, counts = out.counts, last = out.last
+    for j in range(st.nseen):
+        k = st.order[j]
+        name = names[k]
+        if st.has_scalar[k]:
+            scalars[name] = st.scalar[k]
+        if st.has_last[k]:
+            last[name] = (st.last_a[k], st.last_b[k])
+        if st.count[k] > 0:
+            counts[name] = st.count[k]
+    if st.unknown_more:
+        out.unknown_more += st.unknown_more
+    return 0
+
+
+cdef inline void _init(State *st) noexcept:
+    st.nseen = 0
+    st.unknown_more = 0
+    memset(st.seen, 0, MAX_KINDS)
+
+
+cdef class _Into:
+    """The containers of one ``walk.Fields`` that ``_scan`` fills, fetched once per call;
+    ``cache`` holds, per field number, the arrays of its RangeStore or Compact once the
+    call has met them (3 slots each)."""
+    cdef object out
+    cdef dict counts, many, pieces
+    cdef list unknown, names, cache
+    cdef const signed char[:] kinds
+
+    def __init__(self, out, const signed char[:] kinds, list names):
+        self.out = out
+        self.counts = out.counts
+        self.many = out.many
+        self.pieces = out.pieces
+        self.unknown = out.unknown
+        self.kinds = kinds
+        self.names = names
+        self.cache = [None] * (3 * kinds.shape[0])
+
+
 def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t end,
          const signed char[:] kinds, list names, out, Py_ssize_t limit):
-    return _scan(buf, base, pos, end, kinds, names, out, limit)
+    cdef State st
+    cdef _Into into = _Into(out, kinds, names)
+    _init(&st)
+    pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into, limit,
+                &st)
+    if pos >= 0:
+        _flush(&st, names, out)
+    return pos
 
 
 def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long long[:] starts,
@@ -52,40 +137,48 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
     """``scan`` of many occurrences of one message, all in ``buf`` (from offset ``base``),
     in order: True, or False where ``scan`` would return -1."""
     cdef Py_ssize_t k
+    cdef State st
+    cdef _Into into = _Into(out, kinds, names)
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    _init(&st)
     for k in range(starts.shape[0]):
-        if _scan(buf, base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], kinds, names, out,
-                 limit) != <Py_ssize_t>ends[k]:
+        if _scan(p, buf.shape[0], base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], into,
+                 limit, &st) != <Py_ssize_t>ends[k]:
             return False
+    _flush(&st, names, out)
     return True
 
 
-cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos,
-                      Py_ssize_t end, const signed char[:] kinds, list names, out,
-                      Py_ssize_t limit) except -2:
-    cdef Py_ssize_t n = buf.shape[0]
+cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_ssize_t pos,
+                      Py_ssize_t end, _Into into, Py_ssize_t limit, State *st) except -2:
+    """One message's fields (``p[pos - base:end - base]``, of ``n`` bytes held) into ``st``
+    and ``into``."""
     cdef Py_ssize_t hi = base + n
     cdef Py_ssize_t lim = (end if end < hi else hi) - base
-    cdef const unsigned char *p = &buf[0] if n else NULL
     cdef Py_ssize_t i, tag_at
-    cdef uint64_t key, value
+    cdef uint64_t key, value = 0
     cdef uint64_t number
-    cdef int wt, kind
+    cdef int wt, kind, k
     cdef Py_ssize_t a, b, size
-    cdef dict scalars = out.scalars
-    cdef dict counts = out.counts
-    cdef dict many = out.many
-    cdef dict pieces = out.pieces
-    cdef dict last = out.last
-    cdef list unknown = out.unknown
+    cdef dict counts = into.counts
+    cdef dict many = into.many
+    cdef dict pieces = into.pieces
+    cdef list unknown = into.unknown
+    cdef list names = into.names
+    cdef list cache = into.cache
+    cdef const signed char[:] kinds = into.kinds
+    cdef object out = into.out
     cdef Py_ssize_t nkinds = kinds.shape[0]
     cdef object name, kept, run
     cdef Py_ssize_t count
+    if nkinds > MAX_KINDS:
+        return -1  # (no schema is this wide) the Python walk's
     while pos < end:
         if pos + 15 > hi and hi < end:
             return pos  # the head may not be in buf: the caller reads on
         i = pos - base
         tag_at = pos
-        key = buf[i]
+        key = p[i]
         if key < 0x80:
             i += 1
         else:
@@ -96,16 +189,16 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
         if number == 0 or number > MAX_FIELD or wt > 5:
             return -1
         if wt == 0:
-            if i < lim and buf[i] < 0x80:
-                value = buf[i]
+            if i < lim and p[i] < 0x80:
+                value = p[i]
                 i += 1
             elif not _varint_at(p, &i, lim, &value):
                 return -1
             a = <Py_ssize_t>0
             b = i + base
         elif wt == 2:
-            if i < lim and buf[i] < 0x80:
-                value = buf[i]
+            if i < lim and p[i] < 0x80:
+                value = p[i]
                 i += 1
             elif not _varint_at(p, &i, lim, &value):
                 return -1
@@ -129,80 +222,114 @@ cdef Py_ssize_t _scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t po
         pos = b
         kind = kinds[number] if number < <uint64_t>nkinds else -1
         if kind >= 0:
-            name = names[number]
+            k = <int>number
+            if not st.seen[k]:
+                st.seen[k] = 1
+                st.order[st.nseen] = k
+                st.nseen += 1
+                st.has_scalar[k] = 0
+                st.has_last[k] = 0
+                st.count[k] = -1
+                if kind == LAST or kind == MANY:
+                    st.count[k] = counts.get(names[k], 0)
             if wt == WANT[kind]:
                 if kind == SCALAR:
-                    scalars[name] = value
+                    st.scalar[k] = value
+                    st.has_scalar[k] = 1
                     continue
                 if kind == ENUM:
                     if (value & 0xFFFFFFFF) > 1:
                         out.bad_enum = value  # a closed enum reads the low 32 bits
                     else:
-                        scalars[name] = value
+                        st.scalar[k] = value
+                        st.has_scalar[k] = 1
                     continue
                 if kind == LAST:
-                    last[name] = (a, b)
-                    counts[name] = counts.get(name, 0) + 1
+                    st.last_a[k] = a
+                    st.last_b[k] = b
+                    st.has_last[k] = 1
+                    st.count[k] += 1
                     continue
                 if kind == MANY:
-                    count = counts.get(name, 0)
-                    counts[name] = count + 1
-                    if count == 0:
-                        many[name] = [(a, b)]
-                    elif count < KEEP:
-                        (<list>many[name]).append((a, b))
+                    count = st.count[k]
+                    st.count[k] = count + 1
+                    if count < KEEP:
+                        if count == 0:
+                            many[names[k]] = [(a, b)]
+                        else:
+                            (<list>many[names[k]]).append((a, b))
                     elif count < COMPACT_PIECES:
-                        kept = many[name]
-                        if count == KEEP:
-                            from onnxdata.wire.walk import RangeStore
-                            many[name] = kept = RangeStore(kept)
-                        kept.starts.append(a)
-                        kept.ends.append(b)
+                        if cache[3 * k] is None:
+                            if count == KEEP:
+                                from onnxdata.wire.walk import RangeStore
+                                many[names[k]] = kept = RangeStore(many[names[k]])
+                            else:
+                                kept = many[names[k]]
+                            cache[3 * k] = kept.starts
+                            cache[3 * k + 1] = kept.ends
+                        _push(<array>cache[3 * k], a)
+                        _push(<array>cache[3 * k + 1], b)
                     else:
-                        many[name] = None
+                        many[names[k]] = None
+                        cache[3 * k] = None
                     continue
                 # a number field's single value
-                run = pieces.get(name)
-                if run is None:
-                    run = pieces[name] = []
-                if type(run) is list:
-                    count = len(<list>run)
-                    if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
-                        (<tuple>(<list>run)[count - 1])[1].append(value)
-                    elif len(<list>run) < KEEP_PIECES:
-                        if wt == 0:
-                            (<list>run).append((0, array("Q", [value]), 0))
-                        else:
-                            (<list>run).append((wt, a, b))
-                    else:
+                if cache[3 * k] is None:
+                    name = names[k]
+                    run = pieces.get(name)
+                    if run is None:
+                        run = pieces[name] = []
+                    if type(run) is list:
+                        count = len(<list>run)
+                        if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
+                            _push(<array>(<tuple>(<list>run)[count - 1])[1], value)
+                            continue
+                        if count < KEEP_PIECES:
+                            if wt == 0:
+                                (<list>run).append((0, array("Q", [value]), 0))
+                            else:
+                                (<list>run).append((wt, a, b))
+                            continue
                         from onnxdata.wire.walk import Compact
                         pieces[name] = run = Compact(run)
-                if type(run) is not list:
-                    if len(run.wts) < COMPACT_PIECES:
-                        run.wts.append(wt)
-                        run.starts.append(value if wt == 0 else a)
-                        run.ends.append(b)
-                    else:
-                        out.over.add(name)
+                    _cache_compact(cache, k, run)
+                if Py_SIZE(<array>cache[3 * k]) < COMPACT_PIECES:
+                    _push(<array>cache[3 * k], wt)
+                    _push(<array>cache[3 * k + 1], value if wt == 0 else <uint64_t>a)
+                    _push(<array>cache[3 * k + 2], b)
+                else:
+                    out.over.add(names[k])
                 continue
             if wt == 2 and (kind == VARINTS or kind == FIXED32S or kind == FIXED64S):
-                run = pieces.get(name)
-                if run is None:
-                    run = pieces[name] = []
-                if type(run) is list and len(<list>run) >= KEEP_PIECES:
-                    from onnxdata.wire.walk import Compact
-                    pieces[name] = run = Compact(run)
-                if type(run) is list:
-                    (<list>run).append((2, a, b))
-                elif len(run.wts) < COMPACT_PIECES:
-                    run.wts.append(2)
-                    run.starts.append(a)
-                    run.ends.append(b)
+                if cache[3 * k] is None:
+                    name = names[k]
+                    run = pieces.get(name)
+                    if run is None:
+                        run = pieces[name] = []
+                    if type(run) is list and len(<list>run) >= KEEP_PIECES:
+                        from onnxdata.wire.walk import Compact
+                        pieces[name] = run = Compact(run)
+                    if type(run) is list:
+                        (<list>run).append((2, a, b))
+                        continue
+                    _cache_compact(cache, k, run)
+                if Py_SIZE(<array>cache[3 * k]) < COMPACT_PIECES:
+                    _push(<array>cache[3 * k], 2)
+                    _push(<array>cache[3 * k + 1], a)
+                    _push(<array>cache[3 * k + 2], b)
                 else:
-                    out.over.add(name)
+                    out.over.add(names[k])
                 continue
         if len(unknown) < limit:
             unknown.append((number, wt))
         else:
-            out.unknown_more += 1
+            st.unknown_more += 1
     return pos
+
+
+cdef inline int _cache_compact(list cache, int k, run) except -1:
+    """Keep the arrays of the Compact ``run`` in ``cache``'s slots for field ``k``."""
+    cache[3 * k] = run.wts
+    cache[3 * k + 1] = run.starts
+    cache[3 * k + 2] = run.ends
+    return 0

@@ -38,7 +38,7 @@ from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import EXTERNAL, KIND_OF_ELEM_TYPE, MESSAGE_OF_KIND
 from onnxdata.core.paths import join_path
-from onnxdata.engine.groups import MIN_GROUPED, GroupWalk
+from onnxdata.engine.groups import MIN_GROUPED, GroupWalk, TypeRuns, add_run
 from onnxdata.engine.summaries import (
     SequenceFacts,
     map_summary,
@@ -242,8 +242,8 @@ class Engine(TensorWalk, GroupWalk):
         facts = SequenceFacts(elem_type or 0) if self.summaries else None
         out: list[Any] = []
         codes: dict[str, list[int]] = {"tensor": [], "sparse_tensor": []}
-        types: dict[str, list[NestedType]] = {"sequence": [], "map": [], "optional": []}
-        mine_types: list[NestedType] = []
+        types: dict[str, TypeRuns] = {"sequence": [], "map": [], "optional": []}
+        mine_types: TypeRuns = []
         deep_ok = depth + 1 <= self.max_depth
         last: str | None = None
         for code, kind in KIND_OF_ELEM_TYPE.items():
@@ -283,9 +283,9 @@ class Engine(TensorWalk, GroupWalk):
                 if kind in codes and got.code is not None:
                     codes[kind].append(got.code)
                 if kind in types:
-                    types[kind].append(got.ntype)
+                    add_run(types[kind], got.ntype, 1)
                 if code == elem_type and (code != 1 or i == 0):
-                    mine_types.append(got.ntype)
+                    add_run(mine_types, got.ntype, 1)
                 if self.values:
                     out.append(got.value)
                 if mine and got.summary == last:
@@ -302,12 +302,14 @@ class Engine(TensorWalk, GroupWalk):
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])
         for kind_word, found in types.items():
             if len(found) > 1:
-                own += element_type_problems(path, f"{kind_word}_values", found)
+                own += element_type_problems(path, f"{kind_word}_values",
+                                             [t for t, _ in found], [n for _, n in found])
         # last, as validate's walk checks the tensors' shared data type as it reads them
         own += same_type_problems(path, "tensor_values", codes["tensor"])
         self.problems.insert(at, own)
         self.last_seq = (elem_type, counts)
-        inner = sequence_inner_type(elem_type, mine_types) if elem_type in ELEM_FIELDS else None
+        inner = sequence_inner_type(elem_type, [t for t, _ in mine_types]) \
+            if elem_type in ELEM_FIELDS else None
         result = Outcome(out if self.values else None, ntype=("sequence", inner))
         if facts is not None:
             result.summary = sequence_summary(facts, sum(counts.values()))

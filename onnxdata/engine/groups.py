@@ -34,10 +34,23 @@ from onnxdata.wire.source import Source
 from onnxdata.wire.walk import RangeStore, Where
 from onnxdata.wire.walk_compiled import LAYOUT_KINDS, element_groups
 
-__all__ = ["MIN_GROUPED", "GroupWalk"]
+__all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run"]
 
 #: Fewer elements than this are walked one by one: grouping them would cost more.
 MIN_GROUPED: Final = 32
+
+#: Elements' types in runs of equal ones, ``[type, count]`` each, in document order: what
+#: the type rules read (``containers.element_type_problems`` takes the counts), so a
+#: million elements of one layout are one run, not a million list entries.
+TypeRuns = list[list[Any]]
+
+
+def add_run(runs: TypeRuns, t: NestedType, n: int) -> None:
+    """Add ``n`` elements of type ``t`` after those of ``runs``."""
+    if runs and runs[-1][0] == t:
+        runs[-1][1] += n
+    else:
+        runs.append([t, n])
 
 
 class GroupWalk:
@@ -55,7 +68,7 @@ class GroupWalk:
     def grouped(self, kind: str, ranges: Any, path: str, field_name: str, depth: int,
                 kinds: tuple[int, int | None], facts: SequenceFacts | None,
                 last: str | None, codes: dict[str, list[int]],
-                types: dict[str, list[NestedType]], mine_types: list[NestedType],
+                types: dict[str, TypeRuns], mine_types: TypeRuns,
                 out: list[Any] | None = None) -> tuple[bool, str | None]:
         """Validate the ``kind`` elements at ``ranges`` (field ``field_name`` of the
         sequence at ``path``, whose own code and elem_type are ``kinds``) by layout, adding
@@ -109,12 +122,12 @@ class GroupWalk:
                 if None in group_codes else _by_element(group_codes, ids)
         group_types = [got.ntype for got in outcomes]
         if kind in types:
-            types[kind] += _by_element(group_types, ids)
+            _add_runs(types[kind], group_types, ids)
         if code == elem_type:
             if code != 1:
-                mine_types += _by_element(group_types, ids)
+                _add_runs(mine_types, group_types, ids)
             else:
-                mine_types.append(group_types[int(ids[0])])
+                add_run(mine_types, group_types[int(ids[0])], 1)
         if facts is not None and code == facts.elem_type:
             last = _note_summaries(facts, code, outcomes, ids, last)
         return True, last
@@ -199,6 +212,22 @@ def _by_element(per_group: list[Any], ids: np.ndarray[Any, Any]) -> list[Any]:
         return per_group * int(ids.size)
     return list(operator.itemgetter(*ids.tolist())(per_group)) if ids.size > 1 else \
         [per_group[int(g)] for g in ids]
+
+
+def _add_runs(runs: TypeRuns, per_group: list[NestedType], ids: np.ndarray[Any, Any]) -> None:
+    """``add_run`` of each element's type ``per_group[ids[k]]``, a run of one group at a
+    time."""
+    distinct: dict[NestedType, int] = {}
+    number = [distinct.setdefault(t, len(distinct)) for t in per_group]  # groups alike
+    if len(distinct) == 1:
+        add_run(runs, per_group[0], int(ids.size))
+        return
+    types = list(distinct)
+    of = np.array(number, dtype=np.int32)[ids]
+    bounds = (np.flatnonzero(np.diff(of)) + 1).tolist()
+    starts = [0, *bounds]
+    for t, a, b in zip(of[starts].tolist(), starts, [*bounds, int(ids.size)], strict=True):
+        add_run(runs, types[t], b - a)
 
 
 def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],

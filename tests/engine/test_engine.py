@@ -421,6 +421,32 @@ def test_skipping_a_repeated_type_changes_no_verdict(types: list[Any], code: int
     assert all(type_text(t) for t in types)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_TYPES), st.integers(1, 30)), max_size=12))
+def test_the_type_rule_by_runs_equals_it_by_element(runs: list[Any]) -> None:
+    """element_type_problems given runs of one type (the engine's layout groups) says what
+    it says given each element, and the engine's runs (add_run, _add_runs) hold each
+    element's type in order."""
+    import numpy as np
+
+    from onnxdata.engine.groups import TypeRuns, _add_runs, add_run
+    from onnxdata.rules.containers import element_type_problems
+
+    types = [t for t, n in runs for _ in range(n)]
+    assert element_type_problems("p", "f", [t for t, _ in runs], [n for _, n in runs]) == \
+        element_type_problems("p", "f", types)
+    one: TypeRuns = []
+    for t in types:
+        add_run(one, t, 1)
+    per_group = list(dict.fromkeys(types))  # one group per distinct type, as first met
+    ids = np.array([per_group.index(t) for t in types], dtype=np.int32)
+    grouped: TypeRuns = []
+    if types:
+        _add_runs(grouped, per_group, ids)
+    assert grouped == one
+    assert [t for t, n in one for _ in range(n)] == types
+
+
 def test_the_walk_says_which_singular_message_field_occurred_more_than_once() -> None:
     """A sequence of two maps read as an optional merges the two map_value (and so their
     values): the engine records it from scan's counts; as a sequence nothing merges."""

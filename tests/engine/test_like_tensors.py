@@ -119,11 +119,30 @@ def test_map_keys_checked_in_bulk_as_one_by_one(keys: list[int], key_type: int,
     given_keys: Any = np.array(keys, np.int64) if as_array else keys
     kwargs: Any = {"values_elem_type": SequenceProto.TENSOR, "n_values": len(keys)}
     bulk = rules_containers.map_problems("m", key_type, given_keys, [], **kwargs)
-    with mock.patch.object(rules_containers, "_keys_fine", lambda *_: False):
+    with mock.patch.object(rules_containers, "_key_faults", lambda *_: None):
         loop = rules_containers.map_problems("m", key_type, given_keys, [], **kwargs)
     assert bulk == loop
     if len(set(keys)) < len(keys):
         assert bulk
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=200))
+def test_string_keys_again_are_worded_up_to_the_cap_and_counted(picks: list[int]) -> None:
+    """Many string keys again: the first MAX_REPORTED worded as the loop over every key
+    words them, the rest counted."""
+    from onnxdata.rules.common import capped_problems, short_repr
+
+    keys = [b"k%d" % i for i in picks]
+    first: dict[bytes, int] = {}
+    dup = []
+    for at, k in enumerate(keys):
+        was = first.setdefault(k, at)
+        if was != at:
+            dup.append((at, f"{short_repr(k)} appears again (first at string_keys[{was}])"))
+    found = rules_containers.map_problems("m", TensorProto.STRING, [], keys,
+                                          values_elem_type=SequenceProto.TENSOR)
+    assert found == capped_problems("m", "string_keys", dup, len(dup))
 
 
 def test_string_keys_twice_are_found() -> None:

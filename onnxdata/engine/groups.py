@@ -192,7 +192,8 @@ class GroupWalk:
         total = int(per_element.sum())
         sink = self.problems
         done = 0
-        for i in np.flatnonzero(per_element).tolist():
+        room = max(sink.cap - len(sink.items), 0)  # each element adds one problem or more
+        for i in np.flatnonzero(per_element)[:room + 1].tolist():
             if len(sink.items) >= sink.cap:
                 sink.drop(total - done)
                 return

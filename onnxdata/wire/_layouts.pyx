@@ -298,12 +298,13 @@ cdef enum:
 def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                   const unsigned long long[:] starts, const unsigned long long[:] ends,
                   Py_ssize_t lo, Py_ssize_t hi, int kind, int depth, dict seen,
-                  int[:] ids):
+                  int[:] ids, list firsts):
     """The group of elements ``lo`` to ``hi - 1`` (``[starts[k], ends[k])``, in ``buf``
     from offset ``base``) of layout kind ``kind`` at ``depth``, into ``ids``: one number
     per distinct layout, numbered as first met (``seen`` maps layouts to numbers, and
-    goes on from an earlier call). False where some element has no layout, or there
-    are too many distinct ones (MAX_GROUPS, MAX_KEPT)."""
+    goes on from an earlier call; ``firsts`` gets each new group's first element). False
+    where some element has no layout, or there are too many distinct ones (MAX_GROUPS,
+    MAX_KEPT)."""
     cdef Out o, prev
     cdef Py_ssize_t k
     cdef int r
@@ -332,6 +333,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                 if len(seen) >= MAX_GROUPS or kept + o.size > MAX_KEPT:
                     return False
                 got = seen[layout] = len(seen)
+                firsts.append(k)
                 kept += o.size
             ids[k] = got
             prev.size = 0

@@ -136,17 +136,17 @@ def element_groups(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArra
         return None
     ids = np.empty(n, dtype=np.int32)
     seen: dict[bytes, int] = {}
+    firsts: list[int] = []
     lo = 0
     while lo < n:
         at = int(starts[lo])
         hi = max(lo + 1, int(np.searchsorted(ends, np.uint64(at + _GROUP_CHUNK), side="right")))
         buf = src.u8(at, int(ends[hi - 1]))
         if not _LAYOUTS.layout_groups(buf, at, starts, ends, lo, hi, LAYOUT_KINDS[kind], depth,
-                                   seen, ids):
+                                   seen, ids, firsts):
             return None
         lo = hi
-    firsts = np.unique(ids, return_index=True)[1]  # by group number: as first met
-    return ids, firsts.tolist()
+    return ids, firsts  # by group number: as first met
 
 
 def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.uint64],

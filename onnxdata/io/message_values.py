@@ -32,7 +32,8 @@ from onnxdata.core.messages import (
 )
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Engine, densify_deferred
-from onnxdata.errors import no_memory_error
+from onnxdata.errors import ValidationError, no_memory_error
+from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.source import Source
 
 __all__ = ["CONTAINERS", "small_elements", "to_numpy", "walked_kind"]
@@ -77,6 +78,8 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
     kind = walked_kind(message)
     if kind is not None:
         value = _engine_value(message, kind, base_dir)
+        if isinstance(value, ValidationError):
+            raise value
         if value is not _NOT_READ:
             return convert_strings(value, strings)
     return convert.to_numpy(message, base_dir=base_dir, strings=strings)
@@ -104,7 +107,9 @@ def small_elements(message: Any, kind: str) -> bool:
 
 
 def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
-    """The value the engine reads from ``message``'s bytes, or _NOT_READ."""
+    """The value the engine reads from ``message``'s bytes, the ValidationError validate
+    raises where the walk finds problems (the reference reader's error too: it raises
+    validate's), or _NOT_READ."""
     try:
         data = message.SerializeToString()
         folder = Path(base_dir) if base_dir is not None else None
@@ -113,8 +118,11 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
         engine.fixed_copies = True
         with densify_budget(get_densify_limit()):
             value = engine.run(kind).value
-            if engine.problems:
-                return _NOT_READ
+            if engine.problems:  # all of them, as validate finds them (message_checks)
+                checks = Engine(Source.of_buffer(data), base_dir=folder, max_depth=MAX_DEPTH,
+                                max_problems=MAX_PROBLEMS)
+                checks.run(kind)
+                return ValidationError(checks.problems.result())
             if engine.deferred:
                 value = densify_deferred(value)
     except MemoryError:

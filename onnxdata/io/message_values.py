@@ -122,7 +122,8 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
                 checks = Engine(Source.of_buffer(data), base_dir=folder, max_depth=MAX_DEPTH,
                                 max_problems=MAX_PROBLEMS)
                 checks.run(kind)
-                return ValidationError(checks.problems.result())
+                found = checks.problems.result()  # (none: external files changed meanwhile)
+                return ValidationError(found) if found else _NOT_READ
             if engine.deferred:
                 value = densify_deferred(value)
     except MemoryError:

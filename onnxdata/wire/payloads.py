@@ -454,6 +454,8 @@ def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
     of the source when it is one packed run."""
     if isinstance(found, Compact):
         got = _fixed_strided(src, found, dtype, decode)
+        if got is None:
+            got = _fixed_gathered(src, found, dtype, decode)
         if got is not None:
             return got
     pieces = list(found or ())
@@ -493,6 +495,36 @@ def _fixed_strided(src: Source, kept: Compact, dtype: np.dtype[Any], decode: boo
     rows = np.lib.stride_tricks.as_strided(buf, shape=(n, width), strides=(stride, 1),
                                            writeable=False)
     return n, np.ascontiguousarray(rows).reshape(-1).view(dtype)
+
+
+def _fixed_gathered(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bool
+                    ) -> tuple[int, npt.NDArray[Any] | None] | None:
+    """``fixed`` of many pieces in wire order (a float_data written one value at a time
+    between another field's values) from one read of their span, their bytes gathered by
+    numpy, not one read per piece; None where they are not in order or lie far apart."""
+    wts = np.frombuffer(kept.wts, dtype=np.int8)
+    if bool((wts == VARINT).any()):
+        return None
+    s = np.frombuffer(kept.starts, dtype=np.uint64).astype(np.int64)
+    e = np.frombuffer(kept.ends, dtype=np.uint64).astype(np.int64)
+    size = dtype.itemsize
+    bad = np.flatnonzero((wts == LEN) & ((e - s) % size != 0))
+    if bad.size:  # the first, as ``fixed`` finds it
+        a, b = int(s[bad[0]]), int(e[bad[0]])
+        raise WireError(f"packed field of {b - a} bytes is not a whole number of"
+                        f" {size}-byte values", a)
+    count = int(((e - s) // size).sum())
+    if not decode:
+        return count, None
+    used = e > s
+    s, e = s[used], e[used]
+    if not s.size:
+        return 0, np.zeros(0, dtype)
+    lo, hi = int(s[0]), int(e[-1])
+    if bool((s[1:] < e[:-1]).any()) or hi - lo > 4 * count * size + (1 << 20):
+        return None
+    window = src.u8(lo, hi)
+    return count, window[_inside(s - lo, e - lo, hi - lo)].view(dtype)
 
 
 def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:

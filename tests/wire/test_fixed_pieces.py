@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert import values as convert
@@ -59,3 +62,42 @@ def test_values_are_protobufs(name: str, tmp_path: Path, monkeypatch: pytest.Mon
     assert any(taken) == strided
     reference = convert.to_numpy(onnxdata.load(data, "tensor"))
     assert reference.dtype == want.dtype and np.array_equal(reference, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["one", "run", "bad-run", "gap"]), st.integers(0, 5)),
+                min_size=1, max_size=60),
+       st.booleans())
+def test_pieces_gathered_in_one_read_are_the_pieces_read_one_by_one(
+        spec: list[tuple[str, int]], decode: bool) -> None:
+    """payloads._fixed_gathered (one read of the pieces' span, numpy gathers their bytes)
+    gives what reading them piece by piece gives: the count, the values, or the same
+    WireError for the first packed run that is not whole values."""
+    from onnxdata.wire.format import I32, LEN, WireError
+    from onnxdata.wire.source import Source
+    from onnxdata.wire.walk import Compact
+
+    buf = bytearray()
+    pieces = []
+    for what, k in spec:
+        a = len(buf)
+        if what == "gap":
+            buf += b"\xee" * k
+            continue
+        n = 4 if what == "one" else 4 * k + (1 if what == "bad-run" else 0)
+        buf += struct.pack(f"<{n // 4}f", *range(a, a + n // 4)) + b"\x01" * (n % 4)
+        pieces.append((I32 if what == "one" else LEN, a, len(buf)))
+    src = Source.of_buffer(bytes(buf))
+    dtype = np.dtype("<f4")
+
+    def outcome(fn: Any) -> Any:
+        try:
+            count, values = fn()
+        except WireError as exc:
+            return f"{exc}"
+        return count, None if values is None else values.tolist()
+    gathered = outcome(lambda: payloads._fixed_gathered(src, Compact(pieces), dtype, decode)
+                       or (None, None))
+    if gathered == (None, None):
+        return  # (not taken: the pieces are read one by one)
+    assert gathered == outcome(lambda: payloads.fixed(src, list(pieces), dtype, decode))

@@ -36,7 +36,14 @@ from onnxdata.convert.values import (
 from onnxdata.core.budget import spend
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import EXTERNAL, KIND_OF_ELEM_TYPE, MESSAGE_OF_KIND
+from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    EXTERNAL,
+    KIND_OF_ELEM_TYPE,
+    MESSAGE_OF_KIND,
+    OPTIONAL_FIELDS,
+    ElemType,
+)
 from onnxdata.core.paths import join_path
 from onnxdata.engine.groups import MIN_GROUPED, GroupWalk, TypeRuns, add_run
 from onnxdata.engine.summaries import (
@@ -55,7 +62,7 @@ from onnxdata.engine.tensor import (
     shape_errors,
 )
 from onnxdata.errors import Problem
-from onnxdata.rules.common import ELEM_FIELDS, OPTIONAL_FIELDS, ProblemSink
+from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import (
     NestedType,
     element_type_problems,
@@ -252,6 +259,9 @@ class Engine(TensorWalk, GroupWalk):
                 continue
             field_name = ELEM_FIELDS[code]
             mine = facts is not None and code == facts.elem_type
+            # bound once per field, not compared with the IntEnum per element
+            tensors = code == ElemType.TENSOR
+            detailed = tensors or code == ElemType.SPARSE_TENSOR
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
             if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
                 # a layout at a time (compiled): engine.groups, group_values
@@ -284,7 +294,7 @@ class Engine(TensorWalk, GroupWalk):
                     codes[kind].append(got.code)
                 if kind in types:
                     add_run(types[kind], got.ntype, 1)
-                if code == elem_type and (code != 1 or i == 0):
+                if code == elem_type and (not tensors or i == 0):
                     add_run(mine_types, got.ntype, 1)
                 if self.values:
                     out.append(got.value)
@@ -294,9 +304,9 @@ class Engine(TensorWalk, GroupWalk):
                 elif mine:
                     assert facts is not None
                     last = got.summary
-                    if code in (1, 2):
-                        detail = got.summary.split(" ", 2 if code == 2 else 1)[-1]
-                        facts.add(detail, got.code if code == 1 else None, None)
+                    if detailed:
+                        detail = got.summary.split(" ", 1 if tensors else 2)[-1]
+                        facts.add(detail, got.code if tensors else None, None)
                     else:
                         facts.add(None, None, got.summary)
         own += same_type_problems(path, "sparse_tensor_values", codes["sparse_tensor"])

@@ -23,6 +23,7 @@ import numpy as np
 from onnxdata.convert.sparse import densify_cost
 from onnxdata.convert.values import get_densify_limit
 from onnxdata.core.budget import budget_mark, budget_reset, spend
+from onnxdata.core.messages import ElemType
 from onnxdata.core.paths import join_path
 from onnxdata.engine.group_values import dense_rows, group_trees, group_values
 from onnxdata.engine.summaries import SequenceFacts
@@ -124,7 +125,7 @@ class GroupWalk:
         if kind in types:
             _add_runs(types[kind], group_types, ids)
         if code == elem_type:
-            if code != 1:
+            if code != ElemType.TENSOR:
                 _add_runs(mine_types, group_types, ids)
             else:
                 add_run(mine_types, group_types[int(ids[0])], 1)
@@ -240,6 +241,8 @@ def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
     per_element = np.array([number[s] for s in summaries], dtype=np.int64)[ids]
     starts = np.flatnonzero(np.diff(per_element)) + 1
     bounds = [0, *starts.tolist(), int(per_element.size)]
+    tensors = code == ElemType.TENSOR
+    detailed = tensors or code == ElemType.SPARSE_TENSOR
     for a, b in itertools.pairwise(bounds):
         g = int(ids[a])
         summary = summaries[g]
@@ -247,9 +250,9 @@ def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
             facts.count += b - a
             continue
         last = summary
-        if code in (1, 2):
-            detail = summary.split(" ", 2 if code == 2 else 1)[-1]
-            facts.add(detail, outcomes[g].code if code == 1 else None, None)
+        if detailed:
+            detail = summary.split(" ", 1 if tensors else 2)[-1]
+            facts.add(detail, outcomes[g].code if tensors else None, None)
         else:
             facts.add(None, None, summary)
         facts.count += b - a - 1

@@ -14,14 +14,18 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from onnxdata.core.dtypes import data_type
-from onnxdata.core.messages import KIND_OF_ELEM_TYPE
+from onnxdata.core.messages import KIND_OF_ELEM_TYPE, ElemType
 
-__all__ = ["SequenceFacts", "dims_text", "dtype_name", "map_summary", "optional_summary",
-           "sequence_summary", "sparse_detail", "tensor_detail"]
+__all__ = ["ELEM_WORDS", "SequenceFacts", "dims_text", "dtype_name", "map_summary",
+           "optional_summary", "sequence_summary", "sparse_detail", "tensor_detail"]
 
-ELEM_WORDS: Final = {1: ("tensor", "tensors"), 2: ("sparse tensor", "sparse tensors"),
-                     3: ("sequence", "sequences"), 4: ("map", "maps"),
-                     5: ("optional", "optionals")}
+#: Each elem_type's element in words, one and many: "sparse tensor", "sparse tensors".
+ELEM_WORDS: Final = {code: (kind.replace("_", " "), kind.replace("_", " ") + "s")
+                     for code, kind in KIND_OF_ELEM_TYPE.items()}
+# ints, not the IntEnum's members: optional_summary runs per element walked one by one
+_UNDEFINED: Final = int(ElemType.UNDEFINED)
+_TENSOR: Final = int(ElemType.TENSOR)
+_SPARSE_TENSOR: Final = int(ElemType.SPARSE_TENSOR)
 #: Distinct element details kept per sequence: two say "they differ".
 _DISTINCT: Final = 2
 
@@ -56,7 +60,7 @@ def sparse_detail(code: int, dims: Sequence[int] | None,
 
 
 def optional_summary(code: int, child: str | None) -> str:
-    if code == 0:
+    if code == _UNDEFINED:
         return "empty optional"
     if code not in KIND_OF_ELEM_TYPE:
         return f"optional of unknown elem_type {code}"
@@ -87,17 +91,17 @@ def sequence_summary(facts: SequenceFacts, total: int) -> str:
     """``total`` counts every element, whatever field holds it (for a bad elem_type)."""
     code = facts.elem_type
     if code not in KIND_OF_ELEM_TYPE:
-        what = "no elem_type" if code == 0 else f"unknown elem_type {code}"
+        what = "no elem_type" if code == _UNDEFINED else f"unknown elem_type {code}"
         return f"sequence with {what}, {total} element{'s' if total != 1 else ''}"
     one, many = ELEM_WORDS[code]
     n = facts.count
     if not n:
         return f"empty sequence of {many}"
     head = f"sequence of {n} {one if n == 1 else many}"
-    if code in (1, 2):
+    if code in (_TENSOR, _SPARSE_TENSOR):
         if len(facts.details) == 1:
             return f"{head}, {facts.details[0]}"
-        if code == 1 and len(facts.codes) == 1:
+        if code == _TENSOR and len(facts.codes) == 1:
             return f"{head}, {dtype_name(facts.codes[0])}, shapes vary"
         return f"{head}, mixed"
     if len(facts.inner) == 1:

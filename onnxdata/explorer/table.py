@@ -18,8 +18,14 @@ import numpy as np
 
 from onnxdata.core.dtypes import data_type
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import KIND_OF_ELEM_TYPE, KIND_OF_MESSAGE
-from onnxdata.engine.summaries import dims_text, dtype_name
+from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    KIND_OF_ELEM_TYPE,
+    KIND_OF_MESSAGE,
+    OPTIONAL_FIELDS,
+    ElemType,
+)
+from onnxdata.engine.summaries import ELEM_WORDS, dims_text, dtype_name
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 from onnxdata.wire.payloads import decode_varints
 from onnxdata.wire.schema import FieldSpec, Schema, message_schema
@@ -32,8 +38,6 @@ __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 #: Rows a byte table shows unless told otherwise.
 DEFAULT_ROWS: Final = 200
 _PREVIEW: Final = 6
-_ELEM_NAMES: Final = {0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE",
-                      4: "MAP", 5: "OPTIONAL"}
 _CONTEXT: Final[dict[str, Schema]] = {"TensorProto": TENSOR, "OptionalProto": OPTIONAL,
                                       "SequenceProto": SEQUENCE}
 
@@ -293,20 +297,19 @@ def _text(raw: bytes, limit: int = 60) -> str:
 
 
 def _elem_type_meaning(message: str, ctx: _Context, code: int) -> str:
-    name = _ELEM_NAMES.get(code)
-    if name is None:
+    try:
+        name = ElemType(code).name
+    except ValueError:
         return f"{code}, not an element type"
     if message == "OptionalProto":
-        if code == 0:
+        if code == ElemType.UNDEFINED:
             return "0, UNDEFINED: the value is absent"
-        where = f"{KIND_OF_ELEM_TYPE[code]}_value"
         if KIND_OF_ELEM_TYPE[code] in ctx.present:
-            return f"{code}, {name}: the value is in {where}"
-        words = {1: "tensor", 2: "sparse tensor", 3: "sequence", 4: "map", 5: "optional"}
-        return f"{code}, {name}: a {words[code]} type, the value is absent"
-    if code == 0:
+            return f"{code}, {name}: the value is in {OPTIONAL_FIELDS[code]}"
+        return f"{code}, {name}: a {ELEM_WORDS[code][0]} type, the value is absent"
+    if code == ElemType.UNDEFINED:
         return "0, UNDEFINED: no element type (a sequence needs one)"
-    return f"{code}, {name}: the elements are in {KIND_OF_ELEM_TYPE[code]}_values"
+    return f"{code}, {name}: the elements are in {ELEM_FIELDS[code]}"
 
 
 #: The offset of the row that counts the fields left out (no byte has it).

@@ -1,4 +1,4 @@
-"""What every validation rule shares: limits, the element fields of each elem_type,
+"""What every validation rule shares: limits, the elem_types a map's values may have,
 paths, the wording of counts and dims, per-field capped reports, and the
 :class:`ProblemSink` that caps the problems of one call."""
 
@@ -9,16 +9,14 @@ from collections.abc import Sequence
 from typing import Any, Final, Union
 
 from onnxdata.core.dtypes import DATA_TYPES
+from onnxdata.core.messages import ElemType
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 
 __all__ = [
-    "ELEM_FIELDS",
-    "ELEM_TYPE_NAMES",
     "EXTERNAL_KEYS",
     "MAP_VALUE_ELEM_TYPES",
     "MAX_REPORTED",
-    "OPTIONAL_FIELDS",
     "TYPED_FIELDS",
     "MAX_PROBLEMS",
     "ProblemSink",
@@ -27,7 +25,6 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: Nesting allowed below the root, as protobuf's parser allows.
 #: Per-element faults reported for one field before a summary.
 MAX_REPORTED: Final = 20
 #: Problems listed per call before one "…and N more problems".
@@ -37,22 +34,9 @@ CHUNK: Final = 1 << 16
 #: Element counts above this are "more than 2**64" (dims are not multiplied further).
 HUGE: Final = 1 << 64
 
-#: SequenceProto/OptionalProto elem_type values and their names.
-ELEM_TYPE_NAMES: Final[dict[int, str]] = {
-    0: "UNDEFINED", 1: "TENSOR", 2: "SPARSE_TENSOR", 3: "SEQUENCE", 4: "MAP", 5: "OPTIONAL",
-}
-#: The SequenceProto field holding the elements of each elem_type.
-ELEM_FIELDS: Final[dict[int, str]] = {
-    1: "tensor_values", 2: "sparse_tensor_values", 3: "sequence_values", 4: "map_values",
-    5: "optional_values",
-}
-#: The OptionalProto field holding the value of each elem_type.
-OPTIONAL_FIELDS: Final[dict[int, str]] = {
-    1: "tensor_value", 2: "sparse_tensor_value", 3: "sequence_value", 4: "map_value",
-    5: "optional_value",
-}
-#: elem_types a MapProto's values may have.
-MAP_VALUE_ELEM_TYPES: Final = frozenset({1, 2, 3, 4})
+#: elem_types a MapProto's values may have (not OPTIONAL).
+MAP_VALUE_ELEM_TYPES: Final = frozenset(
+    {ElemType.TENSOR, ElemType.SPARSE_TENSOR, ElemType.SEQUENCE, ElemType.MAP})
 #: TensorProto's typed storage fields.
 TYPED_FIELDS: Final = (
     "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data",

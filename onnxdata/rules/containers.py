@@ -12,17 +12,20 @@ import numpy as np
 
 from onnxdata.core.dtypes import KEY_TYPES, STRING, key_range
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import KIND_OF_ELEM_TYPE
+from onnxdata.core.messages import (
+    ELEM_FIELDS,
+    KIND_OF_ELEM_TYPE,
+    OPTIONAL_FIELDS,
+    ElemType,
+    elem_type_name,
+)
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.rules.common import (
     CHUNK,
-    ELEM_FIELDS,
-    ELEM_TYPE_NAMES,
     INT64,
     MAP_VALUE_ELEM_TYPES,
     MAX_REPORTED,
-    OPTIONAL_FIELDS,
     capped_problems,
     dims_text,
     has_field,
@@ -43,6 +46,9 @@ __all__ = [
     "sparse_index_problems",
     "sparse_tensor_problems",
 ]
+
+#: Every elem_type code an OptionalProto may have (UNDEFINED too).
+_ELEM_TYPES: Final = frozenset(ElemType)
 
 
 # --------------------------------------------------------------------------- sparse
@@ -162,7 +168,7 @@ def sequence_problems(path: str, elem_type: int | None,
     if elem_type is None:
         out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is missing; every sequence needs one, even an empty one"))
-    elif elem_type == 0:
+    elif elem_type == ElemType.UNDEFINED:
         out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is UNDEFINED; a sequence needs TENSOR, SPARSE_TENSOR, "
                            "SEQUENCE, MAP or OPTIONAL, even when empty"))
@@ -173,7 +179,7 @@ def sequence_problems(path: str, elem_type: int | None,
     for field in ELEM_FIELDS.values():
         n = counts_by_field.get(field, 0)
         if n and field != want:
-            expected = (f"elem_type {ELEM_TYPE_NAMES[elem_type or 0]} keeps its elements in "
+            expected = (f"elem_type {elem_type_name(elem_type or 0)} keeps its elements in "
                         f"{want}" if want else "elem_type names no field")
             out.append(Problem(join_path(path, field),
                                f"{n} element{'s' if n != 1 else ''} here, but {expected}"))
@@ -229,8 +235,9 @@ def nested_type(message: Any, depth: int = 0) -> NestedType:
     if field is None:
         return ("sequence", None)
     elements = getattr(message, field)
-    return ("sequence", sequence_inner_type(
-        code, (nested_type(e, depth + 1) for e in (elements[:1] if code == 1 else elements))))
+    if code == ElemType.TENSOR:
+        elements = elements[:1]
+    return ("sequence", sequence_inner_type(code, (nested_type(e, depth + 1) for e in elements)))
 
 
 def sequence_inner_type(code: int, element_types: Iterable[NestedType]) -> NestedType:
@@ -315,7 +322,7 @@ def optional_problems(path: str, elem_type: int | None,
     if elem_type is None:
         out.append(Problem(join_path(path, "elem_type"),
                            "elem_type is missing; write UNDEFINED (0) for an absent value"))
-    elif elem_type not in ELEM_TYPE_NAMES:
+    elif elem_type not in _ELEM_TYPES:
         out.append(Problem(join_path(path, "elem_type"),
                            f"{elem_type} is not an element type (0 to 5)"))
     present = [f for f in OPTIONAL_FIELDS.values() if f in set_fields]
@@ -326,12 +333,12 @@ def optional_problems(path: str, elem_type: int | None,
     for field in present:
         if field == want:
             continue
-        if elem_type == 0:
+        if elem_type == ElemType.UNDEFINED:
             why = "elem_type is UNDEFINED, which means no value"
         elif want is None:
             why = "elem_type names no value field"
         else:
-            why = f"elem_type {ELEM_TYPE_NAMES[elem_type or 0]} keeps its value in {want}"
+            why = f"elem_type {elem_type_name(elem_type or 0)} keeps its value in {want}"
         out.append(Problem(join_path(path, field), f"set, but {why}"))
     return out
 

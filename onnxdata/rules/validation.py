@@ -69,7 +69,9 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from onnxdata.core.dtypes import DATA_TYPES, raw_nbytes, typed_entry_range
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
+    ELEM_FIELDS,
     EXTERNAL,
+    OPTIONAL_FIELDS,
     MapProto,
     Message,
     OptionalProto,
@@ -80,9 +82,7 @@ from onnxdata.core.messages import (
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem, ValidationError, no_memory_error
 from onnxdata.rules.common import (
-    ELEM_FIELDS,
     MAX_PROBLEMS,
-    OPTIONAL_FIELDS,
     TYPED_FIELDS,
     PathLike,
     ProblemSink,

@@ -4,7 +4,8 @@ Each ``Shape`` builds the bytes of one ``.pb`` file of about ``size`` bytes (and
 file it refers to, such as external data) by writing the wire format by hand, so the
 same bytes come out whatever the engine of the day is. ``bench/bench_shapes.py``
 times every entry point on them; ``tests/wire/test_walk_differential.py`` builds small
-ones and checks that the pure-Python walk and the compiled one agree on them.
+ones and checks that the pure-Python walk and the compiled one agree on them, and the
+tests write their hand-made bytes with its encoder (``tests/wire_bytes.py``).
 
 The shapes are those of issue 18's table (the ZipMap output, empty strings,
 sequences of sequences of optionals of maps, external data, empty optionals and
@@ -30,6 +31,7 @@ VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 
 
 def varint(n: int) -> bytes:
+    """``n`` as a varint; a negative ``n`` as its 64-bit two's complement, as protobuf does."""
     n &= (1 << 64) - 1
     out = bytearray()
     while n >= 0x80:
@@ -49,6 +51,7 @@ def ld(number: int, payload: bytes) -> bytes:
 
 
 def vint(number: int, value: int) -> bytes:
+    """A varint field."""
     return key(number, VARINT) + varint(value)
 
 

@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+from bench import shapes
 from tests.wire_bytes import ld, varint, vint
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -236,18 +237,9 @@ def drawn_messages(count: int) -> list[bytes]:
 
 # --- the inputs and the two runs -------------------------------------------------------------
 
-def bench_shapes() -> Any:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import shapes
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return shapes
-
-
 def write_inputs(folder: Path) -> list[str]:
     paths = sorted(str(p) for p in DATA.rglob("*.pb"))  # the corpus and every hostile file
-    for shape in bench_shapes().SHAPES:
+    for shape in shapes.SHAPES:
         built = shape(SHAPE_SIZE)
         where = folder / "shapes" / shape.name
         where.mkdir(parents=True)
@@ -255,7 +247,6 @@ def write_inputs(folder: Path) -> list[str]:
         for name, data in built.extras.items():
             (where / name).write_bytes(data)
         paths.append(str(where / "value.pb"))
-    shapes = bench_shapes()
     elem, field_number, body = shapes.chain(shapes.CHAIN_LEVELS + 1)  # one past the limit
     over = folder / "shapes" / "chain-past-depth-limit.pb"
     over.write_bytes(shapes.vint(shapes.S_ELEM, elem) + shapes.ld(field_number, body))

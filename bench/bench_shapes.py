@@ -41,6 +41,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shapes import Shape, by_name, tensor
 
+#: The checkout this bench belongs to.
+ROOT = Path(__file__).resolve().parent.parent
+#: The children's environment: they run in a temporary folder, so the checkout goes first
+#: on their path and ``import onnxdata`` is this tree's, not another installed onnxdata.
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
 MB = 10**6
 ENTRIES = ("validate", "explore-json", "readings", "explore", "read", "to_numpy(load())")
 CLI = {"validate": ["validate"], "explore-json": ["explore", "--json"]}
@@ -126,7 +133,7 @@ def timed(args: list[str], timeout: float, cwd: str, ready: bool = False
     stdout, CPU s, peak RSS MiB, and whether it was killed."""
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, cwd=cwd,
-                                start_new_session=True)
+                                env=CHILD_ENV, start_new_session=True)
         waiting = ready
         deadline = time.monotonic() + (STARTUP_LIMIT if ready else timeout)
         killed = False
@@ -173,6 +180,17 @@ def run_cli(entry: str, path: Path, repeat: int, timeout: float,
         net = max(0.0, cpu - cpu_startup)
         best = net if best is None else min(best, net)
     return Run(best, rss, floor=CLI_FLOOR)
+
+
+def checkout_onnxdata(folder: Path) -> str | None:
+    """Why a child would not import this checkout's onnxdata (None when it does): a
+    non-editable install finds ``onnxdata`` here but not its ``generated`` package."""
+    run = subprocess.run([sys.executable, "-c", "import onnxdata; print(onnxdata.__file__)"],
+                         env=CHILD_ENV, cwd=folder, capture_output=True, text=True)
+    if run.returncode:
+        return run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "import failed"
+    found = Path(run.stdout.strip()).resolve()
+    return None if found.is_relative_to(ROOT / "onnxdata") else f"onnxdata is {found}"
 
 
 def cli_startup(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
@@ -290,6 +308,11 @@ def main() -> int:
     sizes = [int(float(s) * MB) for s in args.sizes.split(",")]
     folder = Path(tempfile.mkdtemp(prefix="bench-shapes-", dir=args.dir))
     try:
+        why = checkout_onnxdata(folder)
+        if why is not None:
+            print(f"the children cannot import {ROOT / 'onnxdata'} ({why}); install this "
+                  "checkout editable (make .venv/.ok, or pip install -e .)", file=sys.stderr)
+            return 1
         startup = cli_startup(folder, args.repeat)
         print(f"CLI start-up taken off: validate {startup['validate'][0]:.2f} s, explore --json "
               f"{startup['explore-json'][0]:.2f} s (CPU); limit {args.timeout:g} s per entry "

@@ -271,6 +271,17 @@ _SHIFTS: Final = {w: np.array([0, *((w - n) * 8 for n in range(1, w + 1))], _WOR
                   for w in _WORDS}
 
 
+#: Per word width, the payload mask and the rounds that pack a word's 7-bit groups side
+#: by side: each keeps the ``low`` half of every pair of groups and shifts the ``high``
+#: half down by ``shift`` (the gap between them), making groups of 14 bits, then 28, then 56.
+_MERGES: Final = {
+    4: (0x7F7F7F7F, ((0x007F007F, 1, 0x3F803F80), (0x3FFF, 2, 0x0FFFC000))),
+    8: (0x7F7F7F7F7F7F7F7F, ((0x007F007F007F007F, 1, 0x3F803F803F803F80),
+                             (0x00003FFF00003FFF, 2, 0x0FFFC0000FFFC000),
+                             (0x0FFFFFFF, 4, 0x00FFFFFFF0000000))),
+}
+
+
 def _from_words(data: npt.NDArray[np.uint8], at: int, stop: int, ends: npt.NDArray[np.intp],
                 lengths: npt.NDArray[np.int32], width: int, out: npt.NDArray[Any]) -> None:
     """Varints of at most ``width`` bytes, each from one unaligned load ending at its
@@ -291,30 +302,17 @@ def _from_words(data: npt.NDArray[np.uint8], at: int, stop: int, ends: npt.NDArr
     x = words[ends]
     x >>= _SHIFTS[width][lengths]
     t = x.dtype.type
-    if width == 4:
-        x &= t(0x7F7F7F7F)
-        y = x & t(0x007F007F)
-        x >>= t(1)
-        x &= t(0x3F803F80)
-        x |= y
-        np.bitwise_and(x, t(0x3FFF), out=y)
-        x >>= t(2)
-        x &= t(0x0FFFC000)
-        np.bitwise_or(x, y, out=out, casting="unsafe")
-        return
-    x &= t(0x7F7F7F7F7F7F7F7F)
-    y = x & t(0x007F007F007F007F)
-    x >>= t(1)
-    x &= t(0x3F803F803F803F80)
-    x |= y
-    np.bitwise_and(x, t(0x00003FFF00003FFF), out=y)
-    x >>= t(2)
-    x &= t(0x0FFFC0000FFFC000)
-    x |= y
-    np.bitwise_and(x, t(0x0FFFFFFF), out=y)
-    x >>= t(4)
-    x &= t(0x00FFFFFFF0000000)
-    np.bitwise_or(x, y, out=out, casting="unsafe")
+    keep, rounds = _MERGES[width]
+    x &= t(keep)  # the 7 payload bits of each byte
+    y = np.empty_like(x)
+    for i, (low, shift, high) in enumerate(rounds, 1):
+        np.bitwise_and(x, t(low), out=y)
+        x >>= t(shift)
+        x &= t(high)
+        if i < len(rounds):
+            x |= y
+        else:
+            np.bitwise_or(x, y, out=out, casting="unsafe")
 
 
 def _bytewise(part: npt.NDArray[np.uint8], ends: npt.NDArray[np.intp],

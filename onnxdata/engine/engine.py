@@ -240,8 +240,7 @@ class Engine(TensorWalk, GroupWalk):
         src = self.src
         f = scan(src, where, SEQUENCE, self.problems.cap)
         at = self.problems.mark()
-        raw_type = f.scalars.get("elem_type")
-        elem_type = as_int32(raw_type) if raw_type is not None else None
+        elem_type = _int32(f, "elem_type")
         counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0)
                   for code, kind in KIND_OF_ELEM_TYPE.items()}
         own = self._wire(path, "SequenceProto", f)
@@ -327,8 +326,7 @@ class Engine(TensorWalk, GroupWalk):
 
     def optional(self, where: Where, path: str, depth: int) -> Outcome:
         f = scan(self.src, where, OPTIONAL, self.problems.cap)
-        raw_type = f.scalars.get("elem_type")
-        elem_type = as_int32(raw_type) if raw_type is not None else None
+        elem_type = _int32(f, "elem_type")
         set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
                       if kind in f.counts]
         own = self._wire(path, "OptionalProto", f)
@@ -355,8 +353,7 @@ class Engine(TensorWalk, GroupWalk):
         src = self.src
         f = scan(src, where, MAP, self.problems.cap)
         at = self.problems.mark()
-        raw_type = f.scalars.get("key_type")
-        key_type = as_int32(raw_type) if raw_type is not None else None
+        key_type = _int32(f, "key_type")
         int_keys = key_type in KEY_TYPES and key_type != STRING
         keys: Any
         if int_keys or self.values:
@@ -447,6 +444,12 @@ class Engine(TensorWalk, GroupWalk):
                 result.value = Deferred(parts, path)
                 self.deferred += 1
         return result
+
+def _int32(f: Fields, name: str) -> int | None:
+    """An int32 scalar (elem_type, key_type) as protobuf reads it; None when absent."""
+    raw = f.scalars.get(name)
+    return as_int32(raw) if raw is not None else None
+
 
 def _map_value(key_type: int, keys: npt.NDArray[np.int64], string_keys: list[bytes],
                values: list[Any]) -> dict[Any, Any]:

@@ -117,12 +117,15 @@ stage-table:
 venvs: $(ALL_VENVS)
 
 # The main suite, everything in it, with the generated code's drift check and the clean-venv
-# tests (ONNXDATA_INSTALL_TESTS=1). On 2 workers, since make test starts it first. The other
+# tests (ONNXDATA_INSTALL_TESTS=1). On 2 workers, as it is the longest suite. The other
 # suites leave out the tests marked `builds` (wheel, sdist, venv, mypy): what those check does
-# not change with the runtime.
+# not change with the runtime. --dist loadfile keeps each file on one worker, so the
+# packaging tests' module-scoped wheel is built once, not by two workers at once in the
+# checkout's build/ (their in-tree builds would race).
 NOT_BUILDS := -m "not builds"
 test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
-	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider
+	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -n 2 --dist loadfile \
+	  -p no:cacheprovider
 
 # The page test's browser: Debian's chromium, driven by playwright (tools/requirements-dev.txt)
 # with executable_path, so `playwright install` never downloads one. Installed only when

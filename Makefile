@@ -189,8 +189,8 @@ $(UV): tools/requirements-uv.txt | build
 
 # Our wheel, whose metadata gives every venv the dependencies pyproject lists: pure
 # (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
-# Every venv depends on it, so a change to the loop rebuilds them (their editable
-# installs compile it in place).
+# Every venv depends on it, so a change to the loops rebuilds them (the editable installs
+# of .venv, .venv-py3.10 and .venv-py3.13 compile them in place; the others use .venv's).
 $(WHEEL): pyproject.toml setup.py onnxdata/wire/_varints.pyx onnxdata/wire/_walk.pyx \
 		onnxdata/wire/_layouts.pyx onnxdata/wire/_wire.pxd | $(UV)
 	rm -rf build/wheel

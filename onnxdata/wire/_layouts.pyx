@@ -306,8 +306,8 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     where some element has no layout, or there are too many distinct ones (MAX_GROUPS,
     MAX_KEPT)."""
     cdef Out o, prev
-    cdef Py_ssize_t k
-    cdef int r
+    cdef Py_ssize_t k = lo
+    cdef int r = 0
     cdef object got, layout
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t kept = sum(len(x) for x in seen)
@@ -317,16 +317,20 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     try:
         if o.data == NULL or prev.data == NULL:
             raise MemoryError()
-        for k in range(lo, hi):
-            o.size = 0
-            with nogil:
-                r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base, kind,
-                            depth, &o)
+        while k < hi:
+            with nogil:  # the common run, elements of the layout before, without the GIL
+                while k < hi:
+                    o.size = 0
+                    r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base,
+                                kind, depth, &o)
+                    if r < 0 or o.size != prev.size or memcmp(o.data, prev.data, o.size):
+                        break
+                    ids[k] = ids[k - 1]
+                    k += 1
+            if k == hi:
+                break
             if r < 0:
                 return False
-            if o.size == prev.size and memcmp(o.data, prev.data, o.size) == 0:
-                ids[k] = ids[k - 1]  # the layout of the element before: the common run
-                continue
             layout = PyBytes_FromStringAndSize(<char *>o.data, o.size)
             got = seen.get(layout)
             if got is None:
@@ -339,6 +343,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
             prev.size = 0
             if _put(&prev, o.data, o.size) < 0:
                 raise MemoryError()
+            k += 1
         return True
     finally:
         free(o.data)

@@ -9,7 +9,6 @@ and repeated bytes fields made into object arrays (``decode.strings_array``).
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final, overload
@@ -311,20 +310,13 @@ def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
 
 
 def _memo_key(pieces: Iterable[Piece]) -> Any:
-    """A digest of many kept pieces, or of packed runs over 1 MiB; None for the rest
-    (cheap to count again)."""
-    if isinstance(pieces, Compact):
-        digest = hashlib.blake2b(digest_size=16)
-        for arr in (pieces.wts, pieces.starts, pieces.ends):
-            digest.update(memoryview(arr).cast("B"))
-        return ("compact", digest.digest())
+    """The pieces as a key when they are packed runs of 1 MiB or more in all; None for
+    the rest, cheap to count again. (Many kept pieces, a ``Compact``, are counted again:
+    a digest of their three arrays cost as much as the count.)"""
     if isinstance(pieces, list) and pieces and all(wt == LEN for wt, _a, _b in pieces) \
             and sum(b - a for _wt, a, b in pieces) >= PIECE:
         return tuple(pieces)
     return None
-
-
-
 
 
 class WireInts(Sequence[int]):

@@ -1,19 +1,29 @@
 """Timing (not a test): every entry point on many tiny elements of every kind (issue 18).
 
 For each shape of ``bench/shapes.py`` at each size, each entry point runs in its own
-process under a time limit (``--timeout``; a run over it prints ``> N s``):
+fresh process, which imports what it needs, then times its call alone (CPU seconds,
+``time.process_time``, imports and interpreter start-up left out) under a time limit
+(``--timeout``, counted from the end of the imports; a process over it is killed and
+prints ``> N s``):
 
-- ``validate``, ``explore-json``: the CLI (``python -m onnxdata validate FILE``,
-  ``explore FILE --json``); CPU seconds from wait4 minus those of the same command on
-  a 30-byte file (the CLI's start-up), peak RSS from wait4;
+- ``validate``, ``explore-json``: the CLI's own work, ``onnxdata.cli.main.main(["validate",
+  FILE])`` and ``main(["explore", FILE, "--json"])``, its output really written, to
+  /dev/null (stdout and stderr, at the file descriptor); one warm-up call on a 30-byte
+  file first, so rich's and the commands' lazy imports are not timed; the exit status
+  (1: invalid, 2: unreadable) is an outcome, not a failure;
 - ``readings`` (the file's bytes, every reading's as_json), ``explore`` (the path, its
-  as_json and byte table), ``read`` (the path, the shape's kind), ``to_numpy(load())``:
-  CPU seconds of the call alone, after imports, in a fresh process;
+  as_json and byte table), ``read`` (the path, the shape's kind), ``to_numpy(load())``;
 - ``onnx``: onnx's parse + numpy_helper (to_array / to_list / to_dict / to_optional),
   where onnx can make that value at all.
 
+What the command line adds before any of that, its start-up (``python -m onnxdata
+validate`` and ``explore --json`` on a 30-byte file: interpreter, imports, a tiny run;
+CPU seconds from wait4, the least of a few runs), is printed once in the header, not
+taken off the columns: it varies by +-0.2 s between runs, more than a 1 MB file's work.
+
 Each cell is MB/s (1 MB = 10**6 bytes of the .pb file) and, in brackets, onnx's
 time over ours (above 1: faster than onnx). The best of ``--repeat`` runs counts.
+``RSS MiB`` is the peak resident memory of the ``validate`` process (imports included).
 Below each size's table: per shape, whether any entry point kept a 1 MB-or-smaller
 input busy for more than 0.2 s, and which of the issue's goals are met (readings,
 explore and CLI validate >= 20 MB/s; read >= 5 MB/s; read >= 2x onnx on valid shapes).
@@ -54,7 +64,8 @@ CLI = {"validate": ["validate"], "explore-json": ["explore", "--json"]}
 LIBRARY = ("readings", "explore", "read", "to_numpy(load())", "onnx")
 BUSY_LIMIT = 0.2  # seconds, for any input of 1 MB or less (issue 18)
 STARTUP_LIMIT = 120.0  # seconds a child may take to import before its clock starts
-CLI_FLOOR = 0.01  # seconds: a CLI's time less its start-up is noise below this
+CLOCK_FLOOR = 1e-4  # seconds process_time resolves: a faster run shows "> size / this"
+TINY = "startup.pb"  # the 30-byte file, in the files' folder: the CLI's start-up, warm-up
 
 
 # --- in the child process ---------------------------------------------------------------
@@ -64,10 +75,18 @@ def child(entry: str, path: str, kind: str, repeat: int) -> None:
     (so a run the parent kills still leaves the earlier ones)."""
     import warnings
 
-    warnings.simplefilter("ignore")
+    if entry not in CLI:  # the CLI shows the library's warnings its own way, as it would
+        warnings.simplefilter("ignore")
+    # The parent reads this process's stdout: the lines below go to a copy of it, and
+    # stdout and stderr proper go to /dev/null, where the CLI's output is written.
+    report = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     folder = str(Path(path).parent)
     op = _operation(entry, path, kind, folder)
-    print("ready", flush=True)  # the parent's clock starts here, after the imports
+    print("ready", file=report, flush=True)  # the parent's clock starts here
     for _ in range(repeat):
         start = time.process_time()
         try:
@@ -75,7 +94,7 @@ def child(entry: str, path: str, kind: str, repeat: int) -> None:
         except Exception as exc:  # a refusal is an outcome too: it is timed like a value
             outcome = f"{type(exc).__name__}"
         seconds = time.process_time() - start
-        print(json.dumps({"seconds": seconds, "outcome": outcome}), flush=True)
+        print(json.dumps({"seconds": seconds, "outcome": outcome}), file=report, flush=True)
 
 
 def _operation(entry: str, path: str, kind: str, folder: str) -> Any:
@@ -89,6 +108,8 @@ def _operation(entry: str, path: str, kind: str, folder: str) -> Any:
                    "optional": nh.to_optional}[kind]
         data = Path(path).read_bytes()
         return lambda: (convert(cls.FromString(data)), "ok")[1]
+    if entry in CLI:
+        return _command(CLI[entry], path, str(Path(folder) / TINY))
     import onnxdata
 
     if entry == "readings":
@@ -113,6 +134,25 @@ def _operation(entry: str, path: str, kind: str, folder: str) -> Any:
     return lambda: (onnxdata.to_numpy(onnxdata.load(path, kind), base_dir=folder), "ok")[1]
 
 
+def _command(words: list[str], path: str, tiny: str) -> Any:
+    """The CLI command ``words`` on ``path`` as the console script runs it, minus the
+    interpreter and imports: ``main`` called in this process, once first on ``tiny``."""
+    from onnxdata.cli.main import main as cli
+
+    def run(name: str) -> str:
+        code: int | str | None
+        try:
+            code = cli([words[0], name, *words[1:]])
+        except SystemExit as exc:  # argparse's way out: an outcome like any exit status
+            code = exc.code
+        sys.stdout.flush()  # every byte of the output written (to /dev/null) in the run
+        sys.stderr.flush()
+        return f"exit {code}"
+
+    run(tiny)
+    return lambda: run(path)
+
+
 def _verdict(well_formed: bool, valid: bool) -> str:
     return "valid" if valid else "invalid" if well_formed else "not well-formed"
 
@@ -124,7 +164,6 @@ class Run:
     seconds: float | None  # None: over the time limit (or failed) with no run finished
     rss_mib: float
     outcome: str = ""
-    floor: float = 1e-4  # seconds the measure resolves: a CLI's, after its start-up, far less
 
 
 def timed(args: list[str], timeout: float, cwd: str, ready: bool = False
@@ -155,31 +194,15 @@ def timed(args: list[str], timeout: float, cwd: str, ready: bool = False
     return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, killed
 
 
-def run_library(entry: str, path: Path, kind: str, repeat: int, timeout: float) -> Run:
+def run_child(entry: str, path: Path, kind: str, repeat: int, timeout: float) -> Run:
+    """``entry``'s best CPU seconds over ``repeat`` runs in one fresh process (``child``),
+    its imports left out; the runs together may take ``timeout`` s."""
     text, _, rss, _ = timed([sys.executable, __file__, "--child", entry, str(path), kind,
                              str(repeat)], timeout, str(path.parent), ready=True)
     runs = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     if not runs:
         return Run(None, rss)
     return Run(min(r["seconds"] for r in runs), rss, runs[-1]["outcome"])
-
-
-def run_cli(entry: str, path: Path, repeat: int, timeout: float,
-            startup: dict[str, tuple[float, float]]) -> Run:
-    """The CLI's best CPU seconds over ``repeat`` runs, its start-up taken off; each run may
-    take ``timeout`` s beyond twice the start-up's wall time."""
-    best: float | None = None
-    rss = 0.0
-    cpu_startup, wall_startup = startup[entry]
-    for _ in range(repeat):
-        _, cpu, rss, killed = timed([sys.executable, "-m", "onnxdata", CLI[entry][0],
-                                     str(path), *CLI[entry][1:]], timeout + 2 * wall_startup,
-                                    str(path.parent))
-        if killed:
-            break
-        net = max(0.0, cpu - cpu_startup)
-        best = net if best is None else min(best, net)
-    return Run(best, rss, floor=CLI_FLOOR)
 
 
 def checkout_onnxdata(folder: Path) -> str | None:
@@ -193,21 +216,16 @@ def checkout_onnxdata(folder: Path) -> str | None:
     return None if found.is_relative_to(ROOT / "onnxdata") else f"onnxdata is {found}"
 
 
-def cli_startup(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
-    """The CLI's CPU and wall seconds on a 30-byte tensor file (imports, start-up): the
-    least of a few runs."""
-    tiny = folder / "startup.pb"
+def cli_startup(folder: Path, repeat: int) -> dict[str, float]:
+    """The CLI's start-up: CPU seconds of ``python -m onnxdata ...`` on a 30-byte tensor
+    file (interpreter, imports, a tiny run), the least of a few runs. The file stays in
+    ``folder`` for the CLI entries' warm-up."""
+    tiny = folder / TINY
     tiny.write_bytes(tensor(1, [2], b"\x22\x08" + b"\x00" * 8))
-    out = {}
-    for entry, words in CLI.items():
-        cpus, walls = [], []
-        for _ in range(max(repeat, 3)):
-            start = time.monotonic()
-            cpus.append(timed([sys.executable, "-m", "onnxdata", words[0], str(tiny),
-                               *words[1:]], STARTUP_LIMIT, str(folder))[1])
-            walls.append(time.monotonic() - start)
-        out[entry] = (min(cpus), min(walls))
-    return out
+    return {entry: min(timed([sys.executable, "-m", "onnxdata", words[0], str(tiny),
+                              *words[1:]], STARTUP_LIMIT, str(folder))[1]
+                       for _ in range(max(repeat, 3)))
+            for entry, words in CLI.items()}
 
 
 def cell(size: int, run: Run | None, onnx: Run | None, timeout: float) -> str:
@@ -215,8 +233,8 @@ def cell(size: int, run: Run | None, onnx: Run | None, timeout: float) -> str:
         return "-"
     if run.seconds is None:
         return f"> {timeout:g} s"
-    if run.seconds < run.floor:  # below what the clock (or the start-up's noise) resolves
-        return f"> {size / MB / run.floor:.0f}"
+    if run.seconds < CLOCK_FLOOR:  # below what the clock resolves
+        return f"> {size / MB / CLOCK_FLOOR:.0f}"
     rate = size / MB / run.seconds
     text = f"{rate:.3g}" if rate < 1000 else f"{rate:.0f}"
     if onnx is not None and onnx.seconds is not None:
@@ -227,7 +245,7 @@ def cell(size: int, run: Run | None, onnx: Run | None, timeout: float) -> str:
 def mb_per_s(size: int, run: Run | None) -> float:
     if run is None or run.seconds is None:
         return 0.0
-    return size / MB / max(run.seconds, run.floor)
+    return size / MB / max(run.seconds, CLOCK_FLOOR)
 
 
 def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: float
@@ -254,8 +272,8 @@ def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: 
     return "; ".join(out)
 
 
-def bench_one(shape: Shape, size: int, folder: Path, args: argparse.Namespace,
-              startup: dict[str, tuple[float, float]]) -> tuple[int, dict[str, Run], str]:
+def bench_one(shape: Shape, size: int, folder: Path, args: argparse.Namespace
+              ) -> tuple[int, dict[str, Run], str]:
     built = shape(size)
     path = folder / f"{shape.name}.pb"
     path.write_bytes(built.data)
@@ -263,12 +281,9 @@ def bench_one(shape: Shape, size: int, folder: Path, args: argparse.Namespace,
         (folder / name).write_bytes(data)
     runs: dict[str, Run] = {}
     for entry in ENTRIES:
-        if entry in CLI:
-            runs[entry] = run_cli(entry, path, args.repeat, args.timeout, startup)
-        else:
-            runs[entry] = run_library(entry, path, shape.kind, args.repeat, args.timeout)
+        runs[entry] = run_child(entry, path, shape.kind, args.repeat, args.timeout)
     if shape.onnx:
-        onnx = run_library("onnx", path, shape.kind, args.repeat, args.timeout)
+        onnx = run_child("onnx", path, shape.kind, args.repeat, args.timeout)
         if onnx.outcome == "ok" or onnx.seconds is None:  # left out where onnx refuses it
             runs["onnx"] = onnx
     path.unlink()
@@ -314,9 +329,10 @@ def main() -> int:
                   "checkout editable (make .venv/.ok, or pip install -e .)", file=sys.stderr)
             return 1
         startup = cli_startup(folder, args.repeat)
-        print(f"CLI start-up taken off: validate {startup['validate'][0]:.2f} s, explore --json "
-              f"{startup['explore-json'][0]:.2f} s (CPU); limit {args.timeout:g} s per entry "
-              f"point and file; best of {args.repeat}", flush=True)
+        print(f"CLI start-up, in no column (python -m onnxdata on a 30-byte file, CPU): "
+              f"validate {startup['validate']:.2f} s, explore --json "
+              f"{startup['explore-json']:.2f} s; limit {args.timeout:g} s per entry point "
+              f"and file; best of {args.repeat}", flush=True)
         for size in sizes:
             print(f"\n--- {size / MB:g} MB: MB/s (onnx's time / ours) ---")
             head = f"{'shape':26} {'verdict':9}" + "".join(f" {e:>16}" for e in ENTRIES) + \
@@ -324,7 +340,7 @@ def main() -> int:
             print(head, flush=True)
             notes = []
             for shape in shapes:
-                actual, runs, verdict = bench_one(shape, size, folder, args, startup)
+                actual, runs, verdict = bench_one(shape, size, folder, args)
                 onnx = runs.get("onnx")
                 row = f"{shape.name:26} {verdict[:9]:9}" + "".join(
                     f" {cell(actual, runs[e], onnx, args.timeout):>16}" for e in ENTRIES)

@@ -32,6 +32,9 @@ _U8: Final = np.dtype(np.uint8)
 #: Bytes of a packed run examined per numpy pass: the index arrays made from a piece are
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
+#: Values a WireInts keeps decoded once it is first walked (8 MiB); longer ones are
+#: decoded chunk by chunk at every walk.
+KEPT_INTS: Final = 1 << 20
 _HUGE: Final = 1 << 64
 #: Kept pieces looked at per numpy pass when joining many small packed runs.
 _CHUNK: Final = 1 << 16
@@ -282,17 +285,27 @@ def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     return measure(src, pieces or ())[0]
 
 
-def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
+def measure(src: Source, pieces: Iterable[Piece], keep: list[npt.NDArray[Any]] | None = None
+            ) -> tuple[int, bool, bool]:
     """A repeated varint field's count (checked as ``decode_varints`` checks it), whether
     a value is negative as an int64, whether one is 0: one pass over the bytes, and for
     many kept pieces remembered by the Source (the root's field 3 is a map's keys and a
-    sparse tensor's dims alike)."""
+    sparse tensor's dims alike). With ``keep``, the joined parts are added to it when
+    they are KEPT_INTS bytes or fewer in all (else it is left empty)."""
     key = _memo_key(pieces)
     if key is not None and key in src.measured:
         return src.measured[key]
     total = 0
     negative = zero = False
+    held = 0
     for part in joined(src, pieces):
+        if keep is not None:
+            held += part.nbytes
+            if held <= KEPT_INTS:
+                keep.append(part)
+            else:
+                keep.clear()
+                keep = None
         if part.dtype == _U64:
             total += int(part.size)
             negative = negative or bool((part >= np.uint64(1 << 63)).any())
@@ -321,7 +334,9 @@ def _memo_key(pieces: Iterable[Piece]) -> Any:
 
 class WireInts(Sequence[int]):
     """A long repeated int64 field (dims read from a bogus reading can be millions long)
-    as a sequence decoded chunk by chunk whenever it is walked: bounded memory."""
+    as a sequence decoded chunk by chunk whenever it is walked: bounded memory. Up to
+    KEPT_INTS values are kept once decoded: the rules and summaries walk it several
+    times, and each walk joined its many pieces again."""
 
     def __init__(self, src: Source, pieces: Callable[[], Iterable[Piece]], count: int) -> None:
         self._src = src
@@ -329,20 +344,35 @@ class WireInts(Sequence[int]):
         self._count = count
         self._stats: tuple[int, bool, int] | None = None
         self._signs: tuple[bool, bool] | None = None
+        self._kept: npt.NDArray[np.int64] | None = None
 
     @classmethod
     def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
         """A WireInts counted (as ``varint_count``, raising what it raises) in the same
-        pass that finds whether a dim is negative or zero: one read of the bytes, not two."""
-        total, negative, zero = measure(src, pieces())
+        pass that finds whether a dim is negative or zero: one read of the bytes, not two
+        (and its values decoded from that read's parts, when they are few)."""
+        parts: list[npt.NDArray[Any]] = []
+        total, negative, zero = measure(src, pieces(), parts)
         out = cls(src, pieces, total)
         out._signs = (negative, zero)
+        if parts and total <= KEPT_INTS:
+            decoded = [p if p.dtype == _U64 else decode_varints(p) for p in parts]
+            out._kept = (decoded[0] if len(decoded) == 1 else np.concatenate(decoded)
+                         ).view(np.int64)
         return out
 
     def __len__(self) -> int:
         return self._count
 
     def _chunks(self) -> Iterator[npt.NDArray[np.int64]]:
+        if self._kept is not None:
+            yield self._kept
+            return
+        if self._count <= KEPT_INTS:
+            chunks = [c.view(np.int64) for c in iter_varints(self._src, self._pieces())]
+            self._kept = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+            yield self._kept
+            return
         for chunk in iter_varints(self._src, self._pieces()):
             yield chunk.view(np.int64)
 
@@ -364,7 +394,8 @@ class WireInts(Sequence[int]):
                 zero = zero or has_zero
             if self._signs is not None:
                 negative, zero = self._signs
-            total = _product(self._raw())
+            total = _product((c.view(_U64) for c in self._chunks()) if self._count <= KEPT_INTS
+                             else self._raw())
             smallest = 0
             if negative:
                 for c in self._chunks():
@@ -390,8 +421,9 @@ class WireInts(Sequence[int]):
         return 0 if zero else total
 
     def __iter__(self) -> Iterator[int]:
-        for chunk in iter_varints(self._src, self._pieces()):
-            yield from chunk.view(np.int64).tolist()
+        for chunk in self._chunks():
+            for at in range(0, int(chunk.size), 4096):  # (a prefix read makes no long list)
+                yield from chunk[at:at + 4096].tolist()
 
     @overload
     def __getitem__(self, i: int) -> int: ...
@@ -400,6 +432,11 @@ class WireInts(Sequence[int]):
     def __getitem__(self, i: slice) -> list[int]: ...
 
     def __getitem__(self, i: int | slice) -> int | list[int]:
+        if self._count <= KEPT_INTS:
+            kept = next(self._chunks())
+            if isinstance(i, slice):
+                return kept[i].tolist()  # type: ignore[no-any-return]
+            return int(kept[i])
         if isinstance(i, slice):
             start, stop, step = i.indices(self._count)
             out: list[int] = []

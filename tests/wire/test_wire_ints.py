@@ -1,0 +1,63 @@
+"""Dims in many pieces (payloads.WireInts): kept decoded from the pass that counts them
+when they are few, streamed chunk by chunk when they are many; either way the same
+values, indices, slices and facts (negative, zero, product) as a list of the values."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onnxdata.rules.tensor import element_count
+from onnxdata.wire import payloads
+from onnxdata.wire.format import LEN, VARINT
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import Compact
+from tests.wire_bytes import varint
+
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+def pieces_of(runs: list[list[int]]) -> tuple[bytes, list[tuple[int, int, int]]]:
+    """The runs as packed pieces two bytes apart (as a message's fields lie)."""
+    data = bytearray()
+    pieces = []
+    for run in runs:
+        data += b"\x0a\x00"  # a tag and a length, never read
+        body = b"".join(varint(v) for v in run)
+        pieces.append((LEN, len(data), len(data) + len(body)))
+        data += body
+    return bytes(data), pieces
+
+
+@settings(max_examples=150, deadline=None)
+@given(runs=st.lists(st.lists(st.one_of(INT64, st.integers(0, 3)), max_size=6), max_size=40),
+       kept=st.booleans(), compact=st.booleans())
+def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool,
+                                               compact: bool) -> None:
+    data, pieces = pieces_of(runs)
+    values = [v for run in runs for v in run]
+    src = Source.of_buffer(data)
+    given_pieces = Compact(pieces) if compact else pieces
+    with pytest.MonkeyPatch.context() as mp:
+        if not kept:
+            mp.setattr(payloads, "KEPT_INTS", 0)  # streamed: nothing kept
+        wi = payloads.WireInts.measured(src, lambda: given_pieces)
+        assert (wi._kept is not None) == (kept and bool(values))
+        assert len(wi) == len(values)
+        assert list(wi) == values and list(wi) == values  # walked twice
+        assert wi[1:4] == values[1:4] and wi[::2] == values[::2]
+        for i in (0, len(values) - 1, -1):
+            if values:
+                assert wi[i] == values[i]
+        with pytest.raises(IndexError):
+            wi[len(values)]
+        assert element_count(wi) == element_count(values)
+        assert wi.smallest() == min([0, *values])
+
+
+def test_single_varint_values_are_kept_too() -> None:
+    src = Source.of_buffer(b"")
+    from array import array
+    wi = payloads.WireInts.measured(src, lambda: [(VARINT, array("Q", [3, 0, 5]), 0)])
+    assert wi._kept is not None and list(wi) == [3, 0, 5] and element_count(wi) == 0

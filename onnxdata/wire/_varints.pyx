@@ -18,6 +18,7 @@ decoder raises for that run (the same reason and offset).
 """
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 cdef extern from *:
     """
@@ -201,3 +202,32 @@ def scan(const uint8_t[::1] data):
                     all80 = False
             i += 1
     return count, long_run, negative, zero
+
+
+def join(const uint8_t[::1] window, const long long[::1] starts, const long long[::1] ends,
+         uint8_t[::1] out):
+    """The runs ``window[starts[k]:ends[k]]`` (in order, inside the window) one after
+    another in ``out`` (at least their total long): the bytes written, or ``-(k + 1)``
+    for the first run ``k`` whose last byte continues a varint (``payloads._part``)."""
+    cdef Py_ssize_t k, n = starts.shape[0], at = 0, size
+    cdef long long a, b
+    if ends.shape[0] != n:
+        raise ValueError("join needs as many ends as starts")
+    with nogil:
+        for k in range(n):
+            a = starts[k]
+            b = ends[k]
+            size = <Py_ssize_t>(b - a)
+            if size <= 0:
+                continue
+            if a < 0 or b > window.shape[0] or at + size > out.shape[0]:
+                at = -(n + 1)  # (never from _part) a run outside the window
+                break
+            if window[b - 1] & 0x80:
+                at = -(k + 1)
+                break
+            memcpy(&out[at], &window[a], size)
+            at += size
+    if at < -n:
+        raise ValueError("join: a run lies outside the window or the output")
+    return at

@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from onnxdata.wire.format import WireError
 
-__all__ = ["CHUNK", "COMPILED", "decode_varints", "has_long_run", "numpy_scan",
+__all__ = ["CHUNK", "COMPILED", "decode_varints", "has_long_run", "join_runs", "numpy_scan",
            "numpy_varints", "scan_varints", "split_strings", "strings_array"]
 
 
@@ -142,6 +142,19 @@ def scan_varints(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
         count, long, negative, zero = _LOOP.scan(np.ascontiguousarray(part, _U8))
         return int(count), bool(long), bool(negative), bool(zero)
     return numpy_scan(part)
+
+
+def join_runs(window: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+              ends: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint8], int] | None:
+    """The packed runs ``window[starts[k]:ends[k]]`` (in order, apart) joined by the
+    compiled loop: the bytes, and -1 or the first run whose last byte continues a varint.
+    None where the loop is not built (``payloads._part`` joins them with numpy)."""
+    if _LOOP is None:
+        return None
+    out = np.empty(int((ends - starts).sum()), _U8)
+    got = _LOOP.join(np.ascontiguousarray(window, _U8), np.ascontiguousarray(starts, np.int64),
+                     np.ascontiguousarray(ends, np.int64), out)
+    return (out, -1) if got >= 0 else (out, -got - 1)
 
 
 def numpy_scan(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
-from onnxdata.wire.decode import has_long_run, scan_varints
+from onnxdata.wire.decode import has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import Compact, Piece, RangeStore, Where, occurrences
@@ -224,6 +224,14 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
     lo, hi = int(s[0]), int(e[-1])
     if hi - lo <= 4 * PIECE:
         window = src.u8(lo, hi)
+        got = join_runs(window, s - lo, e - lo)
+        if got is not None:  # compiled: one copy per run
+            part, bad_run = got
+            if bad_run >= 0:
+                raise WireError("truncated varint in packed field", int(e[bad_run]) - 1)
+            if part.size:
+                yield part
+            return
         used = e > s
         s, e = s[used], e[used]
         bad = np.flatnonzero(window[e - 1 - lo] & 0x80)

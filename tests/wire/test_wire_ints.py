@@ -61,3 +61,32 @@ def test_single_varint_values_are_kept_too() -> None:
     from array import array
     wi = payloads.WireInts.measured(src, lambda: [(VARINT, array("Q", [3, 0, 5]), 0)])
     assert wi._kept is not None and list(wi) == [3, 0, 5] and element_count(wi) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
+    """payloads._part joins many small packed runs with the compiled loop (decode.join_runs)
+    or with numpy (the reference): the same bytes, the same first bad run."""
+    import numpy as np
+
+    from onnxdata.wire import decode
+
+    if not decode.COMPILED:
+        pytest.skip("the compiled varint loop is not built or is turned off")
+    window = np.frombuffer(data.draw(st.binary(min_size=1, max_size=200)), np.uint8)
+    cuts = sorted(data.draw(st.lists(st.integers(0, window.size), max_size=30)))
+    starts = np.array(cuts[0::2][:len(cuts) // 2], np.int64)
+    ends = np.array(cuts[1::2][:len(cuts) // 2], np.int64)
+    got = decode.join_runs(window, starts, ends)
+    assert got is not None
+    part, bad = got
+    used = ends > starts
+    s, e = starts[used], ends[used]
+    bad_numpy = np.flatnonzero(window[e - 1] & 0x80)
+    if bad_numpy.size:
+        assert bad >= 0 and ends[bad] == e[bad_numpy[0]]
+    else:
+        assert bad == -1
+        want = window[payloads._inside(s, e, int(window.size))] if s.size else window[:0]
+        assert part.tobytes() == want.tobytes()

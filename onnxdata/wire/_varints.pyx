@@ -204,19 +204,21 @@ def scan(const uint8_t[::1] data):
     return count, long_run, negative, zero
 
 
-def join(const uint8_t[::1] window, const long long[::1] starts, const long long[::1] ends,
-         uint8_t[::1] out):
-    """The runs ``window[starts[k]:ends[k]]`` (in order, inside the window) one after
-    another in ``out`` (at least their total long): the bytes written, or ``-(k + 1)``
-    for the first run ``k`` whose last byte continues a varint (``payloads._part``)."""
+def join(const uint8_t[::1] window, long long base, const long long[::1] starts,
+         const long long[::1] ends, uint8_t[::1] out):
+    """The runs ``[starts[k], ends[k])`` (offsets from ``window``'s first byte at
+    ``base``; in order, inside the window) one after another in ``out`` (as long as the
+    window): the bytes written, or ``-(k + 1)`` for the first run ``k`` whose last byte
+    continues a varint (``payloads._part``)."""
     cdef Py_ssize_t k, n = starts.shape[0], at = 0, size
     cdef long long a, b
-    if ends.shape[0] != n:
-        raise ValueError("join needs as many ends as starts")
+    if ends.shape[0] != n or out.shape[0] < window.shape[0]:
+        raise ValueError("join needs as many ends as starts, and an output as long as the "
+                         "window")
     with nogil:
         for k in range(n):
-            a = starts[k]
-            b = ends[k]
+            a = starts[k] - base
+            b = ends[k] - base
             size = <Py_ssize_t>(b - a)
             if size <= 0:
                 continue
@@ -229,5 +231,5 @@ def join(const uint8_t[::1] window, const long long[::1] starts, const long long
             memcpy(&out[at], &window[a], size)
             at += size
     if at < -n:
-        raise ValueError("join: a run lies outside the window or the output")
+        raise ValueError("join: a run lies outside the window, or runs overlap")
     return at

@@ -144,17 +144,19 @@ def scan_varints(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
     return numpy_scan(part)
 
 
-def join_runs(window: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+def join_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.int64],
               ends: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.uint8], int] | None:
-    """The packed runs ``window[starts[k]:ends[k]]`` (in order, apart) joined by the
-    compiled loop: the bytes, and -1 or the first run whose last byte continues a varint.
-    None where the loop is not built (``payloads._part`` joins them with numpy)."""
+    """The packed runs ``[starts[k], ends[k])`` (in order, apart; offsets from the window's
+    first byte at ``base``) joined by the compiled loop: the bytes, and -1 or the first
+    run whose last byte continues a varint. None where the loop is not built
+    (``payloads._part`` joins them with numpy)."""
     if _LOOP is None:
         return None
-    out = np.empty(int((ends - starts).sum()), _U8)
-    got = _LOOP.join(np.ascontiguousarray(window, _U8), np.ascontiguousarray(starts, np.int64),
-                     np.ascontiguousarray(ends, np.int64), out)
-    return (out, -1) if got >= 0 else (out, -got - 1)
+    out = np.empty(int(window.size), _U8)
+    got = _LOOP.join(np.ascontiguousarray(window, _U8), base,
+                     np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
+                     out)
+    return (out[:got], -1) if got >= 0 else (out[:0], -got - 1)
 
 
 def numpy_scan(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:

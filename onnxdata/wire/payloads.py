@@ -224,7 +224,7 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
     lo, hi = int(s[0]), int(e[-1])
     if hi - lo <= 4 * PIECE:
         window = src.u8(lo, hi)
-        got = join_runs(window, s - lo, e - lo)
+        got = join_runs(window, lo, s, e)
         if got is not None:  # compiled: one copy per run
             part, bad_run = got
             if bad_run >= 0:

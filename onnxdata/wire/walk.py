@@ -155,11 +155,8 @@ class Compact:
     def varint_bytes(self) -> int:
         """The bytes of a varint field's pieces: a packed run's length, and 1 for each single
         value (one numpy pass, not a Python step per piece)."""
-        wts = np.frombuffer(self.wts, np.int8)
-        runs = wts == LEN
-        lengths = np.frombuffer(self.ends, np.int64)[runs] - np.frombuffer(self.starts,
-                                                                        np.int64)[runs]
-        return int(lengths.sum()) + int(wts.size) - int(np.count_nonzero(runs))
+        lengths = np.frombuffer(self.ends, np.int64) - np.frombuffer(self.starts, np.int64)
+        return int(np.where(np.frombuffer(self.wts, np.int8) == LEN, lengths, 1).sum())
 
     def __iter__(self) -> Iterator[Piece]:
         for wt, a, b in zip(self.wts, self.starts, self.ends, strict=True):

@@ -468,8 +468,9 @@ def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
     for part in raw:
         at, step, size = 0, 64, int(part.size)
         while at < size:
-            if part.dtype == _U64:
-                values, at = part, size
+            if part.dtype == _U64:  # decoded: a growing prefix at a time too
+                values, at = part[at:at + step], min(size, at + step)
+                step *= 4
             else:
                 stop = min(size, at + step)
                 if stop < size:

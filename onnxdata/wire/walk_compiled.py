@@ -17,7 +17,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import I32, I64, WireError, iter_fields
+from onnxdata.wire.format import I32, I64, LEN, WireError, iter_fields
 from onnxdata.wire.source import Source
 
 __all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
@@ -164,26 +164,36 @@ def layout_spans(buf: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.u
 #: The root's first fields sampled by ``short_runs``, and the bytes it looks at.
 _SAMPLE: Final = 64
 _SAMPLE_BYTES: Final = 4096
+#: A LEN value this long or longer is one Python step of the root's walk ...
+_LONG_VALUE: Final = 128
+#: ... and the compiled loop walks the root where this many of its first fields are.
+_LONG_SEEN: Final = 4
 
 
 def short_runs(src: Source) -> bool:
     """Whether the root's first fields change field number every other field or more
-    often, or are fixed-width fields written one at a time: the Python walk's runs then
-    cost one Python pass each, and the compiled loop walks them faster. (Long runs of one
-    field, a sequence's elements or a tensor's strings, the Python walk takes in bulk.)"""
+    often, are fixed-width fields written one at a time, or are values of 128 bytes or
+    more: the Python walk then takes them one Python step each (its bulk runs are of
+    values with a one-byte length), and the compiled loop walks them faster. (Long runs
+    of one short field, a sequence's small elements or a tensor's strings, the Python
+    walk takes in bulk.)"""
     buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
-    count = changes = fixed = 0
+    count = changes = fixed = long = 0
     last = -1
     try:
         for f in iter_fields(buf, 0, min(len(buf), _SAMPLE_BYTES)):
             count += 1
             changes += f.number != last
             fixed += f.wire_type in (I32, I64)
+            long += f.wire_type == LEN and f.end - f.start >= _LONG_VALUE
             last = f.number
             if count == _SAMPLE:
                 break
     except WireError:
-        pass  # a field past the sample's end
+        # a field past the sample's end: a long value's (a LEN field's length says so)
+        long += src.size > _SAMPLE_BYTES and count < _SAMPLE
+    if long >= _LONG_SEEN and 2 * long >= count:
+        return True
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
 
 

@@ -1,7 +1,7 @@
 """Which loop walks a file's root (walk.scan): the Python walk takes long runs of one
-field in bulk, the compiled loop takes fields that change at every step or come one
-fixed-width value at a time (``walk_compiled.short_runs``); either way the root's fields
-are the Python walk's."""
+field of short values in bulk, the compiled loop takes fields that change at every step,
+come one fixed-width value at a time or are long (``walk_compiled.short_runs``); either
+way the root's fields are the Python walk's."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ ROOTS = {  # name: (bytes, schema, short runs)
     "strings-in-one-tensor": (vint(1, 400) + vint(2, 8) + ld(6, b"") * 400, TENSOR, False),
     "a-few-fields": (vint(2, 1) + ld(3, SCALAR), OPTIONAL, False),
     "one-big-payload": (vint(1, 2000) + vint(2, 1) + ld(9, bytes(8000)), TENSOR, False),
+    # elements of 128 bytes or more: the Python walk's runs are of one-byte lengths
+    "a-sequence-of-long-elements": (vint(2, 1) + ld(3, vint(1, 200) + vint(2, 1) +
+                                                   ld(9, bytes(800))) * 40, SEQUENCE, True),
+    "elements-just-short-of-long": (vint(2, 1) + ld(3, vint(2, 1) + ld(9, bytes(100))) * 100,
+                                    SEQUENCE, False),
 }
 
 

@@ -219,35 +219,51 @@ def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np
 
 def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
           ) -> Iterator[npt.NDArray[np.uint8]]:
-    """The bytes of the runs ``[s, e)`` joined (nothing when they are empty), each run
-    checked to end on a varint's last byte."""
-    lo, hi = int(s[0]), int(e[-1])
-    if hi - lo <= 4 * PIECE:
-        window = src.u8(lo, hi)
-        got = join_runs(window, lo, s, e)
-        if got is not None:  # compiled: one copy per run
-            part, bad_run = got
-            if bad_run >= 0:
-                raise WireError("truncated varint in packed field", int(e[bad_run]) - 1)
-            if part.size:
-                yield part
-            return
-        used = e > s
-        s, e = s[used], e[used]
-        bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
-        if bad.size:
-            raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
-        part = window[_inside(s - lo, e - lo, hi - lo)]
-    else:  # runs far apart: read each
-        pending = bytearray()
-        for a, b in zip(s.tolist(), e.tolist(), strict=True):
-            run = src.read(a, b)
-            if run and run[-1] & 0x80:
-                raise WireError("truncated varint in packed field", b - 1)
-            pending += run
-        part = np.frombuffer(bytes(pending), dtype=_U8)
+    """The bytes of the runs ``[s, e)`` (each of 4096 bytes or fewer) joined (nothing when
+    they are empty), each run checked to end on a varint's last byte: a window of up to
+    4 * PIECE bytes read at a time, or runs far apart (fewer than _NEAR in a window) read
+    one by one."""
+    parts = []
+    first, n = 0, int(s.size)
+    while first < n:
+        stop = max(first + 1, int(np.searchsorted(e, s[first] + 4 * PIECE, side="right")))
+        if stop - first >= _NEAR or (stop == n and first == 0):
+            parts.append(_window_part(src, s[first:stop], e[first:stop]))
+        else:
+            pending = bytearray()
+            for a, b in zip(s[first:stop].tolist(), e[first:stop].tolist(), strict=True):
+                run = src.read(a, b)
+                if run and run[-1] & 0x80:
+                    raise WireError("truncated varint in packed field", b - 1)
+                pending += run
+            parts.append(np.frombuffer(bytes(pending), dtype=_U8))
+        first = stop
+    part = parts[0] if len(parts) == 1 else np.concatenate(parts)
     if part.size:
         yield part
+
+
+#: Runs in a window below which ``_part`` reads each run alone.
+_NEAR: Final = 16
+
+
+def _window_part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+                 ) -> npt.NDArray[np.uint8]:
+    """The runs ``[s, e)``, all within 4 * PIECE bytes, joined from one read of them."""
+    lo, hi = int(s[0]), int(e[-1])
+    window = src.u8(lo, hi)
+    got = join_runs(window, lo, s, e)
+    if got is not None:  # compiled: one copy per run
+        part, bad_run = got
+        if bad_run >= 0:
+            raise WireError("truncated varint in packed field", int(e[bad_run]) - 1)
+        return part
+    used = e > s
+    s, e = s[used], e[used]
+    bad = np.flatnonzero(window[e - 1 - lo] & 0x80)
+    if bad.size:
+        raise WireError("truncated varint in packed field", int(e[bad[0]]) - 1)
+    return window[_inside(s - lo, e - lo, hi - lo)]
 
 
 def _inside(s: npt.NDArray[np.int64], e: npt.NDArray[np.int64], size: int

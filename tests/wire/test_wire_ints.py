@@ -91,3 +91,35 @@ def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
         assert bad == -1
         want = window[payloads._inside(s, e, int(window.size))] if s.size else window[:0]
         assert part.tobytes() == want.tobytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs=st.lists(st.lists(st.integers(0, 1 << 40), min_size=1, max_size=4), min_size=1,
+                     max_size=60),
+       gaps=st.lists(st.one_of(st.integers(2, 8), st.integers(2, 400)), min_size=60,
+                     max_size=60), piece=st.sampled_from(
+           [16, 64, payloads.PIECE]))
+def test_runs_far_apart_are_joined_a_window_at_a_time(runs: list[list[int]], gaps: list[int],
+                                                      piece: int) -> None:
+    """payloads._part reads runs a window of 4 * PIECE bytes at a time (runs far apart one
+    by one): the values are the same whatever the window, and a run cut inside a varint
+    is refused at its last byte (16 MB of runs 11 bytes apart had been read run by run)."""
+    data = bytearray()
+    pieces = []
+    for run, gap in zip(runs, gaps, strict=False):
+        data += bytes(gap)
+        body = b"".join(varint(v) for v in run)
+        pieces.append((LEN, len(data), len(data) + len(body)))
+        data += body
+    values = [v for run in runs for v in run]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(payloads, "PIECE", piece)
+        src = Source.of_buffer(bytes(data))
+        assert list(payloads.WireInts.measured(src, lambda: Compact(pieces))) == values
+        bad = bytearray(data)
+        _, _a, b = pieces[len(pieces) // 2]
+        bad[b - 1] |= 0x80  # the run's last varint now goes on past the run
+        from onnxdata.wire.format import WireError
+        with pytest.raises(WireError) as caught:
+            payloads.WireInts.measured(Source.of_buffer(bytes(bad)), lambda: Compact(pieces))
+        assert caught.value.offset == b - 1

@@ -21,6 +21,7 @@ refuses them: a message nested deeper than 100 too.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -79,6 +80,7 @@ from onnxdata.rules.tensor import (
     tensor_storage_problems,
 )
 from onnxdata.rules.validation import too_deep
+from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.external import OpenFiles
 from onnxdata.wire.format import WireError
 from onnxdata.wire.payloads import string_values, varint_count, varints
@@ -95,6 +97,7 @@ from onnxdata.wire.walk import (
     scan,
     whole,
 )
+from onnxdata.wire.walk_compiled import COMPILED
 
 __all__ = ["Engine", "Outcome"]
 
@@ -252,6 +255,27 @@ class Engine(TensorWalk, GroupWalk):
         mine_types: TypeRuns = []
         deep_ok = depth + 1 <= self.max_depth
         last: str | None = None
+
+        def batched(kind: str, w: Where, field_name: str, code: int
+                    ) -> Iterator[tuple[int, tuple[int, int]]]:
+            """The elements of a field too long for ``scan`` to keep, grouped by layout a
+            batch at a time (``wire.batches``); those of a batch that does not group are
+            given back, to be walked one by one."""
+            nonlocal last
+            offset = 0
+            for starts, ends in occurrence_batches(src, w):
+                n = int(starts.size)
+                if n >= MIN_GROUPED:
+                    done, last = self.grouped(kind, (starts, ends), path, field_name, depth,
+                                              (code, elem_type), facts, last, codes, types,
+                                              mine_types, out if self.values else None,
+                                              offset=offset)
+                    if done:
+                        offset += n
+                        continue
+                yield from enumerate(zip(starts.tolist(), ends.tolist(), strict=True), offset)
+                offset += n
+
         for code, kind in KIND_OF_ELEM_TYPE.items():
             w = f.where(kind, where, SEQUENCE)
             if w is None:
@@ -270,7 +294,10 @@ class Engine(TensorWalk, GroupWalk):
                 if done:
                     continue
             bad = self.small_bad.setdefault(kind, {})
-            for i, (a, b) in enumerate(occurrences(src, w)):
+            elements: Iterable[tuple[int, tuple[int, int]]] = enumerate(occurrences(src, w))
+            if deep_ok and w.ranges is None and COMPILED:  # more than scan keeps: batches
+                elements = batched(kind, w, field_name, code)
+            for i, (a, b) in elements:
                 key = src.read(a, b) if deep_ok and b - a <= _SMALL else None
                 got = None
                 if key is not None:

@@ -70,14 +70,18 @@ class GroupWalk:
                 kinds: tuple[int, int | None], facts: SequenceFacts | None,
                 last: str | None, codes: dict[str, list[int]],
                 types: dict[str, TypeRuns], mine_types: TypeRuns,
-                out: list[Any] | None = None) -> tuple[bool, str | None]:
+                out: list[Any] | None = None, offset: int = 0) -> tuple[bool, str | None]:
         """Validate the ``kind`` elements at ``ranges`` (field ``field_name`` of the
         sequence at ``path``, whose own code and elem_type are ``kinds``) by layout, adding
         to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
         adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
         layouts, or problems that cannot be re-pathed: walk them one by one). With
-        ``out``, reading: each element's value is added to it (``group_values``)."""
-        if isinstance(ranges, RangeStore):
+        ``out``, reading: each element's value is added to it (``group_values``).
+        ``ranges`` may be a batch of a longer field as ``(starts, ends)`` arrays
+        (``wire.batches``) whose first element is element ``offset``."""
+        if isinstance(ranges, tuple):
+            starts, ends = ranges
+        elif isinstance(ranges, RangeStore):
             starts = np.frombuffer(ranges.starts, dtype=np.uint64)
             ends = np.frombuffer(ranges.ends, dtype=np.uint64)
         else:
@@ -97,8 +101,8 @@ class GroupWalk:
         mark = budget_mark(), self.deferred
         firsts_walked = []
         for i in firsts:
-            walked = self._first_of_group(kind, ranges[i], join_path(path, f"{field_name}[{i}]"),
-                                          depth)
+            walked = self._first_of_group(kind, (int(starts[i]), int(ends[i])),
+                                          join_path(path, f"{field_name}[{i + offset}]"), depth)
             if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
                                                                            len(merged[0])):
                 self._undo(merged, mark)  # walked one by one instead
@@ -113,9 +117,9 @@ class GroupWalk:
                     self._undo(merged, mark)
                     return False, last
                 if kind == "sparse_tensor":
-                    self._densify(values, ids, firsts, path, field_name)
+                    self._densify(values, ids, firsts, path, field_name, offset)
             out.extend(values if values is not None else [None] * int(ids.size))
-        self._add_problems(ids, firsts, firsts_walked, path, field_name)
+        self._add_problems(ids, firsts, firsts_walked, path, field_name, offset)
         code, elem_type = kinds
         if kind in codes:
             group_codes = [got.code for got in outcomes]
@@ -127,7 +131,7 @@ class GroupWalk:
         if code == elem_type:
             if code != ElemType.TENSOR:
                 _add_runs(mine_types, group_types, ids)
-            else:
+            elif offset == 0:  # (the one-by-one walk's ``i == 0``)
                 add_run(mine_types, group_types[int(ids[0])], 1)
         if facts is not None and code == facts.elem_type:
             last = _note_summaries(facts, code, outcomes, ids, last)
@@ -160,7 +164,7 @@ class GroupWalk:
         self.deferred = mark[1]
 
     def _densify(self, values: list[Any], ids: np.ndarray[Any, Any], firsts: list[int],
-                 path: str, field_name: str) -> None:
+                 path: str, field_name: str, offset: int) -> None:
         """The sparse tensors ``values`` (but each group's first, an ``engine.Deferred``
         already budgeted) densified: their bytes taken from the call's budget in document
         order, as the one-by-one walk takes them, then a group at a time."""
@@ -170,7 +174,7 @@ class GroupWalk:
         for i, g in enumerate(ids.tolist()):
             if i not in skip:
                 nbytes, what = costs[g]
-                spend(nbytes, limit, join_path(path, f"{field_name}[{i}]"), what)
+                spend(nbytes, limit, join_path(path, f"{field_name}[{i + offset}]"), what)
         order = np.argsort(ids, kind="stable").tolist()
         at = 0
         for n in np.bincount(ids).tolist():
@@ -183,7 +187,7 @@ class GroupWalk:
 
     def _add_problems(self, ids: np.ndarray[Any, Any], firsts: list[int],
                       walked: list[tuple[Outcome, list[Problem]]], path: str,
-                      field_name: str) -> None:
+                      field_name: str, offset: int) -> None:
         """Each element's problems in document order: its group's first's, re-pathed, until
         the list is full; then only their count."""
         counts = np.array([len(found) for _, found in walked], dtype=np.int64)
@@ -201,8 +205,8 @@ class GroupWalk:
             g = int(ids[i])
             found = walked[g][1]
             if i != firsts[g]:
-                cut = len(join_path(path, f"{field_name}[{firsts[g]}]"))
-                own = join_path(path, f"{field_name}[{i}]")
+                cut = len(join_path(path, f"{field_name}[{firsts[g] + offset}]"))
+                own = join_path(path, f"{field_name}[{i + offset}]")
                 found = [Problem(own + p.path[cut:], p.message) for p in found]
             sink.add(found)
             done += len(found)

@@ -17,10 +17,11 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
+from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.decode import has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import Compact, Piece, RangeStore, Where, occurrences
+from onnxdata.wire.walk import Compact, Piece, RangeStore, Where
 
 __all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
            "iter_varints", "string_values", "varint_count", "varints"]
@@ -592,8 +593,11 @@ def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:
         starts = np.frombuffer(kept.starts, np.intp)  # offsets < 2**63: the same bytes
         ends = np.frombuffer(kept.ends, np.intp)
     else:
-        bounds = np.array(list(occurrences(src, where)), np.intp).reshape(-1, 2)
-        starts, ends = bounds[:, 0], bounds[:, 1]
+        found = list(occurrence_batches(src, where))  # numpy runs, not a step per value
+        starts = np.concatenate([a for a, _ in found]).view(np.intp) if found else \
+            np.zeros(0, np.intp)
+        ends = np.concatenate([b for _, b in found]).view(np.intp) if found else \
+            np.zeros(0, np.intp)
     n = int(starts.size)
     out = np.empty(n, dtype=object)
     for first in range(0, n, STRING_BATCH):

@@ -32,8 +32,8 @@ from onnxdata.rules.tensor import (
 )
 from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
-from onnxdata.wire.format import LEN, WireError
-from onnxdata.wire.payloads import WireInts, fixed, string_values, varint_count, varints
+from onnxdata.wire.format import LEN, WireError, read_varint
+from onnxdata.wire.payloads import fixed, string_values, varint_count, varints
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (
@@ -45,9 +45,9 @@ from onnxdata.wire.walk import (
     Piece,
     Where,
     occurrences,
-    read_varint,
     scan,
 )
+from onnxdata.wire.wire_ints import WireInts
 
 __all__ = ["Outcome", "TensorWalk", "external_value"]
 

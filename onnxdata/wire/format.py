@@ -57,8 +57,9 @@ class WireError(DecodeError):
         super().__init__(message, source=source, kind=kind, offset=offset)
 
 
-def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
-    """An unsigned varint (up to 64 bits) at ``pos``; returns ``(value, new_pos)``.
+def read_varint(buf: WireBuffer, pos: int, end: int, base: int = 0) -> tuple[int, int]:
+    """An unsigned varint (up to 64 bits) at ``pos``; returns ``(value, new_pos)``. An
+    error names its offset as ``base + pos`` (``buf`` a window of a file from ``base``).
 
     As protobuf reads it: at most 10 bytes, and bits past the 64th (in the 10th
     byte) are dropped, not refused.
@@ -68,7 +69,7 @@ def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
     start = pos
     while True:
         if pos >= end:
-            raise WireError("truncated varint", start)
+            raise WireError("truncated varint", start + base)
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -76,7 +77,7 @@ def read_varint(buf: WireBuffer, pos: int, end: int) -> tuple[int, int]:
             return result & _MASK64, pos
         shift += 7
         if pos - start >= _MAX_VARINT_BYTES:
-            raise WireError("varint longer than 10 bytes", start)
+            raise WireError("varint longer than 10 bytes", start + base)
 
 
 _ONE_BYTE: Final = [bytes((i,)) for i in range(0x80)]

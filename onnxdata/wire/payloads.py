@@ -10,8 +10,8 @@ and repeated bytes fields made into object arrays (``decode.strings_array``).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final, overload
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +23,7 @@ from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import Compact, Piece, RangeStore, Where
 
-__all__ = ["VARINT_CHUNK", "WireInts", "count_varints", "decode_varints", "fixed",
+__all__ = ["KEPT_INTS", "VARINT_CHUNK", "count_varints", "decode_varints", "fixed",
            "iter_varints", "string_values", "varint_count", "varints"]
 
 #: Varints decoded per numpy pass, bounding the temporary arrays to a few tens of MiB.
@@ -33,10 +33,9 @@ _U8: Final = np.dtype(np.uint8)
 #: Bytes of a packed run examined per numpy pass: the index arrays made from a piece are
 #: 8 bytes per varint, so a piece of 1 MiB keeps them near 8 MiB.
 PIECE: Final = 1 << 20
-#: Values a WireInts keeps decoded once it is first walked (8 MiB); longer ones are
-#: decoded chunk by chunk at every walk.
+#: Values a WireInts (wire_ints.py) keeps decoded once it is first walked (8 MiB); longer
+#: ones are decoded chunk by chunk at every walk.
 KEPT_INTS: Final = 1 << 20
-_HUGE: Final = 1 << 64
 #: Kept pieces looked at per numpy pass when joining many small packed runs.
 _CHUNK: Final = 1 << 16
 #: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
@@ -355,152 +354,6 @@ def _memo_key(pieces: Iterable[Piece]) -> Any:
             and sum(b - a for _wt, a, b in pieces) >= PIECE:
         return tuple(pieces)
     return None
-
-
-class WireInts(Sequence[int]):
-    """A long repeated int64 field (dims read from a bogus reading can be millions long)
-    as a sequence decoded chunk by chunk whenever it is walked: bounded memory. Up to
-    KEPT_INTS values are kept once decoded: the rules and summaries walk it several
-    times, and each walk joined its many pieces again."""
-
-    def __init__(self, src: Source, pieces: Callable[[], Iterable[Piece]], count: int) -> None:
-        self._src = src
-        self._pieces = pieces
-        self._count = count
-        self._stats: tuple[int, bool, int] | None = None
-        self._signs: tuple[bool, bool] | None = None
-        self._kept: npt.NDArray[np.int64] | None = None
-
-    @classmethod
-    def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
-        """A WireInts counted (as ``varint_count``, raising what it raises) in the same
-        pass that finds whether a dim is negative or zero: one read of the bytes, not two
-        (and its values decoded from that read's parts, when they are few)."""
-        parts: list[npt.NDArray[Any]] = []
-        total, negative, zero = measure(src, pieces(), parts)
-        out = cls(src, pieces, total)
-        out._signs = (negative, zero)
-        if parts and total <= KEPT_INTS:
-            decoded = [p if p.dtype == _U64 else decode_varints(p) for p in parts]
-            out._kept = (decoded[0] if len(decoded) == 1 else np.concatenate(decoded)
-                         ).view(np.int64)
-        return out
-
-    def __len__(self) -> int:
-        return self._count
-
-    def _chunks(self) -> Iterator[npt.NDArray[np.int64]]:
-        if self._kept is not None:
-            yield self._kept
-            return
-        if self._count <= KEPT_INTS:
-            chunks = [c.view(np.int64) for c in iter_varints(self._src, self._pieces())]
-            self._kept = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
-            yield self._kept
-            return
-        for chunk in iter_varints(self._src, self._pieces()):
-            yield chunk.view(np.int64)
-
-    def _facts(self) -> tuple[int, bool, int]:
-        """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
-        to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
-        arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
-        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
-        decoded for the product, and all of it only to find the smallest negative dim."""
-        if self._stats is None:
-            negative = zero = False
-            for part in self._raw() if self._signs is None else ():
-                if part.dtype == _U64:  # single values, decoded already
-                    negative = negative or bool((part >= np.uint64(1 << 63)).any())
-                    zero = zero or not part.all()
-                    continue
-                _count, _long, has_negative, has_zero = scan_varints(part)
-                negative = negative or has_negative
-                zero = zero or has_zero
-            if self._signs is not None:
-                negative, zero = self._signs
-            total = _product((c.view(_U64) for c in self._chunks()) if self._count <= KEPT_INTS
-                             else self._raw())
-            smallest = 0
-            if negative:
-                for c in self._chunks():
-                    if c.size:
-                        smallest = min(smallest, int(c.min()))
-            self._stats = (smallest, zero, total)
-        return self._stats
-
-    def _raw(self) -> Iterator[npt.NDArray[Any]]:
-        """The field's bytes, cut after whole varints, and its single values (as uint64)."""
-        return joined(self._src, self._pieces())
-
-    def smallest(self) -> int:
-        """The smallest dim when one is negative, else 0 (all that ``>= 0`` tests need)."""
-        return self._facts()[0]
-
-    def element_count(self) -> int | None:
-        """``rules.tensor.element_count``'s rule: None when a dim is negative, 0 when one is
-        0, else the product (not multiplied past 2**64)."""
-        smallest, zero, total = self._facts()
-        if smallest < 0:
-            return None
-        return 0 if zero else total
-
-    def __iter__(self) -> Iterator[int]:
-        for chunk in self._chunks():
-            for at in range(0, int(chunk.size), 4096):  # (a prefix read makes no long list)
-                yield from chunk[at:at + 4096].tolist()
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
-
-    def __getitem__(self, i: int | slice) -> int | list[int]:
-        if self._count <= KEPT_INTS:
-            kept = next(self._chunks())
-            if isinstance(i, slice):
-                return kept[i].tolist()  # type: ignore[no-any-return]
-            return int(kept[i])
-        if isinstance(i, slice):
-            start, stop, step = i.indices(self._count)
-            out: list[int] = []
-            for k, v in enumerate(self):
-                if k >= stop:
-                    break
-                out.append(v)
-            return out[start::step]
-        if i < 0:
-            i += self._count
-        for k, v in enumerate(self):
-            if k == i:
-                return v
-        raise IndexError(i)
-
-
-def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
-    """The product of the dims > 1, not multiplied past 2**64: varints decoded a growing
-    prefix at a time, so a product that passes 2**64 early decodes little."""
-    total = 1
-    for part in raw:
-        at, step, size = 0, 64, int(part.size)
-        while at < size:
-            if part.dtype == _U64:  # decoded: a growing prefix at a time too
-                values, at = part[at:at + step], min(size, at + step)
-                step *= 4
-            else:
-                stop = min(size, at + step)
-                if stop < size:
-                    ends = np.flatnonzero(part[at:stop] < 0x80)
-                    stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
-                values, at = decode_varints(part[at:stop]), stop
-                step *= 4
-            signed = values.view(np.int64)
-            for d in signed[signed > 1].tolist():
-                total *= int(d)
-                if total > _HUGE:
-                    return total
-    return total
 
 
 def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],

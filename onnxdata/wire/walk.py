@@ -29,7 +29,17 @@ from typing import Any, Final
 import numpy as np
 
 from onnxdata.wire.decode import split_strings
-from onnxdata.wire.format import EGROUP, I32, I64, LEN, SGROUP, VARINT, WireError, skip_field
+from onnxdata.wire.format import (
+    EGROUP,
+    I32,
+    I64,
+    LEN,
+    SGROUP,
+    VARINT,
+    WireError,
+    read_varint,
+    skip_field,
+)
 from onnxdata.wire.schema import (
     FIXED32S,
     FIXED64S,
@@ -41,9 +51,11 @@ from onnxdata.wire.schema import (
     walk_schema,
 )
 from onnxdata.wire.source import Source
+from onnxdata.wire.stores import Compact, Piece, RangeStore
 from onnxdata.wire.walk_compiled import COMPILED, compiled_scan, short_runs
 
-__all__ = ["KEEP", "Fields", "Where", "fields", "occurrences", "scan"]
+__all__ = ["KEEP", "Compact", "Fields", "Piece", "RangeStore", "Where", "fields", "occurrences",
+           "scan"]
 
 #: Occurrences of one repeated or message field kept as a list by ``scan``; more go into
 #: a RangeStore (16 bytes each) up to COMPACT_PIECES, and past that are re-walked.
@@ -86,27 +98,6 @@ NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
 
 
 
-class RangeStore:
-    """Many byte ranges in two arrays (16 bytes each instead of a tuple's ~120)."""
-
-    def __init__(self, ranges: list[tuple[int, int]]) -> None:
-        self.starts = array("Q", [a for a, _ in ranges])
-        self.ends = array("Q", [b for _, b in ranges])
-
-    def append(self, r: tuple[int, int]) -> None:
-        self.starts.append(r[0])
-        self.ends.append(r[1])
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, i: int) -> tuple[int, int]:
-        return self.starts[i], self.ends[i]
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return zip(self.starts, self.ends, strict=True)
-
-
 @dataclass
 class Where:
     """The occurrences of one message: ``ranges``, or (when there were too many to keep)
@@ -123,44 +114,6 @@ class Where:
 
 def whole(start: int, end: int) -> Where:
     return Where([(start, end)])
-
-
-#: One piece of a repeated number field: (VARINT, array of single values, 0),
-#: (LEN, start, end) for a packed run, or (I32/I64, start, end) for one fixed value.
-Piece = tuple[int, Any, int]
-
-
-class Compact:
-    """Many pieces of one field in three arrays: (wire type, start or value, end)."""
-
-    def __init__(self, pieces: list[Piece]) -> None:
-        self.wts = array("b")
-        self.starts = array("Q")
-        self.ends = array("Q")
-        for wt, a, b in pieces:
-            if wt == VARINT:
-                for v in a:
-                    self.append(VARINT, v, 0)
-            else:
-                self.append(wt, a, b)
-
-    def append(self, wt: int, a: int, b: int) -> None:
-        self.wts.append(wt)
-        self.starts.append(a)
-        self.ends.append(b)
-
-    def __len__(self) -> int:
-        return len(self.wts)
-
-    def varint_bytes(self) -> int:
-        """The bytes of a varint field's pieces: a packed run's length, and 1 for each single
-        value (one numpy pass, not a Python step per piece)."""
-        lengths = np.frombuffer(self.ends, np.int64) - np.frombuffer(self.starts, np.int64)
-        return int(np.where(np.frombuffer(self.wts, np.int8) == LEN, lengths, 1).sum())
-
-    def __iter__(self) -> Iterator[Piece]:
-        for wt, a, b in zip(self.wts, self.starts, self.ends, strict=True):
-            yield (wt, array("Q", [a]), 0) if wt == VARINT else (wt, a, b)
 
 
 @dataclass
@@ -212,23 +165,6 @@ class Fields:
         if kept is not None:
             return Where(kept)
         return Where(None, parent, NUMBERS[id(schema)][name])
-
-
-def read_varint(buf: Any, i: int, lim: int, base: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    start = i
-    while True:
-        if i >= lim:
-            raise WireError("truncated varint", start + base)
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result & 0xFFFFFFFFFFFFFFFF, i
-        shift += 7
-        if i - start >= 10:
-            raise WireError("varint longer than 10 bytes", start + base)
 
 
 class _Bytes:
@@ -464,8 +400,7 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                         kept = many[name]
                         if n == KEEP:
                             many[name] = kept = RangeStore(kept)  # type: ignore[arg-type]
-                        kept.starts.append(a)  # type: ignore[union-attr]
-                        kept.ends.append(b)  # type: ignore[union-attr]
+                        kept.append((a, b))  # type: ignore[union-attr]
                     else:
                         many[name] = None
                     continue
@@ -479,10 +414,8 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                     else:
                         pieces[name] = run = Compact(run)
                 if isinstance(run, Compact):
-                    if len(run.wts) < COMPACT_PIECES:
-                        run.wts.append(wt)
-                        run.starts.append(a)
-                        run.ends.append(b)
+                    if len(run) < COMPACT_PIECES:
+                        run.append(wt, a, b)
                     else:
                         out.over.add(name)
                 continue
@@ -492,10 +425,8 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                     pieces[name] = run = Compact(run)
                 if isinstance(run, list):
                     run.append((LEN, a, b))
-                elif len(run.wts) < COMPACT_PIECES:
-                    run.wts.append(LEN)
-                    run.starts.append(a)
-                    run.ends.append(b)
+                elif len(run) < COMPACT_PIECES:
+                    run.append(LEN, a, b)
                 else:
                     out.over.add(name)
                 continue
@@ -508,6 +439,9 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
             out.unknown_more += 1
     if record is not None:
         src.root_cache = segments
+    for store in (*many.values(), *pieces.values()):
+        if isinstance(store, (RangeStore, Compact)):
+            store.settle()  # the runs added by _bulk, copied once
     return out
 
 
@@ -555,10 +489,8 @@ def _packed_run(out: Fields, name: str, starts: Any, ends: Any) -> None:
         return
     if isinstance(run, list):
         out.pieces[name] = run = Compact(run)
-    take = max(0, min(k, COMPACT_PIECES - len(run.wts)))
-    run.wts.frombytes(bytes([LEN]) * take)
-    run.starts.frombytes(_raw(starts[:take]))
-    run.ends.frombytes(_raw(ends[:take]))
+    take = max(0, min(k, COMPACT_PIECES - len(run)))
+    run.add_run(np.full(take, LEN, np.int8), starts[:take], ends[:take])
     if take < k:
         out.over.add(name)
 
@@ -576,13 +508,7 @@ def _many_run(out: Fields, name: str, starts: Any, ends: Any) -> None:
         kept = many.get(name)
         if not isinstance(kept, RangeStore):
             many[name] = kept = RangeStore(kept or [])
-        kept.starts.frombytes(_raw(starts))
-        kept.ends.frombytes(_raw(ends))
+        kept.add_run(starts, ends)
     else:
         many[name] = None
 
-
-def _raw(values: Any) -> Any:
-    """The bytes of an int64 array, for ``array.frombytes`` without a copy (the offsets
-    are never negative, so an int64's bytes are a "Q" array's)."""
-    return np.ascontiguousarray(values).view(np.uint8)

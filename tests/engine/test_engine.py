@@ -197,8 +197,8 @@ def test_millions_of_dims_are_walked_in_chunks() -> None:
 
     from onnxdata.rules.tensor import element_count
     from onnxdata.wire.format import LEN
-    from onnxdata.wire.payloads import WireInts
     from onnxdata.wire.source import Source
+    from onnxdata.wire.wire_ints import WireInts
 
     dims = bytes([3, 1, 2] * 700_000) + b"\x05"  # 2.1 million dims, packed
     data = ld(3, dims) + ld(1, b"\x08\x01\x10\x01\x4a\x04" + bytes(4))

@@ -1,4 +1,4 @@
-"""Dims in many pieces (payloads.WireInts): kept decoded from the pass that counts them
+"""Dims in many pieces (wire_ints.WireInts): kept decoded from the pass that counts them
 when they are few, streamed chunk by chunk when they are many; either way the same
 values, indices, slices and facts (negative, zero, product) as a list of the values."""
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxdata.rules.tensor import element_count
-from onnxdata.wire import payloads
+from onnxdata.wire import payloads, wire_ints
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import Compact
@@ -42,7 +42,8 @@ def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool
     with pytest.MonkeyPatch.context() as mp:
         if not kept:
             mp.setattr(payloads, "KEPT_INTS", 0)  # streamed: nothing kept
-        wi = payloads.WireInts.measured(src, lambda: given_pieces)
+            mp.setattr(wire_ints, "KEPT_INTS", 0)
+        wi = wire_ints.WireInts.measured(src, lambda: given_pieces)
         assert (wi._kept is not None) == (kept and bool(values))
         assert len(wi) == len(values)
         assert list(wi) == values and list(wi) == values  # walked twice
@@ -59,7 +60,7 @@ def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool
 def test_single_varint_values_are_kept_too() -> None:
     src = Source.of_buffer(b"")
     from array import array
-    wi = payloads.WireInts.measured(src, lambda: [(VARINT, array("Q", [3, 0, 5]), 0)])
+    wi = wire_ints.WireInts.measured(src, lambda: [(VARINT, array("Q", [3, 0, 5]), 0)])
     assert wi._kept is not None and list(wi) == [3, 0, 5] and element_count(wi) == 0
 
 
@@ -115,11 +116,11 @@ def test_runs_far_apart_are_joined_a_window_at_a_time(runs: list[list[int]], gap
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(payloads, "PIECE", piece)
         src = Source.of_buffer(bytes(data))
-        assert list(payloads.WireInts.measured(src, lambda: Compact(pieces))) == values
+        assert list(wire_ints.WireInts.measured(src, lambda: Compact(pieces))) == values
         bad = bytearray(data)
         _, _a, b = pieces[len(pieces) // 2]
         bad[b - 1] |= 0x80  # the run's last varint now goes on past the run
         from onnxdata.wire.format import WireError
         with pytest.raises(WireError) as caught:
-            payloads.WireInts.measured(Source.of_buffer(bytes(bad)), lambda: Compact(pieces))
+            wire_ints.WireInts.measured(Source.of_buffer(bytes(bad)), lambda: Compact(pieces))
         assert caught.value.offset == b - 1

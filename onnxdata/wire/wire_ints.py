@@ -1,0 +1,167 @@
+"""A long repeated int64 field (dims, as a bogus reading can hold millions of them) as a
+sequence that does not hold them all: ``WireInts``, made by ``engine.tensor``'s ``ints``
+when a field's pieces are many."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from onnxdata.wire.decode import scan_varints
+from onnxdata.wire.payloads import KEPT_INTS, decode_varints, iter_varints, joined, measure
+from onnxdata.wire.source import Source
+from onnxdata.wire.stores import Piece
+
+__all__ = ["WireInts"]
+
+_U64: Final = np.dtype(np.uint64)
+_HUGE: Final = 1 << 64
+
+
+class WireInts(Sequence[int]):
+    """A long repeated int64 field (dims read from a bogus reading can be millions long)
+    as a sequence decoded chunk by chunk whenever it is walked: bounded memory. Up to
+    KEPT_INTS values are kept once decoded: the rules and summaries walk it several
+    times, and each walk joined its many pieces again."""
+
+    def __init__(self, src: Source, pieces: Callable[[], Iterable[Piece]], count: int) -> None:
+        self._src = src
+        self._pieces = pieces
+        self._count = count
+        self._stats: tuple[int, bool, int] | None = None
+        self._signs: tuple[bool, bool] | None = None
+        self._kept: npt.NDArray[np.int64] | None = None
+
+    @classmethod
+    def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
+        """A WireInts counted (as ``varint_count``, raising what it raises) in the same
+        pass that finds whether a dim is negative or zero: one read of the bytes, not two
+        (and its values decoded from that read's parts, when they are few)."""
+        parts: list[npt.NDArray[Any]] = []
+        total, negative, zero = measure(src, pieces(), parts)
+        out = cls(src, pieces, total)
+        out._signs = (negative, zero)
+        if parts and total <= KEPT_INTS:
+            decoded = [p if p.dtype == _U64 else decode_varints(p) for p in parts]
+            out._kept = (decoded[0] if len(decoded) == 1 else np.concatenate(decoded)
+                         ).view(np.int64)
+        return out
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _chunks(self) -> Iterator[npt.NDArray[np.int64]]:
+        if self._kept is not None:
+            yield self._kept
+            return
+        if self._count <= KEPT_INTS:
+            chunks = [c.view(np.int64) for c in iter_varints(self._src, self._pieces())]
+            self._kept = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+            yield self._kept
+            return
+        for chunk in iter_varints(self._src, self._pieces()):
+            yield chunk.view(np.int64)
+
+    def _facts(self) -> tuple[int, bool, int]:
+        """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
+        to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
+        arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
+        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
+        decoded for the product, and all of it only to find the smallest negative dim."""
+        if self._stats is None:
+            negative = zero = False
+            for part in self._raw() if self._signs is None else ():
+                if part.dtype == _U64:  # single values, decoded already
+                    negative = negative or bool((part >= np.uint64(1 << 63)).any())
+                    zero = zero or not part.all()
+                    continue
+                _count, _long, has_negative, has_zero = scan_varints(part)
+                negative = negative or has_negative
+                zero = zero or has_zero
+            if self._signs is not None:
+                negative, zero = self._signs
+            total = _product((c.view(_U64) for c in self._chunks()) if self._count <= KEPT_INTS
+                             else self._raw())
+            smallest = 0
+            if negative:
+                for c in self._chunks():
+                    if c.size:
+                        smallest = min(smallest, int(c.min()))
+            self._stats = (smallest, zero, total)
+        return self._stats
+
+    def _raw(self) -> Iterator[npt.NDArray[Any]]:
+        """The field's bytes, cut after whole varints, and its single values (as uint64)."""
+        return joined(self._src, self._pieces())
+
+    def smallest(self) -> int:
+        """The smallest dim when one is negative, else 0 (all that ``>= 0`` tests need)."""
+        return self._facts()[0]
+
+    def element_count(self) -> int | None:
+        """``rules.tensor.element_count``'s rule: None when a dim is negative, 0 when one is
+        0, else the product (not multiplied past 2**64)."""
+        smallest, zero, total = self._facts()
+        if smallest < 0:
+            return None
+        return 0 if zero else total
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in self._chunks():
+            for at in range(0, int(chunk.size), 4096):  # (a prefix read makes no long list)
+                yield from chunk[at:at + 4096].tolist()
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if self._count <= KEPT_INTS:
+            kept = next(self._chunks())
+            if isinstance(i, slice):
+                return kept[i].tolist()  # type: ignore[no-any-return]
+            return int(kept[i])
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._count)
+            out: list[int] = []
+            for k, v in enumerate(self):
+                if k >= stop:
+                    break
+                out.append(v)
+            return out[start::step]
+        if i < 0:
+            i += self._count
+        for k, v in enumerate(self):
+            if k == i:
+                return v
+        raise IndexError(i)
+
+
+def _product(raw: Iterable[npt.NDArray[Any]]) -> int:
+    """The product of the dims > 1, not multiplied past 2**64: varints decoded a growing
+    prefix at a time, so a product that passes 2**64 early decodes little."""
+    total = 1
+    for part in raw:
+        at, step, size = 0, 64, int(part.size)
+        while at < size:
+            if part.dtype == _U64:  # decoded: a growing prefix at a time too
+                values, at = part[at:at + step], min(size, at + step)
+                step *= 4
+            else:
+                stop = min(size, at + step)
+                if stop < size:
+                    ends = np.flatnonzero(part[at:stop] < 0x80)
+                    stop = at + int(ends[-1]) + 1 if ends.size else min(size, at + 10)
+                values, at = decode_varints(part[at:stop]), stop
+                step *= 4
+            signed = values.view(np.int64)
+            for d in signed[signed > 1].tolist():
+                total *= int(d)
+                if total > _HUGE:
+                    return total
+    return total

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -20,6 +21,7 @@ from onnxdata.convert.values import from_le_bytes, unpack_bits
 from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
+from onnxdata.engine.entries import distinct_entries, plain_entry
 from onnxdata.engine.summaries import tensor_detail
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.rules.common import TYPED_FIELDS, ProblemSink
@@ -27,6 +29,7 @@ from onnxdata.rules.containers import NestedType
 from onnxdata.rules.tensor import (
     element_count,
     external_data_problems,
+    external_data_report,
     tensor_storage_problems,
     typed_entry_problems,
 )
@@ -53,11 +56,15 @@ __all__ = ["Outcome", "TensorWalk", "external_value"]
 
 _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
-#: The one-byte tags the plain-tensor path reads: dims, data_type (VARINT), name, raw_data.
-_PLAIN_KEYS: Final = frozenset({0x08, 0x10, 0x42, 0x4A})
-#: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length).
+#: The one-byte tags the plain-tensor path reads: dims (VARINT or packed), data_type
+#: (VARINT), name, raw_data, external_data and data_location (VARINT).
+_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x42, 0x4A, 0x6A, 0x70})
+#: Packed dims longer than this are left to scan_tensor.
+_PACKED_DIMS: Final = 640
+#: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length;
+#: -1 for external data).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
-_DETAILS: dict[tuple[int, tuple[int, ...]], str] = {}
+_DETAILS: dict[tuple[int, tuple[int, ...], bool], str] = {}
 #: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
 _LONG_INTS: Final = 1 << 16
 
@@ -84,8 +91,8 @@ class Outcome:
 class Tensor:
     """One TensorProto scanned and checked; its data is not touched until ``tensor_value``."""
 
-    __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "path",
-                 "problems", "raw_len", "where")
+    __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "more",
+                 "path", "problems", "raw_len", "where")
 
     def __init__(self, path: str, fields: Fields, where: Where) -> None:
         self.path = path
@@ -98,6 +105,8 @@ class Tensor:
         self.raw_len: int | None = None
         self.external: list[tuple[str, str]] = []
         self.problems: list[Problem] = []
+        #: Problems past those worded in ``problems`` (which a capped list drops), counted.
+        self.more = 0
         self.decoded: dict[str, npt.NDArray[Any]] = {}
 
 
@@ -130,11 +139,14 @@ class TensorWalk:
 
     def tensor(self, where: Where, path: str) -> Outcome:
         if where.ranges is not None and len(where.ranges) == 1:
-            plain = self.plain(*where.ranges[0])
+            plain = self.plain(*where.ranges[0], path)
             if plain is not None:
                 return plain
-        t = self.scan_tensor(where, path)
-        self.problems.add(t.problems)
+        sink = self.problems
+        t = self.scan_tensor(where, path, sink.cap - len(sink.items))
+        sink.add(t.problems)
+        if t.more:
+            sink.drop(t.more)
         out = Outcome(None, t.code, ntype=("tensor", t.code))
         if self.summaries:
             out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == EXTERNAL)
@@ -143,8 +155,9 @@ class TensorWalk:
                 out.value = read_only(self.tensor_value(t))
         return out
 
-    def plain(self, start: int, end: int) -> Outcome | None:
-        """The common tensor, fast: only dims, data_type, name and raw_data, and valid.
+    def plain(self, start: int, end: int, path: str | None = None) -> Outcome | None:
+        """The common tensor, fast: only dims, data_type, name and raw_data, and valid; or
+        with external_data and data_location EXTERNAL instead of raw_data (``_external``).
 
         None for anything else (another field, a bad size...): ``scan_tensor``
         then reads it and says what is wrong. Validity is
@@ -159,6 +172,8 @@ class TensorWalk:
         code = 0
         raw = -1
         raw_len = 0
+        location = -1
+        entries: list[tuple[int, int]] = []
         while pos < end:
             if pos + 16 > hi and hi < end:
                 buf, base = src.window(pos, min(end, pos + 64))
@@ -182,15 +197,42 @@ class TensorWalk:
                     return None
             pos = i + base
             if key == 0x08:
+                if value >> 63:
+                    return None  # a negative dim (scan_tensor says so)
                 dims.append(value)
             elif key == 0x10:
                 code = value
+            elif key == 0x70:
+                location = value
+            elif key == 0x0A:  # packed dims
+                stop = pos + value
+                if value > _PACKED_DIMS or stop > end:
+                    return None
+                if stop > hi:
+                    buf, base = src.window(pos, stop)
+                    hi = base + len(buf)
+                i, lim = pos - base, stop - base
+                try:
+                    while i < lim:
+                        value, i = read_varint(buf, i, lim, base)
+                        if value >> 63:
+                            return None
+                        dims.append(value)
+                except WireError:
+                    return None
+                pos = stop
             else:
                 if value > end - pos:
                     return None
                 if key == 0x4A:
                     raw, raw_len = pos, value
+                elif key == 0x6A:
+                    entries.append((pos, pos + value))
                 pos += value
+        if entries or location > 0:
+            if location != EXTERNAL or not entries or raw >= 0:
+                return None
+            return self._external(code, dims, entries, path)
         if raw < 0:
             return None
         facts = (code, tuple(dims), raw_len)
@@ -203,13 +245,7 @@ class TensorWalk:
             return None
         out = Outcome(None, code, ntype=("tensor", code))
         if self.summaries:
-            key2 = (code, facts[1])
-            detail = _DETAILS.get(key2)
-            if detail is None:
-                detail = tensor_detail(code, dims, False)
-                if len(_DETAILS) < 4096:
-                    _DETAILS[key2] = detail
-            out.summary = "tensor " + detail
+            out.summary = _summary(code, facts[1], False)
         if self.values:
             dt = DATA_TYPES[code]
             count = element_count(dims) or 0
@@ -219,8 +255,55 @@ class TensorWalk:
                 return None
         return out
 
-    def scan_tensor(self, where: Where, path: str) -> Tensor:
-        """Scan and check one TensorProto as ``validate`` checks it."""
+    def _external(self, code: int, dims: list[int], at: list[tuple[int, int]],
+                  path: str | None) -> Outcome | None:
+        """``plain`` of a tensor whose data is external: valid when its storage is (cached
+        per data_type and dims), each external_data entry is a key and a value as protobuf
+        writes them (remembered by their bytes), and ``external_data_problems`` finds
+        nothing (the file's facts looked up once per walk). Reading, the data is read as
+        ``tensor`` reads it, so only with the tensor's path (None: ``tensor`` reads it)."""
+        facts = (code, tuple(dims), -1)
+        ok = _PLAIN_OK.get(facts)
+        if ok is None:
+            ok = not tensor_storage_problems("", code, dims, {}, None, data_location=EXTERNAL,
+                                             external_entries=1)
+            if len(_PLAIN_OK) < 4096:
+                _PLAIN_OK[facts] = ok
+        if not ok or (self.values and path is None):
+            return None
+        src = self.src
+        known = self.entries
+        entries = []
+        for a, b in at:
+            if b - a > _ENTRY_BYTES:
+                return None
+            data = src.read(a, b)
+            got = known.get(data)
+            if got is None:
+                got = plain_entry(data)
+                if got is None:
+                    return None  # (scan_tensor reads it)
+                if len(known) < _ENTRY_KEPT:
+                    known[data] = got
+            entries.append(got)
+        dt = DATA_TYPES[code]
+        count = element_count(dims) or 0
+        if external_data_problems("", entries, self.base_dir, nbytes=raw_nbytes(dt, count),
+                                  facts=self.file_facts):
+            return None
+        out = Outcome(None, code, ntype=("tensor", code))
+        if self.summaries:
+            out.summary = _summary(code, facts[1], True)
+        if self.values and path is not None and not self.problems:
+            with shape_errors(path):
+                out.value = read_only(external_value(path, dict(entries), self.base_dir, dt,
+                                                     count, dims, self.files))
+        return out
+
+    def scan_tensor(self, where: Where, path: str, room: int | None = None) -> Tensor:
+        """Scan and check one TensorProto as ``validate`` checks it; of the problems of its
+        external_data, only those that fit in ``room`` (None: all) are worded (``more``
+        counts the rest: a capped list would drop them)."""
         src = self.src
         f = scan(src, where, TENSOR, self.problems.cap)
         t = Tensor(path, f, where)
@@ -233,12 +316,10 @@ class TensorWalk:
                                    scan(src, seg, SEGMENT, self.problems.cap))
         for name in ("external_data", "metadata_props"):
             w = f.where(name, where, TENSOR)
-            if w is None:
-                continue
-            for i, r in enumerate(occurrences(src, w)):
-                entry = self.entry(r, join_path(path, f"{name}[{i}]"), problems)
+            if w is not None:
+                got = self.entry_list(w, path, name, problems)
                 if name == "external_data":
-                    t.external.append(entry)
+                    t.external = got
         t.dims = self.ints(f, "dims", where, TENSOR)
         t.code = as_int32(f.scalars.get("data_type", 0))
         raw = f.last.get("raw_data")
@@ -254,8 +335,10 @@ class TensorWalk:
             n = element_count(t.dims)
             nbytes = raw_nbytes(dt, n) if dt is not None and n is not None and \
                 not dt.is_string else None
-            problems += external_data_problems(path, t.external, self.base_dir, nbytes=nbytes,
-                                               facts=self.file_facts)
+            found, t.more = external_data_report(
+                path, t.external, self.base_dir, nbytes=nbytes, facts=self.file_facts,
+                room=None if room is None else max(room - len(problems), 0))
+            problems += found
         elif not storage and dt is not None and dt.field in t.decoded:
             problems += typed_entry_problems(path, t.code, dt.field, t.decoded[dt.field])
         t.problems = problems
@@ -283,12 +366,43 @@ class TensorWalk:
 
         return WireInts.measured(src, pieces)
 
+    def entry_list(self, w: Where, path: str, name: str, problems: list[Problem]
+                   ) -> list[tuple[str, str]]:
+        """The key and value of each StringStringEntryProto of field ``name`` (``entry``);
+        many at once by their distinct bytes (``entries.distinct_entries``)."""
+        src = self.src
+        ranges = w.ranges
+        got = distinct_entries(src, ranges) if ranges is not None else None
+        if got is None or ranges is None:
+            return [self.entry(r, join_path(path, f"{name}[{i}]"), problems)
+                    for i, r in enumerate(occurrences(src, w))]
+        distinct, which = got
+        known = self.entries
+        said: list[tuple[str, str] | None] = []
+        for data in distinct:
+            one = known.get(data)
+            if one is None:
+                one = plain_entry(data)
+                if one is not None and len(known) < _ENTRY_KEPT:
+                    known[data] = one
+            said.append(one)
+        out = list(itemgetter(*which)(said)) if len(which) > 1 else [said[which[0]]]
+        if None in said:  # scanned (and said wrong) in document order
+            for i, one in enumerate(out):
+                if one is None:
+                    out[i] = self.entry(ranges[i], join_path(path, f"{name}[{i}]"), problems)
+        return cast(list[tuple[str, str]], out)
+
     def entry(self, at: tuple[int, int], path: str, problems: list[Problem]) -> tuple[str, str]:
         """A StringStringEntryProto's key and value, its problems added to ``problems``;
         one scan per distinct small entry without problems (a tensor merged from 1,000
         occurrences has 3,000 external_data entries, most alike)."""
         data = self.src.read(*at) if at[1] - at[0] <= _ENTRY_BYTES else None
         got = self.entries.get(data) if data is not None else None
+        if got is None and data is not None:
+            got = plain_entry(data)  # (a key and a value: nothing to say, no scan)
+            if got is not None and len(self.entries) < _ENTRY_KEPT:
+                self.entries[data] = got
         if got is not None:
             return got
         e = scan(self.src, Where([at]), ENTRY, self.problems.cap)
@@ -371,6 +485,17 @@ class TensorWalk:
                                                            self.src)).view(np.int64)
             t.decoded["int64_data"] = decoded
         return t.decoded["int64_data"]
+
+
+def _summary(code: int, dims: tuple[int, ...], external: bool) -> str:
+    """A plain tensor's summary, remembered by data_type, dims and where its data is."""
+    key = (code, dims, external)
+    detail = _DETAILS.get(key)
+    if detail is None:
+        detail = tensor_detail(code, dims, external)
+        if len(_DETAILS) < 4096:
+            _DETAILS[key] = detail
+    return "tensor " + detail
 
 
 @contextlib.contextmanager

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Final, cast
 
 import numpy as np
@@ -31,6 +33,7 @@ __all__ = [
     "element_count",
     "entries_in_range",
     "external_data_problems",
+    "external_data_report",
     "location_problems",
     "numpy_shape_problems",
     "repeated_array",
@@ -312,11 +315,26 @@ def _as_text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def _file_facts(base_dir: PathLike, location: str) -> tuple[str, str, int | None]:
-    """The base folder and target, resolved, and the target's size (None: not a file)."""
+#: Whether location_problems finds nothing in a location, by location (a pure function).
+_SAFE_LOCATIONS: dict[str, bool] = {}
+
+
+def _safe_location(location: str) -> bool:
+    safe = _SAFE_LOCATIONS.get(location)
+    if safe is None:
+        safe = not location_problems("", location)
+        if len(_SAFE_LOCATIONS) < 4096:
+            _SAFE_LOCATIONS[location] = safe
+    return safe
+
+
+def _file_facts(base_dir: PathLike, location: str) -> tuple[str, str, int | None, bool]:
+    """The base folder and target, resolved, the target's size (None: not a file), and
+    whether the target lies inside the base folder."""
     base = os.path.realpath(os.fspath(base_dir))
     target = os.path.realpath(os.path.join(base, location))
-    return base, target, os.path.getsize(target) if os.path.isfile(target) else None
+    size = os.path.getsize(target) if os.path.isfile(target) else None
+    return base, target, size, os.path.commonpath([base, target]) == base
 
 
 def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
@@ -334,61 +352,130 @@ def external_data_problems(path: str, entries: Sequence[tuple[str, str]],
     file system said of each (base_dir, location) for one walk: one look, not one per
     tensor of 15,000 in one file.
     """
+    return external_data_report(path, entries, base_dir, nbytes=nbytes, facts=facts)[0]
+
+
+def external_data_report(path: str, entries: Sequence[tuple[str, str]],
+                         base_dir: PathLike | None = None, *, nbytes: int | None = None,
+                         facts: dict[tuple[str, str], Any] | None = None,
+                         room: int | None = None) -> tuple[list[Problem], int]:
+    """:func:`external_data_problems`'s problems, only the first ``room`` of them worded
+    (all with None), and how many more there are: a tensor merged from 15,000 with 45,000
+    entries has 45,000 problems, of which a capped list keeps a few (``ProblemSink``), so
+    the rest are only counted."""
     out: list[Problem] = []
+    more = 0
+    left = sys.maxsize if room is None else room
     seen: dict[str, int] = {}
     values: dict[str, str] = {}
-    # protobuf gives a string that is not UTF-8 as bytes: read it as the engine does
-    entries = [(_as_text(key), _as_text(value)) for key, value in entries]
     for i, (key, value) in enumerate(entries):
-        here = join_path(path, f"external_data[{i}]")
-        if key not in EXTERNAL_KEYS:
-            out.append(Problem(here, f"unknown key {key!r}; expected one of "
+        if type(key) is not str:  # protobuf gives a string that is not UTF-8 as bytes
+            key = _as_text(key)
+        if key in seen or key not in EXTERNAL_KEYS:
+            if left <= 0:  # the list is full: the rest is only counted
+                rest, location_at = _unworded(entries, i, seen)
+                more += rest
+                if location_at is not None:
+                    values["location"] = ""
+                break
+            left -= 1
+            here = join_path(path, f"external_data[{i}]")
+            out.append(Problem(here, f"key {key!r} appears again (first at external_data"
+                                     f"[{seen[key]}])" if key in seen else
+                                     f"unknown key {key!r}; expected one of "
                                      f"{', '.join(EXTERNAL_KEYS)}"))
             continue
-        if key in seen:
-            out.append(Problem(here, f"key {key!r} appears again (first at "
-                                     f"external_data[{seen[key]}])"))
-            continue
+        if type(value) is not str:
+            value = _as_text(value)
         seen[key] = i
         values[key] = value
         if key == "location":
-            out += location_problems(here, value)
+            found = [] if _safe_location(value) else \
+                location_problems(join_path(path, f"external_data[{i}]"), value)
         elif key in ("offset", "length") and not (value.isascii() and value.isdigit()):
-            out.append(Problem(here, f"{key} {value!r} is not an integer >= 0 written in "
-                                     "decimal digits"))
+            found = [Problem(join_path(path, f"external_data[{i}]"),
+                             f"{key} {value!r} is not an integer >= 0 written in decimal "
+                             "digits")]
+        else:
+            continue
+        kept = found[:max(left, 0)]
+        out += kept
+        more += len(found) - len(kept)
+        left -= len(kept)
     location = values.get("location")
     if location is None:
-        out.append(Problem(join_path(path, "external_data"),
-                           "no location: external data needs a 'location' entry"))
-    if out:
-        return out
+        found = [Problem(join_path(path, "external_data"),
+                         "no location: external data needs a 'location' entry")]
+        kept = found[:max(left, 0)]
+        out += kept
+        more += len(found) - len(kept)
+    if out or more:
+        return out, more
+    found = _length_and_file_problems(path, values, seen, base_dir, nbytes, facts)
+    kept = found[:max(left, 0)]
+    return kept, len(found) - len(kept)
+
+
+def _unworded(entries: Sequence[tuple[str, str]], start: int, seen: dict[str, int]
+              ) -> tuple[int, int | None]:
+    """How many problems ``entries[start:]`` have (after the entries ``seen``), and where
+    the first location among them is (None: none is): each entry has one (its key is
+    unknown, or seen before), but the first of a key not seen yet, which has those of its
+    value. Keys that are not ``str`` (protobuf's bytes, not UTF-8) are unknown keys."""
+    keys = list(map(itemgetter(0), entries[start:]))
+    count = len(keys)
+    location_at = None
+    for key in EXTERNAL_KEYS:
+        if key in seen:
+            continue
+        try:
+            at = keys.index(key)
+        except ValueError:
+            continue
+        value = _as_text(entries[start + at][1])
+        count -= 1
+        if key == "location":
+            location_at = start + at
+            count += len(location_problems("", value))
+        elif key in ("offset", "length"):
+            count += not (value.isascii() and value.isdigit())
+    return count, location_at
+
+
+def _length_and_file_problems(path: str, values: dict[str, str], seen: dict[str, int],
+                              base_dir: PathLike | None, nbytes: int | None,
+                              facts: dict[tuple[str, str], Any] | None) -> list[Problem]:
+    """The problems of well-formed entries: their length, then the file."""
+    out: list[Problem] = []
+    location = values["location"]
     offset = int(values.get("offset", "0"))
     length = int(values["length"]) if "length" in values else None
     if length is not None and nbytes is not None and length != nbytes:
         out.append(Problem(join_path(path, f"external_data[{seen['length']}]"),
                            f"length {length} but the tensor needs {nbytes} bytes"))
-    if base_dir is None or location is None:
+    if base_dir is None:
         return out
-    here = join_path(path, f"external_data[{seen['location']}]")
     seen_at = (str(os.fspath(base_dir)), location)
     found = facts.get(seen_at) if facts is not None else None
     if found is None:
         found = _file_facts(base_dir, location)
         if facts is not None and len(facts) < 4096:
             facts[seen_at] = found
-    base, target, size = found
-    if os.path.commonpath([base, target]) != base:
+    base, target, size, inside = found
+    need = length if length is not None else nbytes
+    if inside and size is not None and (offset + need <= size if need is not None
+                                        else offset <= size):
+        return out
+    here = join_path(path, f"external_data[{seen['location']}]")
+    if not inside:
         out.append(Problem(here, f"location {location!r} resolves to {target}, outside "
                                  f"base_dir {base} (through a symlink)"))
-        return out
-    if size is None:
+    elif size is None:
         out.append(Problem(here, f"location {location!r} is not a file in {base}"))
-        return out
-    need = length if length is not None else nbytes
-    if need is not None and offset + need > size:
+    elif need is not None and offset + need > size:
         out.append(Problem(here, f"file {location!r} has {size} bytes but offset {offset} + "
                                  f"{need} bytes runs past its end"))
-    elif offset > size:
+    else:
         out.append(Problem(here, f"offset {offset} lies past the end of {location!r} "
                                  f"({size} bytes)"))
     return out

@@ -9,11 +9,18 @@ and ``group_values`` builds the values a field at a time, each tensor's arrays f
 whole group in one numpy call. The value it builds for the first element must equal the
 engine's, or the caller reads the elements one by one, as it does for merged messages,
 sparse tensors inside other elements, and anything else this module does not build.
+
+Elements that are tensors with external data are built too: a layout keeps external_data
+byte for byte, so every member names the same bytes of the same file as the first, whose
+read checked them (inside base_dir, a regular file long enough); each member's value is
+the first's bytes again, taken from the call's budget (``_spend_external``) before any is
+made.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -21,7 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert.common import SparseParts, from_le_bytes
-from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
+from onnxdata.core.budget import budget_mark, get_densify_limit, spend
+from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, raw_nbytes
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk_compiled import layout_spans
 
@@ -57,7 +65,7 @@ class _Node:
 
     kind: int
     code: int = 0
-    external: bool = False  # a tensor's data elsewhere: read (and budgeted) one by one
+    external: bool = False  # a tensor's data elsewhere (built only as an element itself)
     children: list[_Node] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
 
@@ -114,19 +122,21 @@ def _tree(events: npt.NDArray[np.uint64]) -> _Node | None:
             stack.pop()
         elif role == _DATA_TYPE:
             stack[-1].code = a if a < 2**31 else a - 2**32
-        elif role == _DATA_LOCATION:
-            stack[-1].external = a == 1
+        elif role == _DATA_LOCATION:  # (an int32, as the engine reads it)
+            stack[-1].external = a & 0xFFFFFFFF == 1
         else:
             stack[-1].spans.append((role, column))
             column += 1
     return root
 
 
-def _buildable(node: _Node) -> bool:
-    """No external data, no merged optional or map values: worth walking the first for."""
-    if node.external or (node.kind in (_OPTIONAL, _MAP) and len(node.children) > 1):
+def _buildable(node: _Node, root: bool = True) -> bool:
+    """No external data but an element's own, no merged optional or map values: worth
+    walking the first for."""
+    if (node.external and not (root and node.kind == _TENSOR)) or (
+            node.kind in (_OPTIONAL, _MAP) and len(node.children) > 1):
         return False
-    return all(_buildable(child) for child in node.children)
+    return all(_buildable(child, False) for child in node.children)
 
 
 def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...], writeable: bool = False
@@ -141,9 +151,10 @@ def _rows(arr: npt.NDArray[Any], shape: tuple[int, ...], writeable: bool = False
 
 
 def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
-    if not isinstance(v0, np.ndarray) or node.children or node.kind == _SPARSE or \
-            node.external:
+    if not isinstance(v0, np.ndarray) or node.children or node.kind == _SPARSE:
         return None
+    if node.external:
+        return _external(node, v0, g.n)
     roles = {role for role, _ in node.spans}
     columns = [j for _, j in node.spans]
     dt = DATA_TYPES.get(node.code)
@@ -176,6 +187,51 @@ def _tensors(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
             out.append(arr)
         return out
     return None
+
+
+def _external(node: _Node, v0: npt.NDArray[Any], n: int) -> list[Any] | None:
+    """The values of ``n`` tensors whose external data is the first's (``v0``): each its own
+    array, made as the engine makes it (engine.tensor.external_value), read-only: a view of
+    read-only bytes, which ``to_numpy`` cannot make writable, or (a sub-byte type, which
+    is unpacked) a new array."""
+    dt = DATA_TYPES.get(node.code)
+    if node.spans or dt is None or sys.byteorder != "little":
+        return None  # (other contents besides: the tensor has problems, no value)
+    if dt.sub_byte:
+        out = [v0.copy() for _ in range(n)]
+        for arr in out:
+            arr.flags.writeable = False
+        return out
+    return _rows(np.frombuffer(v0.tobytes() * n, dtype=v0.dtype).reshape(n, *v0.shape),
+                 v0.shape)
+
+
+def _external_cost(trees: list[tuple[_Node, _Group]], firsts: list[Any]) -> int:
+    """The bytes reading the external data of every element but each group's first takes
+    from the call's budget, as ``wire.external.read_external`` takes them."""
+    total = 0
+    for (node, g), v0 in zip(trees, firsts, strict=True):
+        dt = DATA_TYPES.get(node.code)
+        if node.external and dt is not None and isinstance(v0, np.ndarray):
+            total += (g.n - 1) * raw_nbytes(dt, int(v0.size))
+    return total
+
+
+def _spend_external(trees: list[tuple[_Node, _Group]], firsts: list[Any]) -> bool:
+    """Take the bytes of the elements' external data (but the firsts', taken as they were
+    read) from the call's budget: False, taking none, when they are over what is left, so
+    the caller reads the elements one by one and names the element over it, as that walk
+    does. (With no budget open each read is checked alone, and each is its first's.)"""
+    cost = _external_cost(trees, firsts)
+    if not cost:
+        return True
+    left = budget_mark()
+    if left is None:
+        return True
+    if cost > left:
+        return False
+    spend(cost, get_densify_limit(), "", "external data", "reading external data")
+    return True
 
 
 def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
@@ -352,7 +408,10 @@ def group_trees(src: Source, kind: int, depth: int, starts: npt.NDArray[np.uint6
 def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
                  firsts: list[Any]) -> list[Any] | None:
     """Every element's value, from its group's tree and first value (``firsts``, by
-    group), in document order; None where one group's cannot be built here."""
+    group), in document order; None where one group's cannot be built here, or their
+    external data is over the call's budget (``_spend_external``)."""
+    if not _spend_external(trees, firsts):
+        return None
     built = []
     for (node, g), v0 in zip(trees, firsts, strict=True):
         got = _members(node, g, v0)

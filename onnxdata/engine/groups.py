@@ -28,7 +28,7 @@ from onnxdata.core.paths import join_path
 from onnxdata.engine.group_values import dense_rows, group_trees, group_values
 from onnxdata.engine.summaries import SequenceFacts
 from onnxdata.engine.tensor import Outcome
-from onnxdata.errors import Problem
+from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.wire.source import Source
@@ -101,8 +101,13 @@ class GroupWalk:
         mark = budget_mark(), self.deferred
         firsts_walked = []
         for i in firsts:
-            walked = self._first_of_group(kind, (int(starts[i]), int(ends[i])),
-                                          join_path(path, f"{field_name}[{i + offset}]"), depth)
+            try:
+                walked = self._first_of_group(kind, (int(starts[i]), int(ends[i])),
+                                              join_path(path, f"{field_name}[{i + offset}]"),
+                                              depth)
+            except ValidationError:  # over the budget, read before elements of other groups
+                self._undo(merged, mark)  # (the one-by-one walk names the element over it)
+                return False, last
             if walked is None or (self.merged_count, len(self.merged)) != (merged[1],
                                                                            len(merged[0])):
                 self._undo(merged, mark)  # walked one by one instead

@@ -8,12 +8,16 @@
 - ``TensorWalk.plain`` takes external tensors too (``_external``): for any bytes it gives
   what the full scan gives (problems, summaries, values, errors), and it is what runs for
   the common valid tensor.
+- ``group_values`` builds the values of a sequence's external tensors a layout at a time:
+  the same values, flags and errors as reading them one by one, each element's bytes
+  taken from the call's budget.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,12 +28,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+from onnxdata.convert import values as reference
+from onnxdata.engine import group_values
+from onnxdata.engine import groups as engine_groups
 from onnxdata.engine import tensor as engine_tensor
 from onnxdata.errors import Problem
 from onnxdata.explorer.readings import reading
 from onnxdata.rules import tensor as rules_tensor
 from onnxdata.rules.tensor import external_data_problems, external_data_report
 from onnxdata.rules.validation import problems
+from onnxdata.wire import walk_compiled
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, varint, vint
 
@@ -257,3 +265,113 @@ def test_the_plain_path_is_what_reads_a_valid_external_tensor(
         r = reading(data, "tensor", base_dir=folder)
         assert r.valid and "(external data)" in r.summary
     assert scanned == []
+
+
+# --- a sequence's external tensors, a layout at a time -----------------------------------
+
+needs_compiled = pytest.mark.skipif(not walk_compiled.COMPILED,
+                                    reason="values are built a layout at a time with the "
+                                           "compiled walk only")
+
+
+def _sequence(tensors: list[bytes]) -> bytes:
+    return vint(2, 1) + b"".join(ld(3, t) for t in tensors)
+
+
+def _int4(offset: int) -> bytes:
+    entries = (ld(13, ld(1, b"location") + ld(2, b"w.bin")) +
+               ld(13, ld(1, b"offset") + ld(2, str(offset).encode())))
+    return vint(1, 3) + vint(2, 22) + entries + vint(14, 1)
+
+
+SEQUENCES = {
+    "one-layout": _sequence([_external_tensor(8, name=b"n%d" % i) for i in range(50)]),
+    "four-layouts": _sequence([_external_tensor(8 * (i % 4)) for i in range(200)]),
+    "int4-unpacked": _sequence([_int4(i % 3) for i in range(40)]),
+    "scalars": _sequence([_external_tensor(4 * (i % 5), dims=b"", length=4)
+                          for i in range(40)]),
+    "empty": _sequence([_external_tensor(32, dims=vint(1, 0), length=0) for i in range(40)]),
+    "late-layout": _sequence([_external_tensor(8 if i != 10 else 16) for i in range(40)]),
+    "location-as-int64": _sequence([  # data_location 2**32 + 1: EXTERNAL as an int32
+        _external_tensor(8)[:-2] + vint(14, 2**32 + 1) for _ in range(40)]),
+    "one-invalid": _sequence([_external_tensor(8 * (i % 4) if i != 33 else 40)
+                              for i in range(60)]),
+}
+
+
+def _read_both(data: bytes, folder: Path, monkeypatch: pytest.MonkeyPatch
+               ) -> tuple[str, str, list[bool]]:
+    path = folder / "s.pb"
+    path.write_bytes(data)
+    built: list[bool] = []
+    real = group_values.group_values
+
+    def spied(*args: Any) -> Any:
+        got = real(*args)
+        built.append(got is not None)
+        return got
+    with monkeypatch.context() as m:
+        m.setattr(engine_groups, "group_values", spied)
+        grouped = _outcome(lambda: onnxdata.read(path, "sequence"))
+        m.setattr(engine_groups, "element_groups", lambda *args: None)
+        one_by_one = _outcome(lambda: onnxdata.read(path, "sequence"))
+    return grouped, one_by_one, built
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", sorted(SEQUENCES))
+def test_external_elements_are_built_by_layout_as_one_by_one(
+        name: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grouped, one_by_one, built = _read_both(SEQUENCES[name], folder, monkeypatch)
+    assert grouped == one_by_one
+    if name == "one-invalid":
+        assert grouped.startswith("ValidationError") and "tensor_values[33]" in grouped
+    else:
+        assert built == [True] and not grouped.startswith(("ValidationError", "OnnxData"))
+    message = onnxdata.load(SEQUENCES[name], "sequence")
+    assert _outcome(lambda: onnxdata.to_numpy(message, base_dir=folder)) == \
+        _outcome(lambda: reference.to_numpy(message, base_dir=folder))
+
+
+@needs_compiled
+def test_each_element_is_its_own_read_only_array(folder: Path) -> None:
+    path = folder / "s.pb"
+    path.write_bytes(SEQUENCES["four-layouts"])
+    got = onnxdata.read(path, "sequence")
+    assert len({id(a) for a in got}) == len(got) == 200
+    assert [a.tolist() for a in got[:5]] == [[0, 1], [2, 3], [4, 5], [6, 7], [0, 1]]
+    for a in got:
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a.flags.writeable = True  # as the engine's own: views of read-only bytes
+
+
+@needs_compiled
+@pytest.mark.parametrize("limit", [8 * 39 + 4, 8 * 2 + 4, 8 * 3])
+def test_the_budget_names_the_element_one_by_one_names(
+        limit: int, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each element's 8 bytes are taken from the call's budget: the element over it is
+    the one the one-by-one walk names (four layouts: their firsts are elements 0 to 3)."""
+    before = onnxdata.set_densify_limit(limit)
+    try:
+        grouped, one_by_one, _ = _read_both(SEQUENCES["four-layouts"], folder, monkeypatch)
+    finally:
+        onnxdata.set_densify_limit(before)
+    over = re.search(r"tensor_values\[(\d+)\]", grouped)
+    assert over is not None and int(over.group(1)) == limit // 8
+    assert grouped == one_by_one
+
+
+@needs_compiled
+def test_the_budget_names_the_element_before_a_later_layouts_first(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Element 1 is over the budget, in the first layout; element 10, the first of the
+    second, is read before it when the groups' firsts are walked: the error must still
+    name element 1, with what the one-by-one walk says is left."""
+    before = onnxdata.set_densify_limit(12)
+    try:
+        grouped, one_by_one, _ = _read_both(SEQUENCES["late-layout"], folder, monkeypatch)
+    finally:
+        onnxdata.set_densify_limit(before)
+    assert "tensor_values[1]" in grouped and "leaving 4" in grouped
+    assert grouped == one_by_one

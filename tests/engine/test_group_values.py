@@ -129,9 +129,10 @@ BUILT |= {
 #: name: the sequence's bytes (read one by one: group_values builds none)
 DECLINED: dict[str, bytes] = {
     "sparse-inside-sequences": sequence(3, 5, [sequence(2, 4, [sparse(i)]) for i in range(N)]),
-    "external-data": sequence(1, 3, [  # (each is read, and budgeted, on its own)
+    # (a sequence's own external tensors are built: tests/engine/test_external_tensors.py)
+    "external-data-inside-sequences": sequence(3, 5, [sequence(1, 3, [
         tensor(1, [1], ld(8, b"e%d" % i), ld(13, ld(1, b"location") + ld(2, b"w.bin")),
-               vint(14, 1)) for i in range(N)]),
+               vint(14, 1))]) for i in range(N)]),
     "optional-merged": sequence(5, 7, [optional(1, 3, scalar(i)) + ld(3, tensor(1, []))
                                        for i in range(N)]),
 }

@@ -28,7 +28,7 @@ from onnxdata.rules.common import TYPED_FIELDS, ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.rules.tensor import (
     element_count,
-    external_data_problems,
+    external_data_clean,
     external_data_report,
     tensor_storage_problems,
     typed_entry_problems,
@@ -288,8 +288,8 @@ class TensorWalk:
             entries.append(got)
         dt = DATA_TYPES[code]
         count = element_count(dims) or 0
-        if external_data_problems("", entries, self.base_dir, nbytes=raw_nbytes(dt, count),
-                                  facts=self.file_facts):
+        if not external_data_clean(entries, self.base_dir, nbytes=raw_nbytes(dt, count),
+                                   facts=self.file_facts):
             return None
         out = Outcome(None, code, ntype=("tensor", code))
         if self.summaries:

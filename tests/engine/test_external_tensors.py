@@ -135,6 +135,36 @@ def test_report_words_the_first_room_and_counts_the_rest(
     assert more == len(full) - len(worded)
 
 
+@SETTINGS
+@given(st.lists(ENTRIES, min_size=1, max_size=4), st.sampled_from([None, 0, 4, 8, 32]),
+       st.booleans())
+def test_the_clean_check_says_what_the_rule_says(
+        folder: Path, tensors: list[list[tuple[Any, Any]]], nbytes: int | None,
+        with_base: bool) -> None:
+    """external_data_clean, which keeps the largest offset per location and length in one
+    walk's facts, is ``not external_data_problems`` for every tensor of that walk."""
+    base = folder if with_base else None
+    facts: dict[tuple[str, str], Any] = {}
+    for entries in tensors:
+        for offset in ("0", "4", "24", "28", "32", "33", "x"):
+            tried = [*entries, ("offset", offset)] if len(entries) % 2 else \
+                [(k, offset if k == "offset" else v) for k, v in entries]
+            assert rules_tensor.external_data_clean(tried, base, nbytes=nbytes,
+                                                    facts=facts) == \
+                (not _former("t", tried, base, nbytes=nbytes))
+
+
+def test_the_clean_check_takes_offsets_up_to_the_files_end(folder: Path) -> None:
+    facts: dict[tuple[str, str], Any] = {}
+    for base, length, largest in ((folder, "8", 24), (folder, None, 24), (None, "8", 10**30),
+                                  (folder, "4", -1), (folder, "x", -1)):
+        for offset in (0, 8, 24, 25, 32, 10**30):
+            entries = [("location", "w.bin"), ("offset", str(offset))]
+            entries += [("length", length)] if length is not None else []
+            clean = rules_tensor.external_data_clean(entries, base, nbytes=8, facts=facts)
+            assert clean == (offset <= largest) == (not _former("t", entries, base, nbytes=8))
+
+
 def test_merged_entries_are_counted_not_worded() -> None:
     entries = [("location", "w.bin"), ("offset", "8"), ("length", "8")] * 15_000
     full = _former("t", entries, nbytes=8)

@@ -119,3 +119,23 @@ def test_the_kept_descriptors_are_bounded(tmp_path: Path, opens: list[str]) -> N
     assert [float(a[0]) for a in got] == [float(i) for i in range(70)] * 2
     assert len(opens) == 64 + 2 * 6  # 64 kept; the other 6 opened for each read
     assert _weights_open(tmp_path) == []
+
+
+@pytest.mark.parametrize("length", [8, external._SMALL + 8])
+def test_small_and_large_reads_give_the_same_read_only_bytes(tmp_path: Path,
+                                                            length: int) -> None:
+    """A small read is one pread into bytes, a large one the holes-aware read: the same
+    bytes, read-only, and a refusal of a file that ends before them (truncated after its
+    size was checked: the read itself is called)."""
+    data = bytes(range(256)) * ((length + 300) // 256 + 1)
+    (tmp_path / "w.bin").write_bytes(data)
+    got = external.read_external(tmp_path, "w.bin", 3, length, where="t.external_data")
+    assert got.readonly and bytes(got) == data[3:3 + length]
+    fd = os.open(tmp_path / "w.bin", os.O_RDONLY)
+    try:
+        os.truncate(tmp_path / "w.bin", length // 2)
+        with pytest.raises(onnxdata.ValidationError,
+                           match=r"(ended after|shrank below) .* while it was being read"):
+            external._pread_all(fd, 3, length, "t.external_data", "w.bin")
+    finally:
+        os.close(fd)

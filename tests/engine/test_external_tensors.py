@@ -32,6 +32,7 @@ from onnxdata.convert import values as reference
 from onnxdata.engine import group_values
 from onnxdata.engine import groups as engine_groups
 from onnxdata.engine import tensor as engine_tensor
+from onnxdata.engine.entries import plain_entry
 from onnxdata.errors import Problem
 from onnxdata.explorer.readings import reading
 from onnxdata.rules import tensor as rules_tensor
@@ -405,3 +406,19 @@ def test_the_budget_names_the_element_before_a_later_layouts_first(
         onnxdata.set_densify_limit(before)
     assert "tensor_values[1]" in grouped and "leaving 4" in grouped
     assert grouped == one_by_one
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (ld(1, b"location") + ld(2, b"w.bin"), ("location", "w.bin")),
+    (ld(1, b"") + ld(2, b""), ("", "")),
+    (ld(1, b"\x80") + ld(2, b"x"), ("\udc80", "x")),  # as the scan reads it: surrogateescape
+    (ld(2, b"w.bin") + ld(1, b"location"), None),  # value first: the scan reads it
+    (ld(1, b"location"), None),
+    (ld(1, b"k") + ld(2, b"v") + vint(3, 1), None),
+    (ld(1, b"k" * 200) + ld(2, b"v"), None),  # a two-byte length
+    (ld(1, b"k") + ld(2, b"v")[:-1], None),
+])
+def test_plain_entries_are_exactly_a_short_key_then_value(data: bytes,
+                                                         said: tuple[str, str] | None) -> None:
+    assert plain_entry(data) == said
+    assert plain_entry(data) == said  # (remembered)

@@ -260,8 +260,8 @@ def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
     if joined is None:
         return None
     data = joined.tobytes()
-    return [_read_only(from_le_bytes(data, dt, count, k * width).reshape(v0.shape))
-            for k in range(g.n)]
+    decoded = [from_le_bytes(data, dt, count, k * width).reshape(v0.shape) for k in range(g.n)]
+    return decoded if v0.flags.writeable else [_read_only(arr) for arr in decoded]  # (read's)
 
 
 def _read_only(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -123,7 +123,8 @@ class TensorWalk:
     values: bool
     summaries: bool
     problems: ProblemSink
-    #: float_data and double_data copied, not views of the bytes (``to_numpy``'s values).
+    #: ``to_numpy``'s values: float_data and double_data copied, not views of the bytes,
+    #: and arrays left as made (decoded ones writable), not made read-only.
     fixed_copies: bool = False
     entries: dict[bytes, tuple[str, str]]
     #: External files opened once for the walk (read_external), and their facts (rules).
@@ -152,7 +153,8 @@ class TensorWalk:
             out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == EXTERNAL)
         if self.values and not self.problems:
             with shape_errors(path):
-                out.value = read_only(self.tensor_value(t))
+                value = self.tensor_value(t)
+                out.value = value if self.fixed_copies else read_only(value)
         return out
 
     def plain(self, start: int, end: int, path: str | None = None) -> Outcome | None:
@@ -250,7 +252,8 @@ class TensorWalk:
             dt = DATA_TYPES[code]
             count = element_count(dims) or 0
             try:
-                out.value = read_only(_from_raw(src, dt, raw, count, dims))
+                value = _from_raw(src, dt, raw, count, dims)
+                out.value = value if self.fixed_copies else read_only(value)
             except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
                 return None
         return out

@@ -20,7 +20,7 @@ import numpy as np
 
 from onnxdata.convert import values as convert
 from onnxdata.convert.common import Array, StrPath
-from onnxdata.convert.values import get_densify_limit
+from onnxdata.convert.values import densify, get_densify_limit
 from onnxdata.core.budget import densify_budget
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
@@ -31,7 +31,8 @@ from onnxdata.core.messages import (
     TensorProto,
 )
 from onnxdata.core.strings import Strings, convert_strings
-from onnxdata.engine.engine import Engine, densify_deferred
+from onnxdata.engine.engine import Deferred, Engine
+from onnxdata.engine.tensor import shape_errors
 from onnxdata.errors import ValidationError, no_memory_error
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.source import Source
@@ -115,7 +116,7 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
         folder = Path(base_dir) if base_dir is not None else None
         engine = Engine(Source.of_buffer(data), base_dir=folder,
                         max_depth=MAX_DEPTH, values=True, max_problems=1)
-        engine.fixed_copies = True
+        engine.fixed_copies = True  # float_data copied, decoded arrays left writable
         with densify_budget(get_densify_limit()):
             value = engine.run(kind).value
             if engine.problems:  # all of them, as validate finds them (message_checks)
@@ -125,24 +126,29 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
                 found = checks.problems.result()  # (none: external files changed meanwhile)
                 return ValidationError(found) if found else _NOT_READ
             if engine.deferred:
-                value = densify_deferred(value)
+                value = _densified(value)
     except MemoryError:
         raise
     except Exception:  # the reference reads it again and says what is wrong
         return _NOT_READ
-    return _writable(value)
+    return value
 
 
-def _writable(value: Any) -> Any:
-    """``value`` with its decoded arrays writable, as ``convert.values.to_numpy`` gives them; views
-    of the bytes (raw_data) and external data's copies stay read-only."""
+def _densified(value: Any) -> Any:
+    """``value`` with its sparse tensors densified and writable, as ``convert.values.to_numpy``
+    densifies them: each ``engine.Deferred``, and the dense arrays built a layout at a time
+    (``group_values.dense_rows``, read-only as ``read`` takes them). Every other array the
+    engine left as made (``fixed_copies``); views of the bytes stay read-only."""
+    if isinstance(value, Deferred):
+        with shape_errors(value.path):
+            return densify(value.parts, value.path, spent=True, checked=True)
     if isinstance(value, np.ndarray):
-        with contextlib.suppress(ValueError):  # a view of read-only bytes stays read-only
-            value.flags.writeable = True
-    elif isinstance(value, list):
-        for v in value:
-            _writable(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _writable(v)
+        if not value.flags.writeable:
+            with contextlib.suppress(ValueError):  # a view of read-only bytes stays so
+                value.flags.writeable = True
+        return value
+    if isinstance(value, list):
+        return [_densified(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _densified(v) for k, v in value.items()}
     return value

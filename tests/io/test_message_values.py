@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -109,6 +110,50 @@ def test_decoded_arrays_are_writable_and_views_are_not() -> None:
     assert all(a.flags.writeable for a in decoded)
     decoded[0][0] = 9
     assert decoded[1].tolist() == [3, 4]  # no array is shared
+
+
+def _flags(value: Any) -> list[bool]:
+    """Each array's writeable flag in ``value``, depth first."""
+    if isinstance(value, np.ndarray):
+        return [bool(value.flags.writeable)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [f for v in value for f in _flags(v)] if isinstance(value, list) else []
+
+
+@pytest.mark.parametrize("count", [2, 40])  # one by one, and a layout at a time (compiled)
+def test_which_arrays_are_writable(count: int, tmp_path: Path) -> None:
+    """The contract itself, not only agreement with the reference: decoded arrays (typed
+    fields, sub-byte raw_data, densified sparse tensors, strings) are writable, each its
+    own; raw_data views and external data read-only; and ``read`` of the same bytes gives
+    every array read-only (the engine leaves arrays writable for to_numpy alone)."""
+    (tmp_path / "w.bin").write_bytes(f32(1.5, 2.5))
+    writable = {
+        "int32-data": tensor(6, [2], ld(5, bytes([3, 4]))),
+        "float-data": tensor(1, [2], ld(4, f32(1, 2))),
+        "int4-raw": tensor(22, [3], ld(9, bytes([0x21, 7]))),
+        "strings": tensor(8, [1], ld(6, b"s")),
+    }
+    read_only = {
+        "raw": tensor(1, [2], ld(9, f32(1, 2))),
+        "external": tensor(1, [2], ld(13, ld(1, b"location") + ld(2, b"w.bin")), vint(14, 1)),
+    }
+    for name, element in {**writable, **read_only}.items():
+        data = vint(2, 1) + b"".join(ld(3, element) for _ in range(count))
+        value = onnxdata.to_numpy(onnxdata.load(data, "sequence"), base_dir=tmp_path)
+        assert _flags(value) == [name in writable] * count, name
+        if name in writable and name != "strings":
+            value[0][...] = 0
+            assert value[1].any(), name  # no two elements share an array
+        path = tmp_path / "s.pb"
+        path.write_bytes(data)
+        assert _flags(onnxdata.read(path, "sequence")) == [False] * count, name
+    sparse = (ld(1, tensor(1, [1], ld(9, f32(1)))) + ld(2, tensor(7, [1], ld(9, bytes(8)))) +
+              vint(3, 3))
+    in_sequence = vint(2, 2) + ld(4, sparse)  # (read one by one: group_values declines)
+    for data in (vint(2, 2) + ld(4, sparse) * count, vint(2, 3) + ld(5, in_sequence) * count):
+        value = onnxdata.to_numpy(onnxdata.load(data, "sequence"))
+        assert _flags(value) == [True] * count
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import I32, I64, LEN, WireError, iter_fields
+from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 from onnxdata.wire.source import Source
 
 __all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
@@ -172,11 +172,11 @@ _LONG_SEEN: Final = 4
 
 def short_runs(src: Source) -> bool:
     """Whether the root's first fields change field number every other field or more
-    often, are fixed-width fields written one at a time, or are values of 128 bytes or
-    more: the Python walk then takes them one Python step each (its bulk runs are of
-    values with a one-byte length), and the compiled loop walks them faster. (Long runs
-    of one short field, a sequence's small elements or a tensor's strings, the Python
-    walk takes in bulk.)"""
+    often, are numbers written one at a time (fixed-width, or varints: a map's keys as
+    protobuf writes them), or are values of 128 bytes or more: the Python walk then takes
+    them one Python step each (its bulk runs are of values with a one-byte length), and
+    the compiled loop walks them faster. (Long runs of one short LEN field, a sequence's
+    small elements or a tensor's strings, the Python walk takes in bulk.)"""
     buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
     count = changes = fixed = long = 0
     last = -1
@@ -184,7 +184,7 @@ def short_runs(src: Source) -> bool:
         for f in iter_fields(buf, 0, min(len(buf), _SAMPLE_BYTES)):
             count += 1
             changes += f.number != last
-            fixed += f.wire_type in (I32, I64)
+            fixed += f.wire_type in (I32, I64, VARINT)
             long += f.wire_type == LEN and f.end - f.start >= _LONG_VALUE
             last = f.number
             if count == _SAMPLE:

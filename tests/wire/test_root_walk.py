@@ -1,7 +1,7 @@
 """Which loop walks a file's root (walk.scan): the Python walk takes long runs of one
 field of short values in bulk, the compiled loop takes fields that change at every step,
-come one fixed-width value at a time or are long (``walk_compiled.short_runs``); either
-way the root's fields are the Python walk's."""
+come one number (fixed-width or varint) at a time or are long
+(``walk_compiled.short_runs``); either way the root's fields are the Python walk's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from onnxdata.wire import walk, walk_compiled
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
+from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
 from tests.wire_bytes import ld, vint
 
 SCALAR = vint(2, 1) + ld(9, struct.pack("<f", 2.5))
@@ -28,6 +28,9 @@ ROOTS = {  # name: (bytes, schema, short runs)
                                                    ld(9, bytes(800))) * 40, SEQUENCE, True),
     "elements-just-short-of-long": (vint(2, 1) + ld(3, vint(2, 1) + ld(9, bytes(100))) * 100,
                                     SEQUENCE, False),
+    # a map's int64 keys as protobuf writes them (proto2: not packed), one varint each
+    "map-keys-one-at-a-time": (vint(2, 7) + b"".join(vint(3, 1 << 21 | i) for i in range(300))
+                               + ld(5, vint(2, 1) + ld(3, SCALAR) * 300), MAP, True),
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Final
 
 import numpy as np
@@ -303,28 +304,42 @@ def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
             return [None] * n if v0 is None else None
         return _values(node.children[0], v0, g)
     if node.kind == _SEQUENCE:
-        if node.spans or not isinstance(v0, list) or len(v0) != len(node.children):
+        columns = _columns(node, v0, g)
+        if columns is None:
             return None
-        columns = []
-        for child, value in zip(node.children, v0, strict=True):
-            got = _values(child, value, g)
-            if got is None:
-                return None
-            columns.append(got)
-        return [list(row) for row in zip(*columns, strict=True)] if columns else \
+        if len(columns) == 1:
+            return [[v] for v in columns[0]]
+        return list(map(list, zip(*columns, strict=True))) if columns else \
             [[] for _ in range(n)]
     if node.kind == _MAP and isinstance(v0, dict) and len(node.children) == 1:
-        lists = _values(node.children[0], list(v0.values()), g)
-        if lists is None:
+        # each member's dict made from its values' columns, not from a list of each
+        columns = _columns(node.children[0], list(v0.values()), g)
+        if columns is None:
             return None
         if not node.spans:  # no key, or two or more: kept in the layout, the first's
             keys = list(v0)
-            return [dict(zip(keys, v, strict=True)) for v in lists]
+            return list(map(dict, map(zip, repeat(keys), zip(*columns, strict=True)))) \
+                if keys else [{} for _ in range(n)]
         one = _keys(node, v0, g)
         if one is None:
             return None
-        return [{k: v[0]} for k, v in zip(one, lists, strict=True)]
+        return [{k: v} for k, v in zip(one, columns[0], strict=True)]
     return None
+
+
+def _columns(node: _Node, v0: Any, g: _Group) -> list[list[Any]] | None:
+    """A sequence's members' values a column (element) at a time: column ``i`` holds every
+    member's element ``i``; ``v0`` is the first member's list."""
+    if node.kind != _SEQUENCE or node.spans or not isinstance(v0, list) or \
+            len(v0) != len(node.children):
+        return None
+    columns = []
+    for child, value in zip(node.children, v0, strict=True):
+        got = _values(child, value, g)
+        if got is None:
+            return None
+        columns.append(got)
+    return columns
 
 
 def _sparse(node: _Node, parts: SparseParts | None, g: _Group) -> list[Any] | None:

@@ -34,6 +34,7 @@ from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Deferred, Engine
 from onnxdata.engine.tensor import shape_errors
 from onnxdata.errors import ValidationError, no_memory_error
+from onnxdata.io.gc_pause import gc_paused
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.source import Source
 
@@ -64,6 +65,7 @@ def to_numpy(message: MapProto, *, base_dir: StrPath | None = None,
 def to_numpy(message: object, *, base_dir: StrPath | None = None,
              strings: Strings = "bytes") -> Any: ...
 @no_memory_error("message")
+@gc_paused()  # (the value: a list or dict per element, and no cycle among them)
 def to_numpy(message: object, *, base_dir: StrPath | None = None,
              strings: Strings = "bytes") -> Any:
     """The numpy value of a message (see the ``onnxdata.convert.values`` docstring for the

@@ -47,6 +47,7 @@ from onnxdata.core.messages import Kind, KindName, kind_name
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.io.gc_pause import gc_paused
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.format import WireError
 from onnxdata.wire.payloads import VARINT_CHUNK, decode_varints
@@ -106,6 +107,7 @@ def open_source(path: str | os.PathLike[str], *, copy: bool = False) -> Source:
         raise DecodeError(f"cannot open: {exc}", source=name) from exc
 
 
+@gc_paused()  # (the value: a list or dict per element, and no cycle among them)
 def read_source(src: Source, kind: Kind | None = None, *,
                 base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
                 max_problems: int = MAX_PROBLEMS, strings: Strings = "bytes") -> Any:

@@ -116,17 +116,14 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
     try:
         data = message.SerializeToString()
         folder = Path(base_dir) if base_dir is not None else None
+        # every problem, as validate finds them (message_checks): one walk, not a second
         engine = Engine(Source.of_buffer(data), base_dir=folder,
-                        max_depth=MAX_DEPTH, values=True, max_problems=1)
+                        max_depth=MAX_DEPTH, values=True, max_problems=MAX_PROBLEMS)
         engine.fixed_copies = True  # float_data copied, decoded arrays left writable
         with densify_budget(get_densify_limit()):
             value = engine.run(kind).value
-            if engine.problems:  # all of them, as validate finds them (message_checks)
-                checks = Engine(Source.of_buffer(data), base_dir=folder, max_depth=MAX_DEPTH,
-                                max_problems=MAX_PROBLEMS)
-                checks.run(kind)
-                found = checks.problems.result()  # (none: external files changed meanwhile)
-                return ValidationError(found) if found else _NOT_READ
+            if engine.problems:
+                return ValidationError(engine.problems.result())
             if engine.deferred:
                 value = _densified(value)
     except MemoryError:

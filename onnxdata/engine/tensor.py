@@ -299,8 +299,9 @@ class TensorWalk:
             out.summary = _summary(code, facts[1], True)
         if self.values and path is not None and not self.problems:
             with shape_errors(path):
-                out.value = read_only(external_value(path, dict(entries), self.base_dir, dt,
-                                                     count, dims, self.files))
+                value = external_value(path, dict(entries), self.base_dir, dt, count, dims,
+                                       self.files)
+                out.value = value if self.fixed_copies else read_only(value)
         return out
 
     def scan_tensor(self, where: Where, path: str, room: int | None = None) -> Tensor:

@@ -29,7 +29,6 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert import values as reference
-from onnxdata.engine import group_values
 from onnxdata.engine import groups as engine_groups
 from onnxdata.engine import tensor as engine_tensor
 from onnxdata.engine.entries import plain_entry
@@ -39,6 +38,7 @@ from onnxdata.rules import tensor as rules_tensor
 from onnxdata.rules.tensor import external_data_problems, external_data_report
 from onnxdata.rules.validation import problems
 from onnxdata.wire import walk_compiled
+from tests.engine.test_group_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, varint, vint
 
@@ -334,15 +334,8 @@ def _read_both(data: bytes, folder: Path, monkeypatch: pytest.MonkeyPatch
                ) -> tuple[str, str, list[bool]]:
     path = folder / "s.pb"
     path.write_bytes(data)
-    built: list[bool] = []
-    real = group_values.group_values
-
-    def spied(*args: Any) -> Any:
-        got = real(*args)
-        built.append(got is not None)
-        return got
     with monkeypatch.context() as m:
-        m.setattr(engine_groups, "group_values", spied)
+        built = spy_group_values(m)
         grouped = _outcome(lambda: onnxdata.read(path, "sequence"))
         m.setattr(engine_groups, "element_groups", lambda *args: None)
         one_by_one = _outcome(lambda: onnxdata.read(path, "sequence"))

@@ -1,20 +1,23 @@
-"""A message field's occurrences a batch at a time, as arrays: for a sequence of more
-elements than ``walk.scan`` keeps (COMPACT_PIECES), which the engine then groups by
-layout a batch at a time (engine/groups.py) instead of walking each in Python."""
+"""A field's occurrences a batch at a time, as arrays, where ``walk.scan`` keeps too many
+to hold (past COMPACT_PIECES): a sequence's elements, which the engine then groups by
+layout a batch at a time (engine/groups.py), a merged message's occurrences, which the
+compiled loop takes a batch a call, and a number field's pieces, as ``Compact`` batches
+for ``payloads``; instead of a Python step per occurrence."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import LEN
+from onnxdata.wire.field_walk import RUN, Where, occurrences, walk_fields
+from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import RUN, RangeStore, Where, occurrences, walk_fields
+from onnxdata.wire.stores import Compact, RangeStore
 
-__all__ = ["BATCH", "occurrence_batches"]
+__all__ = ["BATCH", "occurrence_batches", "piece_batches"]
 
 #: Occurrences per batch (16 bytes each in the two arrays).
 BATCH: Final = 1 << 20
@@ -74,3 +77,55 @@ def _flush(starts: list[npt.NDArray[np.uint64]], ends: list[npt.NDArray[np.uint6
     s, e = np.concatenate(starts), np.concatenate(ends)
     for at in range(0, int(s.size), size):
         yield s[at:at + size], e[at:at + size]
+
+
+def piece_batches(src: Source, parent: Where, number: int, want: int,
+                  size: int | None = None) -> Iterator[Compact]:
+    """The pieces of number field ``number`` (of wire type ``want``, or packed) of the
+    message at ``parent``, as ``walk.Fields`` keeps them, in ``Compact`` batches of about
+    ``size`` (BATCH): runs of packed pieces with a one-byte tag split by numpy."""
+    size = size or BATCH
+    tag = number << 3 | LEN
+    runs = frozenset({tag}) if tag < 0x80 else frozenset()
+    held: list[tuple[npt.NDArray[Any], ...]] = []
+    singles: list[tuple[int, int, int]] = []
+    count = 0
+    for n, wt, _at, a, b in walk_fields(src, occurrences(src, parent), runs):
+        if n != number:
+            continue
+        if wt == RUN:
+            _hold_singles(held, singles)
+            held.append((np.full(a.size, LEN, np.int8), np.asarray(a, np.uint64),
+                         np.asarray(b, np.uint64)))
+            count += int(a.size)
+        elif wt == VARINT == want:
+            singles.append((VARINT, a, 0))
+            count += 1
+        elif wt in (want, LEN):
+            singles.append((wt, a, b))
+            count += 1
+        else:
+            continue
+        if count >= size:
+            _hold_singles(held, singles)
+            yield _compact(held)
+            held, count = [], 0
+    _hold_singles(held, singles)
+    if held:
+        yield _compact(held)
+
+
+def _hold_singles(held: list[tuple[npt.NDArray[Any], ...]],
+                  singles: list[tuple[int, int, int]]) -> None:
+    if singles:
+        held.append((np.array([w for w, _, _ in singles], np.int8),
+                     np.array([a for _, a, _ in singles], np.uint64),
+                     np.array([b for _, _, b in singles], np.uint64)))
+        singles.clear()
+
+
+def _compact(held: list[tuple[npt.NDArray[Any], ...]]) -> Compact:
+    out = Compact([])
+    out.add_run(*(np.concatenate([h[k] for h in held]) for k in range(3)))
+    out.settle()  # payloads reads the arrays
+    return out

@@ -21,7 +21,7 @@ from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.decode import has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import Compact, Piece, RangeStore, Where
+from onnxdata.wire.walk import Compact, Piece, RangeStore, Rewalked, Where
 
 __all__ = ["KEPT_INTS", "VARINT_CHUNK", "count_varints", "decode_varints", "fixed",
            "iter_varints", "string_values", "varint_count", "varints"]
@@ -96,7 +96,7 @@ def varints(src: Source, pieces: Iterable[Piece] | None,
     """A repeated varint field's values, in order, from its packed and single pieces, as
     uint64 or (an int32 field's low 32 bits) uint32."""
     want = np.dtype(dtype)
-    if isinstance(pieces, Compact):
+    if isinstance(pieces, (Compact, Rewalked)):
         many = _varints_joined(src, pieces, want)
         if many is not None:
             return many
@@ -112,7 +112,8 @@ def varints(src: Source, pieces: Iterable[Piece] | None,
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _varints_joined(src: Source, kept: Compact, want: np.dtype[Any]) -> npt.NDArray[Any] | None:
+def _varints_joined(src: Source, kept: Compact | Rewalked, want: np.dtype[Any]
+                    ) -> npt.NDArray[Any] | None:
     """``varints`` of many kept pieces (a bogus reading's keys can be 500,000 empty packed
     runs): decoded as ``joined`` joins them, not one array per run; None where a run is
     bad (``varints`` then decodes run by run and names the bad one exactly)."""
@@ -132,6 +133,10 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
     varint's last byte, so no varint spans two), and single values as uint64."""
     if isinstance(pieces, Compact):
         yield from _joined_compact(src, pieces)
+        return
+    if isinstance(pieces, Rewalked):  # past COMPACT_PIECES: a Compact batch at a time
+        for batch in pieces.batches():
+            yield from _joined_compact(src, batch)
         return
     pending = bytearray()
     for wt, a, b in pieces:
@@ -360,6 +365,13 @@ def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
           decode: bool = True) -> tuple[int, npt.NDArray[Any] | None]:
     """A repeated fixed-width field: its count and (with ``decode``) its values, a view
     of the source when it is one packed run."""
+    if isinstance(found, Rewalked):  # past COMPACT_PIECES: a Compact batch at a time
+        counted = [fixed(src, batch, dtype, decode) for batch in found.batches()]
+        total = sum(n for n, _ in counted)
+        if not decode:
+            return total, None
+        parts = [v for _, v in counted if v is not None]
+        return total, parts[0] if len(parts) == 1 else np.concatenate([np.zeros(0, dtype), *parts])
     if isinstance(found, Compact):
         got = _fixed_strided(src, found, dtype, decode)
         if got is None:

@@ -11,14 +11,14 @@ growth copied them whole: 8 MB of a sequence's elements cost 0.7 s.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from onnxdata.wire.format import LEN, VARINT
 
-__all__ = ["Compact", "Piece", "RangeStore"]
+__all__ = ["Compact", "Piece", "RangeStore", "Rewalked"]
 
 
 def _raw(values: Any) -> Any:
@@ -121,3 +121,16 @@ class Compact(_Waiting):
         self.settle()
         for wt, a, b in zip(self.wts, self.starts, self.ends, strict=True):
             yield (wt, array("Q", [a]), 0) if wt == VARINT else (wt, a, b)
+
+
+class Rewalked:
+    """The pieces of a number field past COMPACT_PIECES, not kept: found again by walking
+    the message each time they are asked for, a ``Compact`` batch at a time
+    (``batches.piece_batches``), which ``payloads`` takes whole as it takes a Compact."""
+
+    def __init__(self, batches: Callable[[], Iterator[Compact]]) -> None:
+        self.batches = batches
+
+    def __iter__(self) -> Iterator[Piece]:
+        for batch in self.batches():
+            yield from batch

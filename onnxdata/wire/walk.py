@@ -1,44 +1,45 @@
-"""The one wire walk: the fields of a message, read from a ``Source``, and where they are.
+"""The one wire walk: a message's fields gathered by a schema, and where they are.
 
-``fields(src, start, end)`` yields every field of one message in wire order as
-``(number, wire_type, tag_at, a, b)``: for VARINT ``a`` is the value and ``b``
-the position after it, else
-``[a, b)`` is the value's bytes (a LEN payload without its length prefix).
-Tags, lengths and varints come through ``Source.window`` (pread, never a
-mapping); payloads are skipped by length. Every consumer walks with it: the
-engine's validation and ``read``, the byte table, summaries.
+Every consumer walks with it: the engine's validation and ``read``, the byte table,
+summaries. The fields themselves come from ``field_walk`` (``fields``, ``walk_fields``):
+tags, lengths and varints through ``Source.window``, payloads skipped by length.
 
 ``scan`` gathers one message's fields by a schema (:data:`TENSOR`, ...). A
 message given several times is merged (as protobuf merges it), so a message's
 place is a :class:`Where`: its occurrences. Repeated and message fields keep
 their occurrences compactly (16 bytes each, number fields' pieces 17) up to
-:data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked,
-so memory stays bounded (by depth and that constant), not by the file's size.
-A run of string values (``string_data``, ``string_keys``) or of a sequence's
-tensors is split by numpy (``decode.split_strings``) over a pread window of
-:data:`RUN_BYTES` and kept as arrays, not one Python step per value.
+:data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked
+(``batches``: a batch of arrays at a time), so memory stays bounded (by depth and that
+constant), not by the file's size. A run of string values (``string_data``,
+``string_keys``) or of a sequence's tensors is split by numpy (``decode.split_strings``)
+over a pread window of :data:`RUN_BYTES` and kept as arrays, not one Python step per
+value.
 """
-
 from __future__ import annotations
 
 from array import array
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 
-from onnxdata.wire.decode import split_strings
+from onnxdata.wire.batches import occurrence_batches, piece_batches
+from onnxdata.wire.field_walk import (
+    RUN,
+    RUN_BYTES,
+    Where,
+    fields,
+    fields_in,
+    occurrences,
+    walk_fields,
+    whole,
+)
 from onnxdata.wire.format import (
-    EGROUP,
     I32,
     I64,
     LEN,
-    SGROUP,
     VARINT,
-    WireError,
-    read_varint,
-    skip_field,
 )
 from onnxdata.wire.schema import (
     FIXED32S,
@@ -51,11 +52,11 @@ from onnxdata.wire.schema import (
     walk_schema,
 )
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Compact, Piece, RangeStore
+from onnxdata.wire.stores import Compact, Piece, RangeStore, Rewalked
 from onnxdata.wire.walk_compiled import COMPILED, compiled_scan, short_runs
 
-__all__ = ["KEEP", "Compact", "Fields", "Piece", "RangeStore", "Where", "fields", "occurrences",
-           "scan"]
+__all__ = ["KEEP", "RUN", "RUN_BYTES", "Compact", "Fields", "Piece", "RangeStore", "Rewalked",
+           "Where", "fields", "fields_in", "occurrences", "scan", "walk_fields", "whole"]
 
 #: Occurrences of one repeated or message field kept as a list by ``scan``; more go into
 #: a RangeStore (16 bytes each) up to COMPACT_PIECES, and past that are re-walked.
@@ -64,14 +65,6 @@ KEEP: Final = 64
 #: a compact store (17 bytes each) up to COMPACT_PIECES, and past that are re-walked.
 KEEP_PIECES: Final = 1024
 COMPACT_PIECES: Final = 1 << 22
-#: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
-_HEAD: Final = 32
-_MAX_FIELD: Final = 0x1FFFFFFF
-#: Bytes of a pread window split in one pass by ``_run`` (a run of strings).
-RUN_BYTES: Final = 1 << 20
-#: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
-RUN: Final = 8
-
 _WIRE_OF: Final = {SCALAR: VARINT, VARINTS: VARINT, LAST: LEN, MANY: LEN, FIXED32S: I32,
                    FIXED64S: I64}
 
@@ -96,24 +89,6 @@ _RUNS: Final = {id(TENSOR): frozenset({0x32}), id(MAP): frozenset({0x22}),
 NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
                   for s in (TENSOR, SPARSE, SEQUENCE, MAP, ENTRY, SEGMENT)}
 
-
-
-@dataclass
-class Where:
-    """The occurrences of one message: ``ranges``, or (when there were too many to keep)
-    the field ``number`` of the message at ``parent``, found again by walking it."""
-
-    ranges: list[tuple[int, int]] | RangeStore | None
-    parent: Where | None = None
-    number: int = 0
-
-    @property
-    def first(self) -> int:
-        return self.ranges[0][0] if self.ranges else 0
-
-
-def whole(start: int, end: int) -> Where:
-    return Where([(start, end)])
 
 
 @dataclass
@@ -145,17 +120,11 @@ class Fields:
             return self.pieces.get(name, ())
         return self._rewalk(name, parent, schema, src)
 
-    def _rewalk(self, name: str, parent: Where, schema: Schema,
-                src: Source) -> Iterator[Piece]:
+    def _rewalk(self, name: str, parent: Where, schema: Schema, src: Source) -> Rewalked:
         number = NUMBERS[id(schema)][name]
         want = _WIRE_OF[schema[number][1]]
-        for n, wt, _at, a, b in fields_in(src, occurrences(src, parent)):
-            if n != number:
-                continue
-            if wt == VARINT == want:
-                yield VARINT, array("Q", [a]), 0
-            elif wt in (want, LEN):
-                yield wt, a, b
+
+        return Rewalked(lambda: piece_batches(src, parent, number, want))
 
     def where(self, name: str, parent: Where, schema: Schema) -> Where | None:
         """The occurrences of message field ``name`` (None when absent)."""
@@ -165,154 +134,6 @@ class Fields:
         if kept is not None:
             return Where(kept)
         return Where(None, parent, NUMBERS[id(schema)][name])
-
-
-class _Bytes:
-    """A Source seen as indexable bytes, for the rare walks (groups) that need any byte."""
-
-    def __init__(self, src: Source) -> None:
-        self.src = src
-
-    def __getitem__(self, i: int) -> int:
-        buf, at = self.src.window(i, i + 1)
-        return int(buf[i - at])
-
-
-def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
-    """``(number, wire_type, tag_at, a, b)`` for each field of the message at [start, end)."""
-    return fields_in(src, ((start, end),))
-
-
-def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
-              ) -> Iterator[tuple[int, int, int, int, int]]:
-    """The fields of several ranges (one message given several times), in order: one
-    walk, its window kept from one range to the next."""
-    return walk_fields(src, ranges, ())
-
-
-def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
-         ) -> tuple[Any, Any, int, Any, int] | None:
-    """The run of LEN fields with the one-byte tag ``key`` at ``pos``, split in one numpy
-    pass (``decode.split_strings``) over at most RUN_BYTES (a pread window, or the
-    buffer in memory):
-    ``(starts, ends, stop, window, window's offset)``, or None when the first value is
-    long or does not fit the window (the walk then takes it alone, and says what is
-    wrong with it)."""
-    i = pos - base
-    if i + 1 < len(buf) and buf[i + 1] >= 0x80 and (i + 2 >= len(buf) or buf[i + 2] >= 0x20):
-        return None  # a value of 4 KiB or more: one field is cheap enough
-    stop = min(end, pos + RUN_BYTES)  # bounds the arrays made per call, in memory too
-    if not (base == 0 and len(buf) == src.size):  # not the whole buffer: read a window
-        buf, base = src.window(pos, stop)
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True)
-    if got is None:
-        return None
-    starts, ends, stop = got
-    if base:
-        starts += base
-        ends += base
-    return starts, ends, stop + base, buf, base
-
-
-def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
-    """The LEN field at ``i`` has a one-byte length and the same tag follows it."""
-    if i + 1 >= lim:
-        return False
-    n = buf[i + 1]
-    j = i + 2 + n
-    return bool(n < 0x80 and j < lim and buf[j] == key)
-
-
-def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
-          repeats: bool = False) -> Iterator[tuple[int, int, int, Any, Any]]:
-    """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
-    ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
-    ``repeats`` (the root, read once for all five kinds) so does any run of short LEN
-    fields whose one-byte tag repeats at once."""
-    buf: Any = b""
-    base = hi = 0
-    for start, end in ranges:
-        if start < base or (hi < end and start + _HEAD > hi):
-            buf, base = src.window(start, min(end, start + _HEAD))
-            hi = base + len(buf)
-        pos = start
-        while pos < end:
-            if pos + _HEAD > hi and hi < end:
-                buf, base = src.window(pos, min(end, pos + _HEAD))
-                hi = base + len(buf)
-            lim = (end if end < hi else hi) - base
-            tag_at = pos
-            i = pos - base
-            key = buf[i]
-            if key in runs or (repeats and key & 7 == LEN and 8 <= key < 0x80  # field >= 1
-                               and _repeats(buf, i, lim, key)):
-                got = _run(src, buf, base, pos, end, key)
-                if got is not None:
-                    starts, ends, pos, buf, base = got
-                    hi = base + len(buf)
-                    yield key >> 3, RUN, tag_at, starts, ends
-                    continue
-            if key < 0x80:
-                i += 1
-            else:
-                key, i = read_varint(buf, i, lim, base)
-                if i - (pos - base) > 5:
-                    raise WireError("tag longer than 5 bytes", pos)
-            number, wt = key >> 3, key & 7
-            if number == 0 or number > _MAX_FIELD or wt > 5:
-                raise WireError(f"invalid tag {key} (field {number}, wire type {wt})", pos)
-            if wt == VARINT:
-                if i < lim and buf[i] < 0x80:
-                    value = buf[i]
-                    i += 1
-                else:
-                    value, i = read_varint(buf, i, lim, base)
-                pos = i + base
-                yield number, VARINT, tag_at, value, pos
-            elif wt == LEN:
-                if i < lim and buf[i] < 0x80:
-                    length = buf[i]
-                    i += 1
-                else:
-                    length, i = read_varint(buf, i, lim, base)
-                a = i + base
-                if length > end - a:
-                    raise WireError(f"field {number}: length {length} runs past the end "
-                                    f"({end - a} bytes left)", pos)
-                yield number, LEN, pos, a, a + length
-                pos = a + length
-            elif wt in (I32, I64):
-                a = i + base
-                size = 4 if wt == I32 else 8
-                if end - a < size:
-                    raise WireError(f"truncated {size * 8}-bit value", a)
-                yield number, wt, pos, a, a + size
-                pos = a + size
-            elif wt == SGROUP:
-                a = i + base
-                b = skip_field(_Bytes(src), a, end, number, wt)  # type: ignore[arg-type]
-                yield number, wt, pos, a, b
-                pos = b
-                buf, base = src.window(pos, min(end, pos + _HEAD)) if pos < end else (buf, base)
-                hi = base + len(buf)
-            else:
-                assert wt == EGROUP
-                raise WireError(f"unexpected end-group tag for field {number}", pos)
-
-
-
-
-def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
-    """The byte ranges of one (possibly merged) message, in wire order."""
-    if where.ranges is not None:
-        yield from where.ranges
-        return
-    assert where.parent is not None
-    number = where.number
-    for n, wt, _at, a, b in fields_in(src, occurrences(src, where.parent)):
-        if n == number and wt == LEN:
-            yield a, b
 
 
 def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
@@ -325,7 +146,8 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
     # change at every step or so (an optional written 70,000 times: 7 s, compiled 0.3 s)
     if COMPILED and (not root or short_runs(src)):
         out = Fields()
-        if compiled_scan(src, where.ranges, lambda: occurrences(src, where), schema, out, limit):
+        if compiled_scan(src, ranges, lambda: occurrence_batches(src, where), schema, out,
+                         limit):
             return out
     return python_scan(src, where, schema, limit)
 

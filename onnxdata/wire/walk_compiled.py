@@ -20,6 +20,8 @@ import numpy.typing as npt
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 from onnxdata.wire.source import Source
 
+Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
+
 __all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
            "element_groups", "layout_spans", "short_runs"]
 
@@ -61,42 +63,53 @@ def _table(schema: dict[int, tuple[str, int]]) -> tuple[array[int], list[str | N
     return got
 
 
-def compiled_scan(src: Source, ranges: Any, occurrences: Callable[[], Iterable[tuple[int, int]]],
+def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch]],
                   schema: dict[int, tuple[str, int]], out: Any, limit: int) -> bool:
-    """Add the fields of one message (``ranges``, or ``occurrences()`` when not kept) to
-    ``out`` (a ``walk.Fields``) by the compiled loop; False where it stops (a group, bad
-    bytes), and ``walk.python_scan`` then walks the message again and says why."""
+    """Add the fields of one message (``ranges``, or the ``batches()`` of its occurrences
+    when they are not kept) to ``out`` (a ``walk.Fields``) by the compiled loop; False
+    where it stops (a group, bad bytes), and ``walk.python_scan`` then walks the message
+    again and says why."""
     assert _LOOP is not None
     kinds, names = _table(schema)
+    if ranges is None:  # past COMPACT_PIECES: found again as arrays, a batch at a time
+        return all(_scan_many(src, np.asarray(s, np.uint64), np.asarray(e, np.uint64), kinds,
+                              names, out, limit) for s, e in batches())
     starts = getattr(ranges, "starts", None)  # a RangeStore: many occurrences
     if starts:
-        buf, base = src.window(starts[0], starts[0])
-        if base == 0 and len(buf) == src.size:  # all in memory: one call for them all
-            return bool(_LOOP.scan_many(buf, 0, starts, ranges.ends, kinds, names, out, limit))
-        # by pread: the bytes of as many occurrences as fit in _SCAN_BYTES (at least one)
-        # in one read, then one call for them
-        ends = ranges.ends
-        ends_np = np.frombuffer(ends, dtype=np.uint64)
-        starts_np = np.frombuffer(starts, dtype=np.uint64)
-        if (np.diff(starts_np.astype(np.int64)) < 0).any() or (ends_np < starts_np).any() \
-                or (np.diff(ends_np.astype(np.int64)) < 0).any():
-            return False  # not in wire order (never from a walk): the Python walk's
-        first, n = 0, len(starts)
-        view_s, view_e = memoryview(starts), memoryview(ends)
-        while first < n:
-            lo = starts[first]
-            stop = max(first + 1, int(np.searchsorted(ends_np, np.uint64(lo + _SCAN_BYTES),
-                                                      side="right")))
-            if ends[stop - 1] - lo > _SCAN_BYTES:  # one big occurrence: read as it goes
-                if not _scan_windows(src, lo, ends[first], kinds, names, out, limit):
-                    return False
-            elif not _LOOP.scan_many(src.read(lo, ends[stop - 1]), lo, view_s[first:stop],
-                                     view_e[first:stop], kinds, names, out, limit):
-                return False
-            first = stop
-        return True
+        return _scan_many(src, np.frombuffer(starts, np.uint64),
+                          np.frombuffer(ranges.ends, np.uint64), kinds, names, out, limit)
     return all(_scan_windows(src, start, end, kinds, names, out, limit)
-               for start, end in occurrences())
+               for start, end in ranges)
+
+
+def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
+               kinds: array[int], names: list[str | None], out: Any, limit: int) -> bool:
+    """Many occurrences (in wire order) by the compiled loop: one call for them all where the
+    source is in memory, else by pread as many as fit in _SCAN_BYTES (at least one) a call."""
+    assert _LOOP is not None
+    n = int(starts.size)
+    if not n:
+        return True
+    buf, base = src.window(int(starts[0]), int(starts[0]))
+    if base == 0 and len(buf) == src.size:
+        return bool(_LOOP.scan_many(buf, 0, starts, ends, kinds, names, out, limit))
+    if (np.diff(starts.astype(np.int64)) < 0).any() or (ends < starts).any() \
+            or (np.diff(ends.astype(np.int64)) < 0).any():
+        return False  # not in wire order (never from a walk): the Python walk's
+    first = 0
+    while first < n:
+        lo = int(starts[first])
+        stop = max(first + 1, int(np.searchsorted(ends, np.uint64(lo + _SCAN_BYTES),
+                                                  side="right")))
+        hi = int(ends[stop - 1])
+        if hi - lo > _SCAN_BYTES:  # one big occurrence: read as it goes
+            if not _scan_windows(src, lo, int(ends[first]), kinds, names, out, limit):
+                return False
+        elif not _LOOP.scan_many(src.read(lo, hi), lo, starts[first:stop], ends[first:stop],
+                                 kinds, names, out, limit):
+            return False
+        first = stop
+    return True
 
 
 def _scan_windows(src: Source, start: int, end: int, kinds: array[int],

@@ -1,5 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The compiled loop behind ``decode.decode_varints``: a packed varint run in one pass.
+"""The compiled loops behind ``decode``: a packed varint run in one pass (``decode``,
+``scan``), many small runs joined (``join``), and a run of length-delimited fields split
+(``split``).
 
 Varints of up to 8 bytes are decoded from unaligned little-endian 64-bit
 loads: a varint's last byte is the first byte without the continuation bit (a
@@ -233,3 +235,45 @@ def join(const uint8_t[::1] window, long long base, const long long[::1] starts,
     if at < -n:
         raise ValueError("join: a run lies outside the window, or runs overlap")
     return at
+
+
+def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
+          Py_ssize_t[::1] starts, Py_ssize_t[::1] ends):
+    """``decode.split_strings`` in one pass: the values of the run of length-delimited
+    fields with the one-byte ``tag`` at ``pos`` (up to ``end``), their bounds written to
+    ``starts`` and ``ends`` (room for ``(end - pos) // 2`` values at least):
+    ``(count, stop, cut)``, where ``stop`` is where the run stops and ``cut`` says a
+    value's length is cut off, over 10 bytes, or runs past ``end`` (the run stops at
+    that value's tag)."""
+    cdef Py_ssize_t count = 0, i, at
+    cdef Py_ssize_t room = starts.shape[0]
+    cdef uint64_t length
+    cdef int shift, cut = 0
+    cdef uint8_t b
+    if end > data.shape[0] or pos < 0 or ends.shape[0] < room:
+        raise ValueError("split: the run lies outside the data")
+    with nogil:
+        while pos < end and data[pos] == tag:
+            i = pos + 1
+            length = 0
+            shift = 0
+            cut = 1
+            while i < end and shift < 70:
+                b = data[i]
+                if shift == 63 and b > 1:
+                    break  # a length of 2**64 or more: past any end (cut)
+                length |= (<uint64_t>(b & 0x7F)) << shift
+                i += 1
+                if b < 0x80:
+                    cut = 0
+                    break
+                shift += 7
+            if cut or length > <uint64_t>(end - i) or count >= room:
+                cut = cut or length > <uint64_t>(end - i)
+                break
+            starts[count] = i
+            at = i + <Py_ssize_t>length
+            ends[count] = at
+            count += 1
+            pos = at
+    return count, pos, bool(cut)

@@ -240,8 +240,8 @@ def join(const uint8_t[::1] window, long long base, const long long[::1] starts,
 def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
           Py_ssize_t[::1] starts, Py_ssize_t[::1] ends):
     """``decode.split_strings`` in one pass: the values of the run of length-delimited
-    fields with the one-byte ``tag`` at ``pos`` (up to ``end``), their bounds written to
-    ``starts`` and ``ends`` (room for ``(end - pos) // 2`` values at least):
+    fields with the one-byte ``tag`` at ``pos`` (up to ``end``), the bounds of the first
+    ``len(starts)`` written to ``starts`` and ``ends`` (none: a count):
     ``(count, stop, cut)``, where ``stop`` is where the run stops and ``cut`` says a
     value's length is cut off, over 10 bytes, or runs past ``end`` (the run stops at
     that value's tag)."""
@@ -268,12 +268,13 @@ def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
                     cut = 0
                     break
                 shift += 7
-            if cut or length > <uint64_t>(end - i) or count >= room:
-                cut = cut or length > <uint64_t>(end - i)
+            if cut or length > <uint64_t>(end - i):
+                cut = 1
                 break
-            starts[count] = i
             at = i + <Py_ssize_t>length
-            ends[count] = at
+            if count < room:
+                starts[count] = i
+                ends[count] = at
             count += 1
             pos = at
     return count, pos, bool(cut)

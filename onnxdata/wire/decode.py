@@ -361,8 +361,8 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
     elements) where it is built; the same bounds, stop and None."""
     if _LOOP is None:
         return numpy_split_strings(data, pos, end, tag, partial=partial)
-    room = max(0, end - pos) // 2 + 1
-    starts = np.empty(room, np.intp)
+    room = max(0, end - pos) // 2 + 1  # values take 2 bytes or more
+    starts = np.empty(room, np.intp)  # only the pages written are touched
     ends = np.empty(room, np.intp)
     count, stop, cut = _LOOP.split(np.ascontiguousarray(data, _U8), pos, end, tag, starts, ends)
     if (cut and not partial) or not count:

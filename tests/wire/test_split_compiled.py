@@ -92,3 +92,15 @@ def test_what_the_split_gives() -> None:
     got = decode.split_strings(cut, 0, 5, TAG, partial=True)
     assert got is not None and (got[0].tolist(), got[1].tolist(), got[2]) == ([2], [2], 2)
     assert decode.split_strings(cut, 2, 5, TAG, partial=True) is None
+
+
+@needs_loop
+def test_the_loop_counts_past_its_room() -> None:
+    """Bounds are written for as many values as there is room for; all are counted."""
+    assert LOOP is not None
+    data = np.frombuffer(bytes([TAG, 2, 5, 6, TAG, 0, TAG, 1, 9, 0x22, 0]), np.uint8)
+    room = np.zeros(1, np.intp), np.zeros(1, np.intp)
+    assert LOOP.split(data, 0, data.size, TAG, *room) == (3, 9, False)
+    assert (room[0].tolist(), room[1].tolist()) == ([2], [4])
+    none = np.empty(0, np.intp)
+    assert LOOP.split(data, 0, 7, TAG, none, none) == (2, 6, True)

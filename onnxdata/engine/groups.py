@@ -198,23 +198,37 @@ class GroupWalk:
         counts = np.array([len(found) for _, found in walked], dtype=np.int64)
         if not counts.any():
             return
-        per_element = counts[ids]
-        total = int(per_element.sum())
+        total = int(np.bincount(ids, minlength=counts.size) @ counts)
         sink = self.problems
         done = 0
         room = max(sink.cap - len(sink.items), 0)  # each element adds one problem or more
-        for i in np.flatnonzero(per_element)[:room + 1].tolist():
+        cuts = [len(join_path(path, f"{field_name}[{i + offset}]")) for i in firsts]
+        for i in _with_problems(counts, ids, room + 1):
             if len(sink.items) >= sink.cap:
                 sink.drop(total - done)
                 return
             g = int(ids[i])
             found = walked[g][1]
             if i != firsts[g]:
-                cut = len(join_path(path, f"{field_name}[{firsts[g] + offset}]"))
                 own = join_path(path, f"{field_name}[{i + offset}]")
-                found = [Problem(own + p.path[cut:], p.message) for p in found]
+                found = [Problem(own + p.path[cuts[g]:], p.message) for p in found]
             sink.add(found)
             done += len(found)
+
+
+def _with_problems(counts: np.ndarray[Any, Any], ids: np.ndarray[Any, Any], most: int
+                   ) -> list[int]:
+    """The first ``most`` elements whose group has problems: all of them first when every
+    group has some, else found a stretch at a time, not over every element."""
+    if bool(counts.all()):
+        return list(range(min(most, int(ids.size))))
+    found: list[int] = []
+    step = max(most, 4096)
+    for at in range(0, int(ids.size), step):
+        found += (np.flatnonzero(counts[ids[at:at + step]]) + at).tolist()
+        if len(found) >= most:
+            break
+    return found[:most]
 
 
 def _by_element(per_group: list[Any], ids: np.ndarray[Any, Any]) -> list[Any]:

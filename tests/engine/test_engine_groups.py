@@ -153,6 +153,21 @@ def test_the_cap_counts_problems_across_groups(cap: int, monkeypatch: pytest.Mon
     assert len(r.problems) == min(cap, 2000) + (cap < 2000)  # the last says how many more
 
 
+@pytest.mark.parametrize("cap", [1, 3, 1000])
+def test_problems_far_into_the_elements_are_found(cap: int, monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Any) -> None:
+    """Invalid elements only after 9,000 valid ones (past the first stretches the grouping
+    looks through for elements with problems), and one valid in between."""
+    elements = [float_tensor(0)] * 9000 + [tensor(0, [1])] * 2 + [float_tensor(0)] \
+        + [tensor(0, [1])] * 3
+    data = sequence(1, 3, elements)
+    _check(data, cap, monkeypatch, tmp_path)
+    paths = [p.path for p in reading(data, "sequence", max_problems=cap).problems]
+    want = ["tensor_values[9000]", "tensor_values[9001]",
+            "tensor_values[9003]"]
+    assert paths[:min(cap, 3)] == want[:min(cap, 3)]
+
+
 def test_a_bad_element_stops_the_grouping_and_the_walk_says_why(
         monkeypatch: pytest.MonkeyPatch) -> None:
     good = [float_tensor(i) for i in range(N)]

@@ -124,3 +124,16 @@ def test_runs_far_apart_are_joined_a_window_at_a_time(runs: list[list[int]], gap
         with pytest.raises(WireError) as caught:
             wire_ints.WireInts.measured(Source.of_buffer(bytes(bad)), lambda: Compact(pieces))
         assert caught.value.offset == b - 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([LEN, LEN, VARINT, 5]), st.integers(0, (1 << 63) - 1),
+                          st.integers(0, 300)), max_size=40))
+def test_varint_bytes_counts_each_piece(pieces: list[tuple[int, int, int]]) -> None:
+    """A packed run counts its bytes and any other piece 1 (a single value), with runs
+    at offsets whose sums pass 2**64 (the packed-only path sums starts and ends)."""
+    kept = Compact([])
+    for wt, a, size in pieces:
+        kept.append(wt, a, a + size if wt == LEN else 0)
+    want = sum(size if wt == LEN else 1 for wt, _, size in pieces)
+    assert kept.varint_bytes() == want

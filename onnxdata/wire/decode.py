@@ -49,7 +49,8 @@ import numpy.typing as npt
 
 from onnxdata.wire.format import WireError
 
-__all__ = ["CHUNK", "COMPILED", "decode_varints", "has_long_run", "join_runs", "numpy_scan",
+__all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "has_long_run", "join_runs",
+           "numpy_scan",
            "numpy_split_strings", "numpy_varints", "scan_varints", "split_strings",
            "strings_array"]
 
@@ -370,6 +371,21 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
     if 4 * count < room:  # not a view of mostly unused room, held by a store
         return starts[:count].copy(), ends[:count].copy(), int(stop)
     return starts[:count], ends[:count], int(stop)
+
+
+def count_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int
+                  ) -> tuple[int, int] | None:
+    """``split_strings(..., partial=True)``'s count of values and stop, without their
+    bounds (a field past what a walk keeps is only counted)."""
+    if _LOOP is None:
+        got = numpy_split_strings(data, pos, end, tag, partial=True)
+        return None if got is None else (int(got[0].size), got[2])
+    count, stop, _cut = _LOOP.split(np.ascontiguousarray(data, _U8), pos, end, tag,
+                                    _NO_BOUNDS, _NO_BOUNDS)
+    return (int(count), int(stop)) if count else None
+
+
+_NO_BOUNDS: Final = np.empty(0, np.intp)
 
 
 def numpy_split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnxdata.wire.decode import split_strings
+from onnxdata.wire.decode import count_strings, split_strings
 from onnxdata.wire.format import (
     EGROUP,
     I32,
@@ -34,8 +34,8 @@ from onnxdata.wire.format import (
 from onnxdata.wire.source import Source
 from onnxdata.wire.stores import RangeStore
 
-__all__ = ["RUN", "RUN_BYTES", "Where", "fields", "fields_in", "occurrences", "walk_fields",
-           "whole"]
+__all__ = ["COUNT", "RUN", "RUN_BYTES", "Where", "fields", "fields_in", "occurrences",
+           "walk_fields", "whole"]
 
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
 _HEAD: Final = 32
@@ -44,6 +44,8 @@ _MAX_FIELD: Final = 0x1FFFFFFF
 RUN_BYTES: Final = 1 << 20
 #: The pseudo wire type of a run of LEN fields given as arrays (never on the wire).
 RUN: Final = 8
+#: ... and of such a run only counted: ``(number, COUNT, tag_at, count, None)``.
+COUNT: Final = 9
 
 
 @dataclass
@@ -87,12 +89,13 @@ def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
     return walk_fields(src, ranges, ())
 
 
-def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
+def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int, count: bool = False
          ) -> tuple[Any, Any, int, Any, int] | None:
     """The run of LEN fields with the one-byte tag ``key`` at ``pos``, split in one numpy
     pass (``decode.split_strings``) over at most RUN_BYTES (a pread window, or the
     buffer in memory):
-    ``(starts, ends, stop, window, window's offset)``, or None when the first value is
+    ``(starts, ends, stop, window, window's offset)`` (with ``count``: ``(count, None,
+    ...)``), or None when the first value is
     long or does not fit the window (the walk then takes it alone, and says what is
     wrong with it)."""
     i = pos - base
@@ -102,6 +105,9 @@ def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int
     if not (base == 0 and len(buf) == src.size):  # not the whole buffer: read a window
         buf, base = src.window(pos, stop)
     arr = np.frombuffer(buf, dtype=np.uint8)
+    if count:  # (count, None, ...): only how many
+        counted = count_strings(arr, pos - base, min(stop, base + len(buf)) - base, key)
+        return None if counted is None else (counted[0], None, counted[1] + base, buf, base)
     got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True)
     if got is None:
         return None
@@ -122,11 +128,14 @@ def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
 
 
 def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
-          repeats: bool = False) -> Iterator[tuple[int, int, int, Any, Any]]:
+                repeats: bool = False, counted: Container[int] = ()
+                ) -> Iterator[tuple[int, int, int, Any, Any]]:
     """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
     ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
     ``repeats`` (the root, read once for all five kinds) so does any run of short LEN
-    fields whose one-byte tag repeats at once."""
+    fields whose one-byte tag repeats at once. A run whose tag is in ``counted`` (which
+    the caller may add to as it goes) comes as ``(number, COUNT, tag_at, count, None)``.
+    """
     buf: Any = b""
     base = hi = 0
     for start, end in ranges:
@@ -144,11 +153,11 @@ def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[
             key = buf[i]
             if key in runs or (repeats and key & 7 == LEN and 8 <= key < 0x80  # field >= 1
                                and _repeats(buf, i, lim, key)):
-                got = _run(src, buf, base, pos, end, key)
+                got = _run(src, buf, base, pos, end, key, key in counted)
                 if got is not None:
                     starts, ends, pos, buf, base = got
                     hi = base + len(buf)
-                    yield key >> 3, RUN, tag_at, starts, ends
+                    yield key >> 3, RUN if ends is not None else COUNT, tag_at, starts, ends
                     continue
             if key < 0x80:
                 i += 1

@@ -26,6 +26,7 @@ import numpy as np
 
 from onnxdata.wire.batches import occurrence_batches, piece_batches
 from onnxdata.wire.field_walk import (
+    COUNT,
     RUN,
     RUN_BYTES,
     Where,
@@ -162,6 +163,7 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
     room = COMPACT_PIECES  # fields the record may still take
     walked: Iterable[tuple[int, int, int, Any, Any]]
     runs = _RUNS.get(id(schema), frozenset())
+    counted: set[int] = set()  # tags of runs past what is kept and recorded: only counted
     if ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size):
         # the root: walked once per Source, then replayed from its record (five arrays,
         # 21 bytes a field, and the runs' arrays; up to COMPACT_PIECES fields): the
@@ -173,9 +175,9 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
             if src.root_cache is None:  # (False: too many fields to keep)
                 record = _arrays()
                 segments.append(record)
-            walked = walk_fields(src, ((0, src.size),), runs, repeats=True)
+            walked = walk_fields(src, ((0, src.size),), runs, repeats=True, counted=counted)
     else:
-        walked = walk_fields(src, occurrences(src, where), runs)
+        walked = walk_fields(src, occurrences(src, where), runs, counted=counted)
     for number, wt, _at, a, b in walked:
         if record is not None:
             if wt == RUN:
@@ -254,6 +256,13 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
                 continue
         if wt == RUN:  # (no field's wire type: checked last, off the common path)
             _bulk(out, spec, number, a, b, limit)
+            if record is None and spec is not None and _over(out, spec):
+                counted.add(number << 3 | LEN)  # its next runs: a count, no arrays
+            continue
+        if wt == COUNT:
+            assert spec is not None  # (only ever a field ``_over``)
+            if spec[1] == MANY:
+                out.counts[spec[0]] += a
             continue
         if len(out.unknown) < limit:
             out.unknown.append((number, wt))
@@ -300,6 +309,15 @@ def _bulk(out: Fields, spec: tuple[str, int] | None, number: int, starts: Any, e
         take = min(k, limit - len(out.unknown))
         out.unknown.extend([(number, LEN)] * take)
         out.unknown_more += k - take
+
+
+def _over(out: Fields, spec: tuple[str, int]) -> bool:
+    """Field ``spec`` is past what ``scan`` keeps (a MANY field's ranges, a packed field's
+    pieces): more of it is only counted."""
+    name, kind = spec
+    if kind == MANY:
+        return name in out.many and out.many[name] is None
+    return kind in (VARINTS, FIXED32S, FIXED64S) and name in out.over
 
 
 def _packed_run(out: Fields, name: str, starts: Any, ends: Any) -> None:

@@ -21,7 +21,7 @@ import pytest
 import onnxdata
 from bench import shapes
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import batches, walk, walk_compiled
+from onnxdata.wire import batches, field_walk, walk, walk_compiled
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
 from tests.wire_bytes import key, ld, vint
@@ -138,12 +138,26 @@ def test_piece_batches_are_the_pieces_in_order(size: int) -> None:
         assert count > 1 if size < 1000 else count == 1
 
 
-def test_millions_of_pieces_and_occurrences_are_read_whole() -> None:
-    """4,194,400 tensors ``dims: [1]`` (16 MB): as a map, 8,388,800 keys (each element's
-    two bytes); as a sparse tensor, as many dims; as an optional, one tensor merged from
-    4,194,400 occurrences, with 4,194,400 dims. Each field is past what a walk keeps."""
-    n = walk.COMPACT_PIECES + 96
+def test_millions_of_pieces_and_occurrences_are_read_whole(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """4,794,304 tensors ``dims: [1]`` (19 MB): as a sequence, each without a data type
+    (the runs past what a walk keeps only counted, as many as there are); as a map,
+    9,588,608 keys (each element's two bytes); as a sparse tensor, as many dims; as an
+    optional, one tensor merged from 4,794,304 occurrences, with as many dims. Each field
+    is past what a walk keeps."""
+    n = walk.COMPACT_PIECES + 600_000  # past it by more than a window (RUN_BYTES)
     data = vint(2, 1) + ld(3, vint(1, 1)) * n
+    counted: list[int] = []
+    real_count = field_walk.count_strings
+
+    def count(*args: Any) -> Any:
+        got = real_count(*args)
+        counted.append(got[0])
+        return got
+    monkeypatch.setattr(field_walk, "count_strings", count)
+    as_sequence = reading(data, "sequence").as_json()  # each element without a data type
+    assert as_sequence["problem_count"] == n, as_sequence["problems"][-1]
+    assert counted, "the runs past what the walk keeps were not only counted"
     as_map = reading(data, "map").as_json()
     assert f"{2 * n} " in as_map["summary"].replace(",", ""), as_map["summary"]
     as_sparse = reading(data, "sparse_tensor").as_json()

@@ -52,12 +52,15 @@ def occurrence_batches(src: Source, where: Where, size: int | None = None) -> It
         if n != number:
             continue
         if wt == RUN:
+            if held and (held + int(a.size) > size or 4 * int(a.size) >= size):
+                yield from _flush(held_starts, held_ends, singles, size)  # a run: no join
+                held_starts, held_ends, singles, held = [], [], [], 0
             if singles:
                 held_starts.append(np.array([s for s, _ in singles], np.uint64))
                 held_ends.append(np.array([e for _, e in singles], np.uint64))
                 singles = []
-            held_starts.append(np.asarray(a, np.uint64))
-            held_ends.append(np.asarray(b, np.uint64))
+            held_starts.append(_u64(a))
+            held_ends.append(_u64(b))
             held += int(a.size)
         elif wt == LEN:
             singles.append((a, b))
@@ -74,7 +77,8 @@ def _flush(starts: list[npt.NDArray[np.uint64]], ends: list[npt.NDArray[np.uint6
     if singles:
         starts.append(np.array([s for s, _ in singles], np.uint64))
         ends.append(np.array([e for _, e in singles], np.uint64))
-    s, e = np.concatenate(starts), np.concatenate(ends)
+    s, e = (starts[0], ends[0]) if len(starts) == 1 else (np.concatenate(starts),
+                                                            np.concatenate(ends))
     for at in range(0, int(s.size), size):
         yield s[at:at + size], e[at:at + size]
 
@@ -94,9 +98,12 @@ def piece_batches(src: Source, parent: Where, number: int, want: int,
         if n != number:
             continue
         if wt == RUN:
+            if count and (count + int(a.size) > size or 4 * int(a.size) >= size):
+                _hold_singles(held, singles)
+                yield _compact(held)  # a run alone: no join
+                held, count = [], 0
             _hold_singles(held, singles)
-            held.append((np.full(a.size, LEN, np.int8), np.asarray(a, np.uint64),
-                         np.asarray(b, np.uint64)))
+            held.append((np.full(a.size, LEN, np.int8), _u64(a), _u64(b)))
             count += int(a.size)
         elif wt == VARINT == want:
             singles.append((VARINT, a, 0))
@@ -126,6 +133,14 @@ def _hold_singles(held: list[tuple[npt.NDArray[Any], ...]],
 
 def _compact(held: list[tuple[npt.NDArray[Any], ...]]) -> Compact:
     out = Compact([])
-    out.add_run(*(np.concatenate([h[k] for h in held]) for k in range(3)))
+    out.add_run(*(held[0] if len(held) == 1 else
+                  [np.concatenate([h[k] for h in held]) for k in range(3)]))
     out.settle()  # payloads reads the arrays
     return out
+
+
+def _u64(bounds: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
+    """A run's bounds (``split_strings``' intp, never negative) as uint64, not copied."""
+    if bounds.dtype == np.int64 and bounds.flags.c_contiguous:
+        return bounds.view(np.uint64)
+    return np.asarray(bounds, np.uint64)

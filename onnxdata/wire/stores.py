@@ -1,5 +1,6 @@
 """The arrays a walk keeps many occurrences in: a message field's byte ranges
-(``RangeStore``) and a number field's pieces (``Compact``).
+(``RangeStore``) and a number field's pieces (``Compact``); past what it keeps, a number
+field's pieces found again a Compact at a time (``Rewalked``).
 
 The Python walk adds a run of values (``walk._bulk``: a numpy split of up to a MiB of
 fields) to a store as it comes; the runs wait in a list and are copied into the store's

@@ -261,9 +261,12 @@ def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
     summary is one ``add`` and a count); the last summary noted."""
     summaries = [got.summary for got in outcomes]
     number = {s: n for n, s in enumerate(dict.fromkeys(summaries))}
-    per_element = np.array([number[s] for s in summaries], dtype=np.int64)[ids]
-    starts = np.flatnonzero(np.diff(per_element)) + 1
-    bounds = [0, *starts.tolist(), int(per_element.size)]
+    if len(number) == 1:  # one summary (one group, or alike): one run, no per-element pass
+        bounds = [0, int(ids.size)]
+    else:
+        per_element = np.array([number[s] for s in summaries], dtype=np.int64)[ids]
+        starts = np.flatnonzero(np.diff(per_element)) + 1
+        bounds = [0, *starts.tolist(), int(per_element.size)]
     tensors = code == ElemType.TENSOR
     detailed = tensors or code == ElemType.SPARSE_TENSOR
     for a, b in itertools.pairwise(bounds):

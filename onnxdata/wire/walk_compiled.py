@@ -75,7 +75,7 @@ def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch
         return all(_scan_many(src, np.asarray(s, np.uint64), np.asarray(e, np.uint64), kinds,
                               names, out, limit) for s, e in batches())
     starts = getattr(ranges, "starts", None)  # a RangeStore: many occurrences
-    if starts:
+    if starts is not None and len(starts):
         return _scan_many(src, np.frombuffer(starts, np.uint64),
                           np.frombuffer(ranges.ends, np.uint64), kinds, names, out, limit)
     return all(_scan_windows(src, start, end, kinds, names, out, limit)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.format import SGROUP, WireError, encode_varint
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
@@ -74,7 +75,7 @@ def facts(f: Fields) -> dict[str, Any]:
 def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
     """The compiled loop's Fields, or None where it stops."""
     out = Fields()
-    ok = walk_compiled.compiled_scan(src, at.ranges, lambda: walk.occurrences(src, at), schema,
+    ok = walk_compiled.compiled_scan(src, at.ranges, lambda: occurrence_batches(src, at), schema,
                                      out, limit)
     return out if ok else None
 
@@ -125,6 +126,23 @@ def test_compiled_scan_gives_the_python_fields(case: tuple[str, bytes]) -> None:
     name, data = case
     check(data, SCHEMAS[name])
     check(data, SCHEMAS[name], limit=1)  # unknown fields past the cap are counted
+
+
+@pytest.mark.slow
+@needs_loop
+@SETTINGS
+@given(st.sampled_from(sorted(SCHEMAS)).flatmap(
+    lambda name: st.tuples(st.just(name), st.lists(message_bytes(name) | mutated(
+        message_bytes(name)), min_size=1, max_size=6))),
+    st.sampled_from([b"", ld(2, b"x"), encode_varint(1 << 3) + b"\x05"]))
+def test_compiled_scan_of_occurrences_not_kept(case: tuple[str, list[bytes]],
+                                               between: bytes) -> None:
+    """A message given several times (field 7 of its parent, other fields between) whose
+    occurrences are found again (past what a walk keeps): the compiled loop takes them as
+    ``occurrence_batches``' arrays and gives the Python walk's fields."""
+    name, parts = case
+    parent = b"".join(between + ld(7, part) for part in parts)
+    check(parent, SCHEMAS[name], Where(None, Where([(0, len(parent))]), 7))
 
 
 @needs_loop

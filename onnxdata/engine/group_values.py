@@ -100,8 +100,18 @@ class _Group:
             width = int(e[0] - s[0])
             if not bool((e - s == width).all()):
                 return None
-            parts.append(self.buf[s[:, None] + np.arange(width)])
-        return np.concatenate(parts, axis=1) if parts else None
+            stride = int(s[1] - s[0]) if s.size > 1 else width
+            if stride >= width and (s.size < 3 or bool((np.diff(s) == stride).all())):
+                # at one stride (like elements): one strided copy, not an index per byte
+                rows = np.lib.stride_tricks.as_strided(
+                    self.buf[int(s[0]):], shape=(int(s.size), width), strides=(stride, 1),
+                    writeable=False)
+                parts.append(np.ascontiguousarray(rows))
+            else:
+                parts.append(self.buf[s[:, None] + np.arange(width)])
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
 
 def _tree(events: npt.NDArray[np.uint64]) -> _Node | None:
@@ -260,6 +270,9 @@ def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
     joined = g.gather([j])
     if joined is None:
         return None
+    if not dt.sub_byte and np.little_endian and width == count * dt.dtype.itemsize:
+        # the joined rows are the values: each member's array a row of them (its own bytes)
+        return _rows(joined.view(dt.dtype), v0.shape, v0.flags.writeable)
     data = joined.tobytes()
     decoded = [from_le_bytes(data, dt, count, k * width).reshape(v0.shape) for k in range(g.n)]
     return decoded if v0.flags.writeable else [_read_only(arr) for arr in decoded]  # (read's)

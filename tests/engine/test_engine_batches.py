@@ -55,11 +55,13 @@ def _everything(data: bytes, tmp: Path, cap: int) -> tuple[str, Any]:
     return json.dumps(r.as_json(), sort_keys=True), value
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_values(a: Any, b: Any) -> bool:
+    """Values equal as read: lists, dicts and arrays (dtype and contents) all the way down."""
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+        return isinstance(b, list) and len(a) == len(b) and all(map(same_values, a, b))
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return isinstance(b, dict) and a.keys() == b.keys() \
+            and all(same_values(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray):
         return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
     return bool(a == b)
@@ -83,7 +85,7 @@ def test_batches_give_what_one_grouping_gives(name: str, size: int, cap: int,
     _not_kept(monkeypatch, size)
     got = _everything(data, tmp_path, cap)
     assert got[0] == want[0]  # verdict, problems with their indices, summaries
-    assert _same(got[1], want[1])  # the values, or the same error
+    assert same_values(got[1], want[1])  # the values, or the same error
     assert grouped, "no batch was grouped"
 
 

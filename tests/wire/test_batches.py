@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import onnxdata
@@ -24,6 +23,7 @@ from onnxdata.explorer.readings import reading
 from onnxdata.wire import batches, field_walk, walk, walk_compiled
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
+from tests.engine.test_engine_batches import same_values
 from tests.wire_bytes import key, ld, vint
 
 KINDS = ("sequence", "optional", "map", "tensor", "sparse_tensor")
@@ -68,16 +68,6 @@ def _everything(data: bytes, kind: str, tmp: Path) -> tuple[str, Any]:
     return json.dumps(readings, sort_keys=True, default=str), value
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
-    return bool(a == b)
-
-
 @pytest.mark.parametrize("name", SHAPES)
 def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.MonkeyPatch,
                                               tmp_path: Path) -> None:
@@ -99,7 +89,7 @@ def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.Mon
     _not_kept(monkeypatch)
     got = _everything(data, shape.kind, tmp_path)
     assert got[0] == want[0]  # every reading: verdicts, problems, summaries
-    assert _same(got[1], want[1])  # the value, or the same error
+    assert same_values(got[1], want[1])  # the value, or the same error
     assert "pieces" in found
     if walk_compiled.COMPILED:
         assert "occurrences" in found

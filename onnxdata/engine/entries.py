@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.source import Source
+from onnxdata.wire.stores import range_bounds
 from onnxdata.wire.walk import RangeStore
 
 __all__ = ["distinct_entries", "plain_entry"]
@@ -53,15 +54,11 @@ def distinct_entries(src: Source, ranges: list[tuple[int, int]] | RangeStore
     n = len(ranges)
     if n < MANY:
         return None
-    if isinstance(ranges, RangeStore):
-        starts = np.frombuffer(ranges.starts, np.uint64).astype(np.int64)
-        ends = np.frombuffer(ranges.ends, np.uint64).astype(np.int64)
-    else:
-        starts = np.array([a for a, _ in ranges], np.int64)
-        ends = np.array([b for _, b in ranges], np.int64)
+    bounds = range_bounds(ranges)
+    starts, ends = bounds[0].view(np.int64), bounds[1].view(np.int64)  # offsets < 2**63
     lo, hi = int(starts[0]), int(ends[-1])
-    starts -= lo
-    ends -= lo
+    starts = starts - lo  # (new arrays: the store's columns stay as they are)
+    ends = ends - lo
     lengths = ends - starts
     widest = int(lengths.max()) if n else 0
     if widest > _WIDEST or bool((starts < 0).any() or (ends > hi - lo).any() or

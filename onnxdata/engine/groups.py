@@ -32,7 +32,8 @@ from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import RangeStore, Where
+from onnxdata.wire.stores import range_bounds
+from onnxdata.wire.walk import Where
 from onnxdata.wire.walk_compiled import LAYOUT_KINDS, element_groups
 
 __all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run"]
@@ -79,14 +80,7 @@ class GroupWalk:
         ``out``, reading: each element's value is added to it (``group_values``).
         ``ranges`` may be a batch of a longer field as ``(starts, ends)`` arrays
         (``wire.batches``) whose first element is element ``offset``."""
-        if isinstance(ranges, tuple):
-            starts, ends = ranges
-        elif isinstance(ranges, RangeStore):
-            starts = np.frombuffer(ranges.starts, dtype=np.uint64)
-            ends = np.frombuffer(ranges.ends, dtype=np.uint64)
-        else:
-            starts = np.array([a for a, _ in ranges], dtype=np.uint64)
-            ends = np.array([b for _, b in ranges], dtype=np.uint64)
+        starts, ends = ranges if isinstance(ranges, tuple) else range_bounds(ranges)
         got_groups = element_groups(self.src, starts, ends, kind, depth + 1)
         if got_groups is None:
             return False, last

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from onnxdata.wire.field_walk import RUN, Where, occurrences, walk_fields
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Compact, RangeStore
+from onnxdata.wire.stores import Compact, range_bounds
 
 __all__ = ["BATCH", "occurrence_batches", "piece_batches"]
 
@@ -31,12 +31,7 @@ def occurrence_batches(src: Source, where: Where, size: int | None = None) -> It
     field's one-byte tag split by numpy, as ``walk.scan`` splits them)."""
     size = size or BATCH
     if where.ranges is not None:
-        if isinstance(where.ranges, RangeStore):
-            starts = np.frombuffer(where.ranges.starts, np.uint64)
-            ends = np.frombuffer(where.ranges.ends, np.uint64)
-        else:
-            starts = np.array([a for a, _ in where.ranges], np.uint64)
-            ends = np.array([b for _, b in where.ranges], np.uint64)
+        starts, ends = range_bounds(where.ranges)
         for at in range(0, int(starts.size), size):
             yield starts[at:at + size], ends[at:at + size]
         return

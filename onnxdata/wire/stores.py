@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from onnxdata.wire.format import LEN, VARINT
 
-__all__ = ["Compact", "Piece", "RangeStore", "Rewalked"]
+__all__ = ["Compact", "Piece", "RangeStore", "Rewalked", "range_bounds"]
 
 
 def _raw(values: Any) -> Any:
@@ -106,6 +107,15 @@ class RangeStore(_Waiting):
     def __iter__(self) -> Iterator[tuple[int, int]]:
         starts, ends = self._lists()
         return zip(starts, ends, strict=True)
+
+
+def range_bounds(ranges: list[tuple[int, int]] | RangeStore
+                 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """Many ranges' starts and ends as two uint64 arrays (a RangeStore's columns viewed)."""
+    if isinstance(ranges, RangeStore):
+        return np.frombuffer(ranges.starts, np.uint64), np.frombuffer(ranges.ends, np.uint64)
+    return (np.array([a for a, _ in ranges], np.uint64),
+            np.array([b for _, b in ranges], np.uint64))
 
 
 #: One piece of a repeated number field: (VARINT, array of single values, 0),

@@ -6,7 +6,11 @@ from __future__ import annotations
 from array import array
 
 import numpy as np
+import pytest
 
+import onnxdata
+from bench import shapes
+from onnxdata.explorer.readings import reading
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.stores import Compact, RangeStore
 
@@ -51,3 +55,14 @@ def test_a_compact_of_one_run_reads_and_grows() -> None:
     assert pieces[:2] == [(LEN, 0, 3), (LEN, 4, 4)]
     assert pieces[2][0] == VARINT and list(pieces[2][1]) == [7] and len(kept) == 3
     assert kept.varint_bytes() == 4
+
+
+@pytest.mark.parametrize("name", ["empty-tensors", "optionals-no-elem-type", "maps-string",
+                                  "sparse-tiny", "invalid-counts", "strings-empty"])
+def test_the_five_readings_of_one_root_are_those_read_alone(name: str) -> None:
+    """``readings`` walks the root once and gives its runs' arrays to the five readings'
+    stores, uncopied: no reading may change them under the others."""
+    data = shapes.by_name(name)[0](20_000).data
+    together = [r.as_json() for r in onnxdata.readings(data)]
+    alone = [reading(data, r["kind"]).as_json() for r in together]
+    assert together == alone

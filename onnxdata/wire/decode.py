@@ -362,13 +362,20 @@ def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
     elements) where it is built; the same bounds, stop and None."""
     if _LOOP is None:
         return numpy_split_strings(data, pos, end, tag, partial=partial)
-    room = max(0, end - pos) // 2 + 1  # values take 2 bytes or more
-    starts = np.empty(room, np.intp)  # only the pages written are touched
+    data = np.ascontiguousarray(data, _U8)
+    span = max(0, end - pos)
+    first = int(data[pos + 1]) + 2 if pos + 1 < end and data[pos + 1] < 0x80 else 2
+    room = min(span // 2 + 1, span // first + 64)  # as many as values like the first
+    starts = np.empty(room, np.intp)
     ends = np.empty(room, np.intp)
-    count, stop, cut = _LOOP.split(np.ascontiguousarray(data, _U8), pos, end, tag, starts, ends)
+    count, stop, cut = _LOOP.split(data, pos, end, tag, starts, ends)  # counts past room
     if (cut and not partial) or not count:
         return None
-    if 4 * count < room:  # not a view of mostly unused room, held by a store
+    if count > room:  # shorter values later: again, with room for every one
+        starts = np.empty(count, np.intp)
+        ends = np.empty(count, np.intp)
+        _LOOP.split(data, pos, stop, tag, starts, ends)
+    elif 2 * count < room:  # not a view of mostly unused room, held by a store
         return starts[:count].copy(), ends[:count].copy(), int(stop)
     return starts[:count], ends[:count], int(stop)
 

@@ -75,10 +75,20 @@ class _Waiting:
                 grown.frombytes(_raw(column))
                 setattr(self, name, grown)
 
-    def _lists(self) -> tuple[Any, ...]:
-        """The columns as Python ints, for one value or a Python walk of them."""
+    def _rows(self) -> Iterator[tuple[Any, ...]]:
+        """The rows as Python ints, for a Python walk of them (which may stop early: a
+        run's numpy columns are converted a stretch at a time)."""
         self.settle()
-        return tuple(c if isinstance(c, array) else c.tolist() for c in self.arrays())
+        columns = self.arrays()
+        if isinstance(columns[0], array):
+            yield from zip(*columns, strict=True)
+            return
+        for at in range(0, len(columns[0]), _STRETCH):
+            yield from zip(*(c[at:at + _STRETCH].tolist() for c in columns), strict=True)
+
+
+#: Rows of a run's numpy columns converted to Python ints at a time.
+_STRETCH = 4096
 
 
 class RangeStore(_Waiting):
@@ -105,8 +115,7 @@ class RangeStore(_Waiting):
         return int(self.starts[i]), int(self.ends[i])
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
-        starts, ends = self._lists()
-        return zip(starts, ends, strict=True)
+        return self._rows()
 
 
 def range_bounds(ranges: list[tuple[int, int]] | RangeStore
@@ -162,7 +171,7 @@ class Compact(_Waiting):
         return int(np.where(wts == LEN, lengths, 1).sum())
 
     def __iter__(self) -> Iterator[Piece]:
-        for wt, a, b in zip(*self._lists(), strict=True):
+        for wt, a, b in self._rows():
             yield (wt, array("Q", [a]), 0) if wt == VARINT else (wt, a, b)
 
 

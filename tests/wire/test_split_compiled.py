@@ -104,3 +104,13 @@ def test_the_loop_counts_past_its_room() -> None:
     assert (room[0].tolist(), room[1].tolist()) == ([2], [4])
     none = np.empty(0, np.intp)
     assert LOOP.split(data, 0, 7, TAG, none, none) == (2, 6, True)
+
+
+@needs_loop
+@pytest.mark.parametrize("first", [0, 1, 126, 127, 128, 5000])
+def test_values_shorter_than_the_first_alike(first: int) -> None:
+    """The bounds' room is guessed from the first value's length: a long first value and
+    thousands of empty ones after it (more than the guess: split again) give the same."""
+    data = bytes([TAG]) + encode_varint(first) + b"f" * first + bytes([TAG, 0]) * 3000
+    assert_alike(data, 0, len(data))
+    assert_alike(data + bytes([0x22, 0]), 0, len(data) + 2)

@@ -50,9 +50,8 @@ import numpy.typing as npt
 from onnxdata.wire.format import WireError
 
 __all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "has_long_run", "join_runs",
-           "numpy_scan",
-           "numpy_split_strings", "numpy_varints", "scan_varints", "split_strings",
-           "strings_array"]
+           "numpy_scan", "numpy_split_strings", "numpy_varints", "scan_varints",
+           "split_strings", "strings_array"]
 
 
 def _compiled_loop() -> ModuleType | None:

@@ -6,7 +6,7 @@ for ``payloads``; instead of a Python step per occurrence."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import numpy as np
@@ -36,46 +36,15 @@ def occurrence_batches(src: Source, where: Where, size: int | None = None) -> It
             yield starts[at:at + size], ends[at:at + size]
         return
     assert where.parent is not None
-    number = where.number
-    tag = number << 3 | LEN
-    runs = frozenset({tag}) if tag < 0x80 else frozenset()
-    held_starts: list[npt.NDArray[np.uint64]] = []
-    held_ends: list[npt.NDArray[np.uint64]] = []
-    singles: list[tuple[int, int]] = []
-    held = 0
-    for n, wt, _at, a, b in walk_fields(src, occurrences(src, where.parent), runs):
-        if n != number:
-            continue
-        if wt == RUN:
-            if held and (held + int(a.size) > size or 4 * int(a.size) >= size):
-                yield from _flush(held_starts, held_ends, singles, size)  # a run: no join
-                held_starts, held_ends, singles, held = [], [], [], 0
-            if singles:
-                held_starts.append(np.array([s for s, _ in singles], np.uint64))
-                held_ends.append(np.array([e for _, e in singles], np.uint64))
-                singles = []
-            held_starts.append(_u64(a))
-            held_ends.append(_u64(b))
-            held += int(a.size)
-        elif wt == LEN:
-            singles.append((a, b))
-            held += 1
-        if held >= size:
-            yield from _flush(held_starts, held_ends, singles, size)
-            held_starts, held_ends, singles, held = [], [], [], 0
-    if held:
-        yield from _flush(held_starts, held_ends, singles, size)
 
+    def occurrence(wt: int, a: int, b: int) -> tuple[int, ...] | None:
+        return (a, b) if wt == LEN else None
 
-def _flush(starts: list[npt.NDArray[np.uint64]], ends: list[npt.NDArray[np.uint64]],
-           singles: list[tuple[int, int]], size: int) -> Iterator[Batch]:
-    if singles:
-        starts.append(np.array([s for s, _ in singles], np.uint64))
-        ends.append(np.array([e for _, e in singles], np.uint64))
-    s, e = (starts[0], ends[0]) if len(starts) == 1 else (np.concatenate(starts),
-                                                            np.concatenate(ends))
-    for at in range(0, int(s.size), size):
-        yield s[at:at + size], e[at:at + size]
+    for held in _found(src, where.parent, where.number, occurrence,
+                       lambda a, b: (_u64(a), _u64(b)), (np.uint64, np.uint64), size):
+        s, e = _joined(held)
+        for at in range(0, int(s.size), size):
+            yield s[at:at + size], e[at:at + size]
 
 
 def piece_batches(src: Source, parent: Where, number: int, want: int,
@@ -83,55 +52,76 @@ def piece_batches(src: Source, parent: Where, number: int, want: int,
     """The pieces of number field ``number`` (of wire type ``want``, or packed) of the
     message at ``parent``, as ``walk.Fields`` keeps them, in ``Compact`` batches of about
     ``size`` (BATCH): runs of packed pieces with a one-byte tag split by numpy."""
-    size = size or BATCH
+
+    def piece(wt: int, a: int, b: int) -> tuple[int, ...] | None:
+        if wt == VARINT == want:
+            return VARINT, a, 0
+        return (wt, a, b) if wt in (want, LEN) else None
+
+    for held in _found(src, parent, number, piece,
+                       lambda a, b: (np.full(a.size, LEN, np.int8), _u64(a), _u64(b)),
+                       (np.int8, np.uint64, np.uint64), size or BATCH):
+        out = Compact([])
+        out.add_run(*_joined(held))
+        out.settle()  # payloads reads the arrays
+        yield out
+
+
+Columns = tuple[npt.NDArray[Any], ...]
+
+
+def _found(src: Source, parent: Where, number: int,
+           single: Callable[[int, Any, Any], tuple[int, ...] | None],
+           run: Callable[[Any, Any], Columns], dtypes: tuple[Any, ...], size: int
+           ) -> Iterator[list[Columns]]:
+    """Field ``number`` of the message at ``parent``, walked again: its runs (``run``'s
+    columns) and single fields (``single``'s row, None to skip one) held as columns and
+    given out about ``size`` at a time; a run of a quarter of that or more alone, not
+    joined with others."""
     tag = number << 3 | LEN
     runs = frozenset({tag}) if tag < 0x80 else frozenset()
-    held: list[tuple[npt.NDArray[Any], ...]] = []
-    singles: list[tuple[int, int, int]] = []
+    held: list[Columns] = []
+    rows: list[tuple[int, ...]] = []
     count = 0
     for n, wt, _at, a, b in walk_fields(src, occurrences(src, parent), runs):
         if n != number:
             continue
         if wt == RUN:
             if count and (count + int(a.size) > size or 4 * int(a.size) >= size):
-                _hold_singles(held, singles)
-                yield _compact(held)  # a run alone: no join
-                held, count = [], 0
-            _hold_singles(held, singles)
-            held.append((np.full(a.size, LEN, np.int8), _u64(a), _u64(b)))
+                yield _with_rows(held, rows, dtypes)
+                held, rows, count = [], [], 0
+            _with_rows(held, rows, dtypes)  # (the rows before the run, first)
+            held.append(run(a, b))
             count += int(a.size)
-        elif wt == VARINT == want:
-            singles.append((VARINT, a, 0))
-            count += 1
-        elif wt in (want, LEN):
-            singles.append((wt, a, b))
-            count += 1
         else:
-            continue
+            row = single(wt, a, b)
+            if row is None:
+                continue
+            rows.append(row)
+            count += 1
         if count >= size:
-            _hold_singles(held, singles)
-            yield _compact(held)
-            held, count = [], 0
-    _hold_singles(held, singles)
-    if held:
-        yield _compact(held)
+            yield _with_rows(held, rows, dtypes)
+            held, rows, count = [], [], 0
+    if count:
+        yield _with_rows(held, rows, dtypes)
 
 
-def _hold_singles(held: list[tuple[npt.NDArray[Any], ...]],
-                  singles: list[tuple[int, int, int]]) -> None:
-    if singles:
-        held.append((np.array([w for w, _, _ in singles], np.int8),
-                     np.array([a for _, a, _ in singles], np.uint64),
-                     np.array([b for _, _, b in singles], np.uint64)))
-        singles.clear()
+def _with_rows(held: list[Columns], rows: list[tuple[int, ...]], dtypes: tuple[Any, ...]
+               ) -> list[Columns]:
+    """``held`` with the single rows after it added as columns (``rows`` then emptied)."""
+    if rows:
+        held.append(tuple(np.array(column, dtype)
+                          for column, dtype in zip(zip(*rows, strict=True), dtypes,
+                                                   strict=True)))
+        rows.clear()
+    return held
 
 
-def _compact(held: list[tuple[npt.NDArray[Any], ...]]) -> Compact:
-    out = Compact([])
-    out.add_run(*(held[0] if len(held) == 1 else
-                  [np.concatenate([h[k] for h in held]) for k in range(3)]))
-    out.settle()  # payloads reads the arrays
-    return out
+def _joined(held: list[Columns]) -> Columns:
+    """The held columns one after another (a lone run's as they are)."""
+    if len(held) == 1:
+        return held[0]
+    return tuple(np.concatenate([h[k] for h in held]) for k in range(len(held[0])))
 
 
 def _u64(bounds: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:

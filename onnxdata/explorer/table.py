@@ -70,7 +70,7 @@ class _Context:
         self.scalars = f.scalars
         self.present = set(f.counts) | set(f.pieces)
         pieces = f.pieces.get("dims", [])
-        if sum(b - a if wt == LEN else 0 for wt, a, b in pieces) > 1 << 16:
+        if "dims" in f.over or sum(b - a if wt == LEN else 0 for wt, a, b in pieces) > 1 << 16:
             self.dims = None
             return
         out: list[int] = []

@@ -159,6 +159,14 @@ class Compact(_Waiting):
     def __len__(self) -> int:
         return len(self.wts) + self.held
 
+    def forget(self) -> None:
+        """Let go of the pieces of a field past COMPACT_PIECES (``Fields.over``: walked again
+        whenever they are asked for), keeping their count: 4 million pieces are 68 MB, and
+        the runs of a Python walk would be copied by ``settle`` only to be dropped."""
+        count = len(self)
+        self.wts, self.starts, self.ends = array("b"), array("Q"), array("Q")
+        self.waiting, self.held = [], count
+
     def varint_bytes(self) -> int:
         """The bytes of a varint field's pieces: a packed run's length, and 1 for each single
         value (one numpy pass, not a Python step per piece)."""

@@ -149,7 +149,7 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
         out = Fields()
         if compiled_scan(src, ranges, lambda: occurrence_batches(src, where), schema, out,
                          limit):
-            return out
+            return _forget_over(out)
     return python_scan(src, where, schema, limit)
 
 
@@ -270,9 +270,20 @@ def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) ->
             out.unknown_more += 1
     if record is not None:
         src.root_cache = segments
+    _forget_over(out)
     for store in (*many.values(), *pieces.values()):
         if isinstance(store, (RangeStore, Compact)):
             store.settle()  # the runs added by _bulk, copied once
+    return out
+
+
+def _forget_over(out: Fields) -> Fields:
+    """``out`` without the pieces it keeps of fields past COMPACT_PIECES: ``pieces_of``
+    walks the message again for those."""
+    for name in out.over:
+        kept = out.pieces[name]
+        if isinstance(kept, Compact):  # (a list goes over only where a test lowers the limit)
+            kept.forget()
     return out
 
 

@@ -150,6 +150,11 @@ def test_millions_of_pieces_and_occurrences_are_read_whole(monkeypatch: pytest.M
     assert counted, "the runs past what the walk keeps were not only counted"
     as_map = reading(data, "map").as_json()
     assert f"{2 * n} " in as_map["summary"].replace(",", ""), as_map["summary"]
+    keys = walk.scan(Source.of_buffer(data), walk.whole(0, len(data)), walk.MAP)
+    held = keys.pieces["keys"]  # past the limit: counted, its 68 MB of pieces let go
+    assert "keys" in keys.over and isinstance(held, walk.Compact)
+    assert len(held) == walk.COMPACT_PIECES  # (what it held: the walk counts no further)
+    assert not (len(held.wts) or len(held.starts) or held.waiting)
     as_sparse = reading(data, "sparse_tensor").as_json()
     assert as_sparse["summary"].endswith(f"[8, 1, 8, 1, … ({2 * n} dims)]")
     as_optional = reading(data, "optional").as_json()

@@ -238,10 +238,10 @@ def join(const uint8_t[::1] window, long long base, const long long[::1] starts,
 
 
 def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
-          Py_ssize_t[::1] starts, Py_ssize_t[::1] ends):
+          Py_ssize_t[::1] starts, Py_ssize_t[::1] ends, Py_ssize_t offset=0):
     """``decode.split_strings`` in one pass: the values of the run of length-delimited
     fields with the one-byte ``tag`` at ``pos`` (up to ``end``), the bounds of the first
-    ``len(starts)`` written to ``starts`` and ``ends`` (none: a count):
+    ``len(starts)`` written to ``starts`` and ``ends`` (none: a count), ``offset`` added:
     ``(count, stop, cut)``, where ``stop`` is where the run stops and ``cut`` says a
     value's length is cut off, over 10 bytes, or runs past ``end`` (the run stops at
     that value's tag)."""
@@ -255,26 +255,31 @@ def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
     with nogil:
         while pos < end and data[pos] == tag:
             i = pos + 1
-            length = 0
-            shift = 0
-            cut = 1
-            while i < end and shift < 70:
-                b = data[i]
-                if shift == 63 and b > 1:
-                    break  # a length of 2**64 or more: past any end (cut)
-                length |= (<uint64_t>(b & 0x7F)) << shift
+            if i < end and data[i] < 0x80:  # a one-byte length: the common case
+                length = data[i]
                 i += 1
-                if b < 0x80:
-                    cut = 0
-                    break
-                shift += 7
+                cut = 0
+            else:
+                length = 0
+                shift = 0
+                cut = 1
+                while i < end and shift < 70:
+                    b = data[i]
+                    if shift == 63 and b > 1:
+                        break  # a length of 2**64 or more: past any end (cut)
+                    length |= (<uint64_t>(b & 0x7F)) << shift
+                    i += 1
+                    if b < 0x80:
+                        cut = 0
+                        break
+                    shift += 7
             if cut or length > <uint64_t>(end - i):
                 cut = 1
                 break
             at = i + <Py_ssize_t>length
             if count < room:
-                starts[count] = i
-                ends[count] = at
+                starts[count] = i + offset
+                ends[count] = at + offset
             count += 1
             pos = at
     return count, pos, bool(cut)

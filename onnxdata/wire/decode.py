@@ -354,26 +354,31 @@ def _bytewise(part: npt.NDArray[np.uint8], ends: npt.NDArray[np.intp],
 # --------------------------------------------------------------------------- strings
 
 def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
-                  partial: bool = False
+                  partial: bool = False, offset: int = 0
                   ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
     """:func:`numpy_split_strings` by the compiled loop (``_varints.split``: one pass, a
     few ns a value; numpy's strided rows cost 15 to 30 ns a value of a sequence's empty
-    elements) where it is built; the same bounds, stop and None."""
+    elements) where it is built; the same bounds (``offset`` added to them: where
+    ``data`` starts in a file), stop and None."""
     if _LOOP is None:
-        return numpy_split_strings(data, pos, end, tag, partial=partial)
+        got = numpy_split_strings(data, pos, end, tag, partial=partial)
+        if got is None or not offset:
+            return got
+        return got[0] + offset, got[1] + offset, got[2]
     data = np.ascontiguousarray(data, _U8)
     span = max(0, end - pos)
     first = int(data[pos + 1]) + 2 if pos + 1 < end and data[pos + 1] < 0x80 else 2
     room = min(span // 2 + 1, span // first + 64)  # as many as values like the first
     starts = np.empty(room, np.intp)
     ends = np.empty(room, np.intp)
-    count, stop, cut = _LOOP.split(data, pos, end, tag, starts, ends)  # counts past room
+    # (it counts past its room)
+    count, stop, cut = _LOOP.split(data, pos, end, tag, starts, ends, offset)
     if (cut and not partial) or not count:
         return None
     if count > room:  # shorter values later: again, with room for every one
         starts = np.empty(count, np.intp)
         ends = np.empty(count, np.intp)
-        _LOOP.split(data, pos, stop, tag, starts, ends)
+        _LOOP.split(data, pos, stop, tag, starts, ends, offset)
     elif 2 * count < room:  # not a view of mostly unused room, held by a store
         return starts[:count].copy(), ends[:count].copy(), int(stop)
     return starts[:count], ends[:count], int(stop)

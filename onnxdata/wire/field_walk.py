@@ -108,13 +108,11 @@ def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int, count: 
     if count:  # (count, None, ...): only how many
         counted = count_strings(arr, pos - base, min(stop, base + len(buf)) - base, key)
         return None if counted is None else (counted[0], None, counted[1] + base, buf, base)
-    got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True)
+    got = split_strings(arr, pos - base, min(stop, base + len(buf)) - base, key, partial=True,
+                        offset=base)
     if got is None:
         return None
     starts, ends, stop = got
-    if base:
-        starts += base
-        ends += base
     return starts, ends, stop + base, buf, base
 
 

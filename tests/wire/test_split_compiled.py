@@ -23,8 +23,9 @@ SETTINGS = settings(max_examples=400, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-def outcome(split: Any, data: bytes, pos: int, end: int, partial: bool) -> Any:
-    got = split(np.frombuffer(data, np.uint8), pos, end, TAG, partial=partial)
+def outcome(split: Any, data: bytes, pos: int, end: int, partial: bool, **offset: int
+            ) -> Any:
+    got = split(np.frombuffer(data, np.uint8), pos, end, TAG, partial=partial, **offset)
     if got is None:
         return None
     starts, ends, stop = got
@@ -32,13 +33,24 @@ def outcome(split: Any, data: bytes, pos: int, end: int, partial: bool) -> Any:
     return starts.tolist(), ends.tolist(), stop
 
 
+def shifted(got: Any, offset: int) -> Any:
+    """A split's outcome with ``offset`` added to its bounds (not to its stop)."""
+    if got is None:
+        return None
+    return [a + offset for a in got[0]], [b + offset for b in got[1]], got[2]
+
+
 def assert_alike(data: bytes, pos: int, end: int) -> None:
+    """The compiled split gives the numpy split's outcome, and both (split_strings with
+    the compiled loop off) add an ``offset`` to the bounds alike."""
     for partial in (False, True):
-        with mock.patch.object(decode, "_LOOP", LOOP):
-            compiled = outcome(decode.split_strings, data, pos, end, partial)
         numpy = outcome(decode.numpy_split_strings, data, pos, end, partial)
-        assert compiled == numpy, (data.hex() if len(data) < 300 else len(data), pos, end,
-                                   partial)
+        where = (data.hex() if len(data) < 300 else len(data), pos, end, partial)
+        for loop in (LOOP, None):
+            with mock.patch.object(decode, "_LOOP", loop):
+                assert outcome(decode.split_strings, data, pos, end, partial) == numpy, where
+                assert outcome(decode.split_strings, data, pos, end, partial,
+                               offset=1 << 40) == shifted(numpy, 1 << 40), where
 
 
 payload = st.one_of(st.just(b""), st.binary(max_size=3), st.just(bytes([TAG]) * 2),

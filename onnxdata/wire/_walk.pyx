@@ -38,6 +38,7 @@ cdef enum:
     KEEP_PIECES = 1024
     COMPACT_PIECES = 4194304
     MAX_FIELD = 0x1FFFFFFF
+    ROW = 16  # stores.ROW: fixed-width values one after another, each after a 1-byte tag
 
 cdef int[7] WANT = [0, 0, 2, 2, 5, 1, 0]  # wire type each kind takes unpacked
 
@@ -161,7 +162,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
     cdef uint64_t key, value = 0
     cdef uint64_t number
     cdef int wt, kind, k
-    cdef Py_ssize_t a, b, size
+    cdef Py_ssize_t a, b, size, row_end
     cdef dict counts = into.counts
     cdef dict many = into.many
     cdef dict pieces = into.pieces
@@ -286,7 +287,12 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                         if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
                             _push(<array>(<tuple>(<list>run)[count - 1])[1], value)
                             continue
-                        if count < KEEP_PIECES:
+                        if count < KEEP_PIECES and not (
+                                wt != 0 and count and a == tag_at + 1
+                                and (<tuple>(<list>run)[count - 1])[0] == wt
+                                and (<tuple>(<list>run)[count - 1])[2] == tag_at):
+                            # (a second fixed value right after the first: a ROW, in a
+                            # Compact, which it extends in place)
                             if wt == 0:
                                 (<list>run).append((0, array("Q", [value]), 0))
                             else:
@@ -295,6 +301,11 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                         from onnxdata.wire.walk import Compact
                         pieces[name] = run = Compact(run)
                     _cache_compact(cache, k, run)
+                if wt != 0 and a == tag_at + 1:
+                    row_end = _extend_row(cache, k, wt, tag_at, b, p, base, lim + base)
+                    if row_end >= 0:
+                        pos = row_end
+                        continue
                 if Py_SIZE(<array>cache[3 * k]) < COMPACT_PIECES:
                     _push(<array>cache[3 * k], wt)
                     _push(<array>cache[3 * k + 1], value if wt == 0 else <uint64_t>a)
@@ -327,6 +338,31 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
         else:
             st.unknown_more += 1
     return pos
+
+
+cdef inline Py_ssize_t _extend_row(list cache, int k, int wt, Py_ssize_t tag_at, Py_ssize_t b,
+                                   const unsigned char *p, Py_ssize_t base, Py_ssize_t stop):
+    """Where the row ends, or -1: the fixed-width value of wire type ``wt`` ending at ``b``,
+    whose one-byte tag is at ``tag_at``, joins the Compact's last piece for field ``k`` when
+    that is a value or row of the same type ending at the tag (a float_data written one
+    value at a time: one piece), and so do the same tag and value after it, up to
+    ``stop`` (what ``p`` holds of the message), in one tight loop."""
+    cdef array wts = <array>cache[3 * k]
+    cdef array ends = <array>cache[3 * k + 2]
+    cdef Py_ssize_t last = Py_SIZE(wts) - 1
+    cdef Py_ssize_t size = 4 if wt == 5 else 8
+    cdef Py_ssize_t j = b - base
+    cdef unsigned char tag = p[tag_at - base]
+    if last < 0 or ends.data.as_ulonglongs[last] != <unsigned long long>tag_at:
+        return -1
+    if wts.data.as_schars[last] != wt and wts.data.as_schars[last] != (wt | ROW):
+        return -1
+    stop -= base + size + 1
+    while j <= stop and p[j] == tag:
+        j += size + 1
+    wts.data.as_schars[last] = <signed char>(wt | ROW)
+    ends.data.as_ulonglongs[last] = <unsigned long long>(j + base)
+    return j + base
 
 
 cdef inline int _cache_compact(list cache, int k, run) except -1:

@@ -21,6 +21,7 @@ from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.decode import has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
+from onnxdata.wire.stores import ROW
 from onnxdata.wire.walk import Compact, Piece, RangeStore, Rewalked, Where
 
 __all__ = ["KEPT_INTS", "VARINT_CHUNK", "count_varints", "decode_varints", "fixed",
@@ -388,11 +389,26 @@ def fixed(src: Source, found: Iterable[Piece] | None, dtype: np.dtype[Any],
         if wt == LEN and (b - a) % size:
             raise WireError(f"packed field of {b - a} bytes is not a whole number of"
                             f" {size}-byte values", a)
-    count = sum((b - a) // size for _wt, a, b in pieces)
+    count = sum((b - a + 1) // (size + 1) if wt & ROW else (b - a) // size
+                for wt, a, b in pieces)
     if not decode:
         return count, None
-    arrays = [src.array(dtype, a, (b - a) // size) for _wt, a, b in pieces]
+    arrays = [_row(src, dtype, a, b) if wt & ROW else src.array(dtype, a, (b - a) // size)
+              for wt, a, b in pieces]
     return count, arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _row(src: Source, dtype: np.dtype[Any], a: int, b: int) -> npt.NDArray[Any]:
+    """The values of a ROW piece at ``[a, b)``: one strided copy."""
+    stride = dtype.itemsize + 1
+    return _strided_copy(src.u8(a, b), dtype, (b - a + 1) // stride, stride)
+
+
+def _strided_copy(buf: npt.NDArray[np.uint8], dtype: np.dtype[Any], n: int, stride: int
+                  ) -> npt.NDArray[Any]:
+    """``n`` values of ``dtype`` at every ``stride`` bytes of ``buf``, copied: an unaligned
+    strided view, which numpy copies 20x faster than rows of bytes (0.1 ms for 200,000)."""
+    return np.array(np.ndarray((n,), dtype, buffer=buf, strides=(stride,)))
 
 
 def _fixed_strided(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bool
@@ -400,23 +416,19 @@ def _fixed_strided(src: Source, kept: Compact, dtype: np.dtype[Any], decode: boo
     """``fixed`` of many pieces of one width at one stride (a float written one at a time,
     250,000 times: 4 bytes every 5) in one strided copy; None for any other pieces."""
     wts = np.frombuffer(kept.wts, dtype=np.int8)
-    starts = np.frombuffer(kept.starts, dtype=np.uint64).astype(np.int64)
-    ends = np.frombuffer(kept.ends, dtype=np.uint64).astype(np.int64)
+    starts = np.frombuffer(kept.starts, dtype=np.uint64)  # (no copies: fresh pages cost)
+    ends = np.frombuffer(kept.ends, dtype=np.uint64)
     n = int(starts.size)
-    width = int(ends[0] - starts[0]) if n else 0
+    width = int(ends[0]) - int(starts[0]) if n else 0
     if n < 2 or width != dtype.itemsize or bool((wts != wts[0]).any()) or wts[0] == VARINT \
             or not bool((ends - starts == width).all()):
         return None
-    stride = int(starts[1] - starts[0])
+    stride = int(starts[1]) - int(starts[0])
     if stride < width or not bool((np.diff(starts) == stride).all()):
         return None
     if not decode:
         return n, None
-    lo = int(starts[0])
-    buf = src.u8(lo, int(ends[-1]))
-    rows = np.lib.stride_tricks.as_strided(buf, shape=(n, width), strides=(stride, 1),
-                                           writeable=False)
-    return n, np.ascontiguousarray(rows).reshape(-1).view(dtype)
+    return n, _strided_copy(src.u8(int(starts[0]), int(ends[-1])), dtype, n, stride)
 
 
 def _fixed_gathered(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bool
@@ -425,7 +437,7 @@ def _fixed_gathered(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bo
     between another field's values) from one read of their span, their bytes gathered by
     numpy, not one read per piece; None where they are not in order or lie far apart."""
     wts = np.frombuffer(kept.wts, dtype=np.int8)
-    if bool((wts == VARINT).any()):
+    if bool(((wts == VARINT) | (wts >= ROW)).any()):
         return None
     s = np.frombuffer(kept.starts, dtype=np.uint64).astype(np.int64)
     e = np.frombuffer(kept.ends, dtype=np.uint64).astype(np.int64)

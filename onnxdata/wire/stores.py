@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.format import LEN, VARINT
 
-__all__ = ["Compact", "Piece", "RangeStore", "Rewalked", "range_bounds"]
+__all__ = ["ROW", "Compact", "Piece", "RangeStore", "Rewalked", "range_bounds"]
 
 
 def _raw(values: Any) -> Any:
@@ -128,8 +128,12 @@ def range_bounds(ranges: list[tuple[int, int]] | RangeStore
 
 
 #: One piece of a repeated number field: (VARINT, array of single values, 0),
-#: (LEN, start, end) for a packed run, or (I32/I64, start, end) for one fixed value.
+#: (LEN, start, end) for a packed run, (I32/I64, start, end) for one fixed value, or
+#: (I32/I64 | ROW, start, end) for fixed values one after another, each after the field's
+#: one-byte tag (a float_data written a value at a time: one piece, not one per value;
+#: the compiled walk's): ``(end - start + 1) // (width + 1)`` values.
 Piece = tuple[int, Any, int]
+ROW: Final = 16
 
 
 class Compact(_Waiting):

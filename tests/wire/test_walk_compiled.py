@@ -11,15 +11,17 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import walk, walk_compiled
 from onnxdata.wire.batches import occurrence_batches
-from onnxdata.wire.format import SGROUP, WireError, encode_varint
+from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_varint
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
+from onnxdata.wire.stores import ROW
 from onnxdata.wire.walk import (
     ENTRY,
     MAP,
@@ -67,9 +69,26 @@ def plain(value: Any) -> Any:
     return value
 
 
+def singles(pieces: Any) -> list[tuple[int, int, int]]:
+    """A field's pieces one per value: each varint alone, and each ROW (the compiled walk's
+    fixed values one after another, one piece) as the single values the Python walk
+    keeps; so a list and a Compact of the same values compare alike."""
+    out: list[tuple[int, int, int]] = []
+    for wt, a, b in pieces:
+        if wt == VARINT:
+            out += [(VARINT, int(v), 0) for v in a]
+        elif wt & ROW:
+            width = 4 if wt & 7 == I32 else 8
+            out += [(wt & 7, at, at + width) for at in range(a, b, width + 1)]
+        else:
+            out.append((wt, int(a), int(b)))
+    return out
+
+
 def facts(f: Fields) -> dict[str, Any]:
-    return {k: plain(getattr(f, k)) for k in ("scalars", "bad_enum", "last", "many", "counts",
-                                                "pieces", "unknown", "unknown_more", "over")}
+    got = {k: plain(getattr(f, k)) for k in ("scalars", "bad_enum", "last", "many", "counts",
+                                               "unknown", "unknown_more", "over")}
+    return got | {"pieces": {name: singles(kept) for name, kept in f.pieces.items()}}
 
 
 def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
@@ -226,3 +245,52 @@ def test_like_elements_remembered(case: tuple[int, list[bytes], int], cap: int,
         except onnxdata.ValidationError as exc:
             got = list(exc.problems)
         assert got == want
+
+
+_FLOAT, _DOUBLE = b"\x25\x00\x00\x80\x3f", b"\x51" + bytes(7) + b"\x40"  # float_data, double_data
+#: A tensor's float_data and double_data written a value at a time, between the pieces
+#: that end a ROW: a packed run, another field, the other wire type, an unknown field.
+unpacked = st.lists(st.one_of(
+    st.integers(1, 30).map(lambda k: _FLOAT * k),
+    st.integers(1, 30).map(lambda k: _DOUBLE * k),
+    st.just(b"\x21" + bytes(8)),  # float_data with a double's wire type: unknown
+    st.just(ld(4, bytes(8))),  # float_data packed
+    st.just(ld(8, b"x")),  # a name
+    st.just(b"\xa5\x01" + bytes(4)),  # an I32 field of two-byte tag (unknown)
+), min_size=1, max_size=12).map(b"".join)
+
+
+@needs_loop
+@SETTINGS
+@given(unpacked, st.integers(0, 3))
+def test_rows_of_values_written_one_at_a_time(data: bytes, cut: int) -> None:
+    """The compiled walk keeps fixed values one after another as one ROW piece; they are
+    the Python walk's single values, and a cut value stops both alike."""
+    check(data, TENSOR)
+    check(data[:max(0, len(data) - cut)], TENSOR)
+
+
+@needs_loop
+@pytest.mark.parametrize("n", [2, 1025, 40_000])
+def test_a_row_read_across_windows(n: int) -> None:
+    """A row of ``n`` floats, a name, then ``n`` doubles: read by pread windows (a row goes
+    on from one window to the next), the rows are the Python walk's values, and
+    ``payloads.fixed`` gives protobuf's values from them."""
+    from onnxdata.wire.payloads import fixed
+
+    data = _FLOAT * n + ld(8, b"x") + _DOUBLE * n
+    check(data, TENSOR)
+    for src in sources(data):
+        with src:
+            f = compiled_scan(src, Where([(0, len(data))]), TENSOR, 1000)
+            assert f is not None
+            kept = [list(f.pieces_of(name, Where([(0, len(data))]), TENSOR, src))
+                    for name in ("float_data", "double_data")]
+            assert [[wt for wt, _, _ in pieces] for pieces in kept] == [[I32 | ROW],
+                                                                        [I64 | ROW]]
+            floats = fixed(src, f.pieces_of("float_data", Where([(0, len(data))]), TENSOR, src),
+                           np.dtype("<f4"))
+            assert floats[0] == n and bool((floats[1] == 1.0).all())
+            doubles = fixed(src, f.pieces_of("double_data", Where([(0, len(data))]), TENSOR,
+                                             src), np.dtype("<f8"))
+            assert doubles[0] == n and bool((doubles[1] == 2.0).all())

@@ -108,6 +108,10 @@ cdef class _Into:
     cdef dict counts, many, pieces
     cdef list unknown, names, cache
     cdef const signed char[:] kinds
+    # the kinds' memory, for a plain load per field (a memoryview taken per occurrence of a
+    # merged message cost more than its fields)
+    cdef const signed char *kind_of
+    cdef Py_ssize_t nkinds
 
     def __init__(self, out, const signed char[:] kinds, list names):
         self.out = out
@@ -116,6 +120,8 @@ cdef class _Into:
         self.pieces = out.pieces
         self.unknown = out.unknown
         self.kinds = kinds
+        self.kind_of = &kinds[0] if kinds.shape[0] else NULL
+        self.nkinds = kinds.shape[0]
         self.names = names
         self.cache = [None] * (3 * kinds.shape[0])
 
@@ -163,15 +169,10 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
     cdef uint64_t number
     cdef int wt, kind, k
     cdef Py_ssize_t a, b, size, row_end
-    cdef dict counts = into.counts
-    cdef dict many = into.many
-    cdef dict pieces = into.pieces
-    cdef list unknown = into.unknown
     cdef list names = into.names
     cdef list cache = into.cache
-    cdef const signed char[:] kinds = into.kinds
-    cdef object out = into.out
-    cdef Py_ssize_t nkinds = kinds.shape[0]
+    cdef const signed char *kinds = into.kind_of
+    cdef Py_ssize_t nkinds = into.nkinds
     cdef object name, kept, run
     cdef Py_ssize_t count
     if nkinds > MAX_KINDS:
@@ -234,7 +235,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                 st.has_last[k] = 0
                 st.count[k] = -1
                 if kind == LAST or kind == MANY:
-                    st.count[k] = counts.get(names[k], 0)
+                    st.count[k] = into.counts.get(names[k], 0)
             if wt == WANT[kind]:
                 if kind == SCALAR:
                     st.scalar[k] = value
@@ -242,7 +243,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                     continue
                 if kind == ENUM:
                     if (value & 0xFFFFFFFF) > 1:
-                        out.bad_enum = value  # a closed enum reads the low 32 bits
+                        into.out.bad_enum = value  # a closed enum reads the low 32 bits
                     else:
                         st.scalar[k] = value
                         st.has_scalar[k] = 1
@@ -258,30 +259,30 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                     st.count[k] = count + 1
                     if count < KEEP:
                         if count == 0:
-                            many[names[k]] = [(a, b)]
+                            into.many[names[k]] = [(a, b)]
                         else:
-                            (<list>many[names[k]]).append((a, b))
+                            (<list>into.many[names[k]]).append((a, b))
                     elif count < COMPACT_PIECES:
                         if cache[3 * k] is None:
                             if count == KEEP:
                                 from onnxdata.wire.walk import RangeStore
-                                many[names[k]] = kept = RangeStore(many[names[k]])
+                                into.many[names[k]] = kept = RangeStore(into.many[names[k]])
                             else:
-                                kept = many[names[k]]
+                                kept = into.many[names[k]]
                             cache[3 * k] = kept.starts
                             cache[3 * k + 1] = kept.ends
                         _push(<array>cache[3 * k], a)
                         _push(<array>cache[3 * k + 1], b)
                     else:
-                        many[names[k]] = None
+                        into.many[names[k]] = None
                         cache[3 * k] = None
                     continue
                 # a number field's single value
                 if cache[3 * k] is None:
                     name = names[k]
-                    run = pieces.get(name)
+                    run = into.pieces.get(name)
                     if run is None:
-                        run = pieces[name] = []
+                        run = into.pieces[name] = []
                     if type(run) is list:
                         count = len(<list>run)
                         if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
@@ -299,7 +300,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                                 (<list>run).append((wt, a, b))
                             continue
                         from onnxdata.wire.walk import Compact
-                        pieces[name] = run = Compact(run)
+                        into.pieces[name] = run = Compact(run)
                     _cache_compact(cache, k, run)
                 if wt != 0 and a == tag_at + 1:
                     row_end = _extend_row(cache, k, wt, tag_at, b, p, base, lim + base)
@@ -311,17 +312,17 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                     _push(<array>cache[3 * k + 1], value if wt == 0 else <uint64_t>a)
                     _push(<array>cache[3 * k + 2], b)
                 else:
-                    out.over.add(names[k])
+                    into.out.over.add(names[k])
                 continue
             if wt == 2 and (kind == VARINTS or kind == FIXED32S or kind == FIXED64S):
                 if cache[3 * k] is None:
                     name = names[k]
-                    run = pieces.get(name)
+                    run = into.pieces.get(name)
                     if run is None:
-                        run = pieces[name] = []
+                        run = into.pieces[name] = []
                     if type(run) is list and len(<list>run) >= KEEP_PIECES:
                         from onnxdata.wire.walk import Compact
-                        pieces[name] = run = Compact(run)
+                        into.pieces[name] = run = Compact(run)
                     if type(run) is list:
                         (<list>run).append((2, a, b))
                         continue
@@ -331,10 +332,10 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                     _push(<array>cache[3 * k + 1], a)
                     _push(<array>cache[3 * k + 2], b)
                 else:
-                    out.over.add(names[k])
+                    into.out.over.add(names[k])
                 continue
-        if len(unknown) < limit:
-            unknown.append((number, wt))
+        if len(into.unknown) < limit:
+            into.unknown.append((number, wt))
         else:
             st.unknown_more += 1
     return pos

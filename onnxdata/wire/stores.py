@@ -102,8 +102,9 @@ class RangeStore(_Waiting):
         self.waiting, self.held = [], 0
 
     def append(self, r: tuple[int, int]) -> None:
-        self.settle()
-        self.own()
+        if self.waiting or type(self.starts) is not array:
+            self.settle()
+            self.own()
         self.starts.append(r[0])
         self.ends.append(r[1])
 
@@ -142,20 +143,27 @@ class Compact(_Waiting):
     COLUMNS = (("wts", "b"), ("starts", "Q"), ("ends", "Q"))
 
     def __init__(self, pieces: list[Piece]) -> None:
-        self.wts: Any = array("b")
-        self.starts: Any = array("Q")
-        self.ends: Any = array("Q")
-        self.waiting, self.held = [], 0
+        wts: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
         for wt, a, b in pieces:
-            if wt == VARINT:
-                for v in a:
-                    self.append(VARINT, v, 0)
+            if wt == VARINT:  # (VARINT, array of values, 0): a piece per value
+                wts += [VARINT] * len(a)
+                starts += a
+                ends += [0] * len(a)
             else:
-                self.append(wt, a, b)
+                wts.append(wt)
+                starts.append(a)
+                ends.append(b)
+        self.wts: Any = array("b", wts)
+        self.starts: Any = array("Q", starts)
+        self.ends: Any = array("Q", ends)
+        self.waiting, self.held = [], 0
 
     def append(self, wt: int, a: int, b: int) -> None:
-        self.settle()
-        self.own()
+        if self.waiting or type(self.wts) is not array:
+            self.settle()
+            self.own()
         self.wts.append(wt)
         self.starts.append(a)
         self.ends.append(b)

@@ -3,6 +3,7 @@ entries, typed entries within their type's range, and external data."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -93,6 +94,23 @@ def element_count(dims: Sequence[int]) -> int | None:
     own = getattr(dims, "element_count", None)
     if own is not None:
         return cast(int | None, own())
+    if len(dims) > _CHUNK:  # (a bogus reading's 100,000 dims: C-speed passes, not a loop)
+        if min(dims) < 0:
+            return None
+        if 0 in dims:
+            return 0
+        total = 1
+        for at in range(0, len(dims), _CHUNK):
+            part = dims[at:at + _CHUNK]
+            whole = total * math.prod(part)
+            if whole <= HUGE:
+                total = whole
+                continue
+            for d in part:  # the dim that passes HUGE, as the loop below finds it
+                total *= d
+                if total > HUGE:
+                    return total
+        return total
     total = 1
     for d in dims:
         if d < 0:
@@ -102,6 +120,10 @@ def element_count(dims: Sequence[int]) -> int | None:
         elif 0 < total <= HUGE:
             total *= d
     return total
+
+
+#: Dims multiplied at a time by ``element_count`` (a product of at most 16,384 bits).
+_CHUNK: Final = 256
 
 
 # --------------------------------------------------------------------------- tensors

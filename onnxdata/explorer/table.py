@@ -31,7 +31,7 @@ from onnxdata.wire.payloads import decode_varints
 from onnxdata.wire.schema import FieldSpec, Schema, message_schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
-from onnxdata.wire.walk_compiled import count_fields, element_groups
+from onnxdata.wire.walk_compiled import count_fields, count_prefix, element_groups
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 
@@ -131,12 +131,25 @@ class _Table:
         """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
         it, as ``message`` does once the table is full (the same count, the same
         WireError at the same point), a run of elements at a time."""
-        from onnxdata.wire.walk import RUN, walk_fields
-
         counted = count_fields(self.src, start, end, message, depth)
         if counted is not None:  # the compiled count: the same, in C
             self.more += counted
             return
+        pos = start
+        while pos < end:  # a long message (or a bad one): by the compiled count, a window
+            # at a time, and the fields it leaves (long, or bad) by the Python count
+            got = count_prefix(self.src, pos, end, message, depth)
+            if got is not None and got[1] > pos:
+                self.more += got[0]
+                pos = got[1]
+                continue
+            pos = self.walked(message, pos, end, depth, got is not None)
+
+    def walked(self, message: str, start: int, end: int, depth: int, one: bool) -> int:
+        """``count`` by the Python walk, of every field of ``[start, end)`` or (``one``) of
+        the first field or run; where that stops."""
+        from onnxdata.wire.walk import RUN, walk_fields
+
         schema = message_schema(message)
         for number, wt, offset, a, b in walk_fields(self.src, ((start, end),), (), repeats=True):
             spec = schema.get(number)
@@ -146,12 +159,15 @@ class _Table:
             child = spec.message if known and spec is not None else None
             if wt == RUN and child is not None:
                 self.elements(child, offset, a, b, depth + 1)
-                continue
-            self.more += int(a.size) if wt == RUN else 1
-            if child is not None:
-                if depth + 1 > MAX_DEPTH:
-                    raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
-                self.count(child, a, b, depth + 1)
+            else:
+                self.more += int(a.size) if wt == RUN else 1
+                if child is not None:
+                    if depth + 1 > MAX_DEPTH:
+                        raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
+                    self.count(child, a, b, depth + 1)
+            if one:
+                return int(b[-1]) if wt == RUN else b
+        return end
 
     def elements(self, message: str, first_at: int, starts: Any, ends: Any,
                  depth: int) -> None:

@@ -465,3 +465,48 @@ def count_fields(const unsigned char[:] buf, int kind, int depth):
     with nogil:
         got = _count(p, 0, buf.shape[0], kind, depth)
     return got
+
+
+def count_prefix(const unsigned char[:] buf, int kind, int depth):
+    """``count_fields`` of the whole fields at the start of ``buf`` (a window of a message
+    too long to read at once): ``(count, stop)``, ``stop`` where the last field counted
+    ends. A field the window cuts off, or one the Python count must say something of (bad
+    wire, nesting past 100), ends the count before it."""
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t end = buf.shape[0], i = 0, tag_at, stop = 0
+    cdef uint64_t key, value
+    cdef int wt, child
+    cdef long long count = 0, inner
+    with nogil:
+        while i < end:
+            tag_at = i
+            if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
+                break
+            wt = key & 7
+            if key >> 3 == 0 or key >> 3 > MAX_FIELD or wt == 4 or wt > 5:
+                break
+            inner = 0
+            if wt == 3:
+                if not _skip_group(p, &i, end, key >> 3, 0):
+                    break
+            elif wt == 0:
+                if not _varint_at(p, &i, end, &value):
+                    break
+            elif wt == 1 or wt == 5:
+                i += 8 if wt == 1 else 4
+                if i > end:
+                    break
+            else:
+                if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                    break
+                child = _counted_child(kind, key >> 3)
+                if child:
+                    if depth + 1 > LAYOUT_DEPTH:
+                        break
+                    inner = _count(p, i, i + <Py_ssize_t>value, child, depth + 1)
+                    if inner < 0:
+                        break
+                i += <Py_ssize_t>value
+            count += 1 + inner
+            stop = i
+    return count, stop

@@ -6,7 +6,10 @@ message at ``[pos, end)`` whose bytes ``buf`` holds from offset ``base``, and
 adds each to ``out`` (a ``walk.Fields``) exactly as ``walk.scan``'s Python loop
 adds it: tags, lengths and varints read in C, the field's kind looked up in
 ``kinds`` (by field number; its name in ``names``), and the dicts, lists and
-arrays of ``Fields`` filled through the C API. No tuple is made per field.
+arrays of ``Fields`` filled through the C API. No tuple is made per field. One
+difference: fixed-width values of one field one after another (a float_data written
+a value at a time) are one ROW piece (``stores.ROW``), where the Python walk keeps a
+piece per value; the tests compare the two a value at a time.
 
 It returns the position where it stopped: ``end``, or the first field whose
 head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more

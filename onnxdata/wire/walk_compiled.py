@@ -23,6 +23,7 @@ from onnxdata.wire.source import Source
 Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
 __all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
+           "count_prefix",
            "element_groups", "layout_spans", "short_runs"]
 
 
@@ -227,3 +228,18 @@ def count_fields(src: Source, start: int, end: int, message: str, depth: int) ->
         return None
     got = int(_LAYOUTS.count_fields(src.u8(start, end), kind, depth))
     return None if got < 0 else got
+
+
+def count_prefix(src: Source, start: int, end: int, message: str, depth: int
+                 ) -> tuple[int, int] | None:
+    """``count_fields`` of the fields of the ``message`` at ``[start, end)`` that lie whole
+    within its first COUNT_BYTES, a window at a time for a message too long to read at
+    once: ``(count, where they end)``; they end at ``start`` where the first field must go
+    to the Python count (a long one, or one it must say something of). None where the
+    compiled loop is off."""
+    kind = _COUNTED.get(message)
+    if _LAYOUTS is None or kind is None:
+        return None
+    count, stop = _LAYOUTS.count_prefix(src.u8(start, min(end, start + COUNT_BYTES)), kind,
+                                        depth)
+    return int(count), start + int(stop)

@@ -1,5 +1,6 @@
 """The byte table's count of the fields past its limit: the compiled count
-(``walk_compiled.count_fields``) gives the Python count's number, or steps aside where
+(``walk_compiled.count_fields``, and ``count_prefix`` a window at a time for a message
+past COUNT_BYTES) gives the Python count's number, or steps aside where
 the Python count raises (bad wire, nesting past 100) or meets a group, so the table and
 its error are the same either way: over hypothesis-made and mutated messages of every
 kind, and every hostile file the tests hold."""
@@ -40,10 +41,17 @@ def _table(data: bytes, kind: str) -> Any:
 
 
 def _agree(data: bytes, kind: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The table with the compiled count, whole and (as for a message past COUNT_BYTES) a
+    window of a few bytes at a time (``count_prefix``), is the Python count's."""
     compiled = _table(data, kind)
     with monkeypatch.context() as m:
         m.setattr(table, "count_fields", lambda *args: None)
+        m.setattr(table, "count_prefix", lambda *args: None)
         assert _table(data, kind) == compiled
+    for window in (1, 7, 40):
+        with monkeypatch.context() as m:
+            m.setattr(walk_compiled, "COUNT_BYTES", window)
+            assert _table(data, kind) == compiled, window
     return compiled
 
 

@@ -65,9 +65,28 @@ def distinct_entries(src: Source, ranges: list[tuple[int, int]] | RangeStore
                                 (lengths < 0).any()):
         return None
     width = -(-max(widest, 1) // 8) * 8
-    if n * width > _CELLS:
-        return None
-    blob = src.read(lo, hi)
+    distinct: list[bytes] = []
+    index: dict[bytes, int] = {}
+    which: list[int] = []
+    step = max(1, _CELLS // width)  # rows of a table at a time: _CELLS bytes at most
+    for first in range(0, n, step):
+        s, size = starts[first:first + step], lengths[first:first + step]
+        a, b = int(s.min()), int((s + size).max())
+        blob = src.read(lo + a, lo + b)
+        got = _distinct(blob, s - a, size, width)
+        if got is None:
+            return None
+        at, firsts = got
+        mine = [index.setdefault(blob[x:x + k], len(index)) for x, k in at]
+        distinct += list(index)[len(distinct):]  # the new ones, as first met
+        which += np.asarray(mine, np.int64)[firsts].tolist()
+    return distinct, which
+
+
+def _distinct(blob: bytes, starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+              width: int) -> tuple[list[tuple[int, int]], npt.NDArray[np.intp]] | None:
+    """The distinct rows of ``blob``'s entries (where each first is, and its length) and
+    which of them each entry is; None where two rows of one hash differ."""
     rows = _rows(np.frombuffer(blob, np.uint8), starts, lengths, width)
     words = rows.view(np.uint64)  # (n, width // 8)
     h = lengths.astype(np.uint64)
@@ -78,9 +97,7 @@ def distinct_entries(src: Source, ranges: list[tuple[int, int]] | RangeStore
     same = first[which]
     if not (bool((words == words[same]).all()) and bool((lengths == lengths[same]).all())):
         return None  # (two rows of one hash differ)
-    at = starts[first].tolist()
-    return ([blob[a:a + size] for a, size in zip(at, lengths[first].tolist(), strict=True)],
-            which.tolist())
+    return (list(zip(starts[first].tolist(), lengths[first].tolist(), strict=True)), which)
 
 
 def _rows(u8: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],

@@ -49,9 +49,9 @@ import numpy.typing as npt
 
 from onnxdata.wire.format import WireError
 
-__all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "has_long_run", "join_runs",
-           "numpy_scan", "numpy_split_strings", "numpy_varints", "scan_varints",
-           "split_strings", "strings_array"]
+__all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "decode_varints_into",
+           "has_long_run", "join_runs", "numpy_scan", "numpy_split_strings", "numpy_varints",
+           "scan_varints", "split_strings", "strings_array"]
 
 
 def _compiled_loop() -> ModuleType | None:
@@ -99,12 +99,23 @@ def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> 
     want = np.dtype(dtype)
     if want not in (_U32, _U64):
         raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")
-    data = np.ascontiguousarray(data, _U8)
     out = np.empty(int(data.size), want)  # at most one value per byte; trimmed at the end
+    return out[:decode_varints_into(data, out)]
+
+
+def decode_varints_into(data: npt.NDArray[np.uint8], out: npt.NDArray[Any]) -> int:
+    """:func:`decode_varints` written to ``out`` (uint32 or uint64, at least one value per
+    byte of ``data``): how many values; so many runs decode into one array, not each
+    into its own and then joined (170 MB of int64_data: 0.4 s of fresh pages)."""
+    if _LOOP is None:
+        values = numpy_varints(data, out.dtype)
+        out[:values.size] = values
+        return int(values.size)
+    data = np.ascontiguousarray(data, _U8)
     got = int(_LOOP.decode(data, out))
     if got < 0:
-        _raise_as_numpy(data, -got - 1, want)
-    return out[:got]
+        _raise_as_numpy(data, -got - 1, out.dtype)
+    return got
 
 
 def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) -> None:

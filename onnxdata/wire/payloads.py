@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
 from onnxdata.wire.batches import occurrence_batches
-from onnxdata.wire.decode import has_long_run, join_runs, scan_varints
+from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
 from onnxdata.wire.stores import ROW
@@ -118,14 +118,19 @@ def _varints_joined(src: Source, kept: Compact | Rewalked, want: np.dtype[Any]
     """``varints`` of many kept pieces (a bogus reading's keys can be 500,000 empty packed
     runs): decoded as ``joined`` joins them, not one array per run; None where a run is
     bad (``varints`` then decodes run by run and names the bad one exactly)."""
+    parts = list(joined(src, kept))  # (packed bytes, or single values)
+    out = np.empty(sum(int(part.size) for part in parts), want)  # a value a byte at most
+    at = 0
     try:
-        parts = [part.astype(want) if part.dtype == _U64 else decode_varints(part, 0, want)
-                 for part in joined(src, kept)]
+        for part in parts:
+            if part.dtype == _U64:
+                out[at:at + part.size] = part  # (uint32: the low bits, as astype keeps)
+                at += int(part.size)
+            else:
+                at += decode_varints_into(part, out[at:])
     except WireError:
         return None
-    if not parts:
-        return np.zeros(0, want)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return out[:at]
 
 
 def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:

@@ -390,7 +390,7 @@ class Engine(TensorWalk, GroupWalk):
         string_keys: Any
         sw = f.where("string_keys", where, MAP)
         if sw is not None and (key_type == STRING or self.values):
-            string_keys = string_values(src, sw).tolist()
+            string_keys = string_values(src, sw, f.counts.get("string_keys")).tolist()
         else:
             string_keys = range(f.counts.get("string_keys", 0))
         w = f.where("values", where, MAP)

@@ -458,8 +458,8 @@ class TensorWalk:
             return external_value(t.path, dict(t.external), self.base_dir, dt, count, dims,
                                   self.files)
         if dt.is_string:
-            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR)
-                                 ).reshape(dims)
+            return string_values(self.src, t.fields.where("string_data", t.where, TENSOR),
+                                 t.fields.counts.get("string_data")).reshape(dims)
         raw = t.fields.last.get("raw_data")
         if raw is not None:
             return _from_raw(self.src, dt, raw[0], count, dims)

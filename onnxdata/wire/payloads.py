@@ -21,8 +21,8 @@ from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import ROW
-from onnxdata.wire.walk import Compact, Piece, RangeStore, Rewalked, Where
+from onnxdata.wire.stores import ROW, range_bounds
+from onnxdata.wire.walk import Compact, Piece, Rewalked, Where
 
 __all__ = ["KEPT_INTS", "VARINT_CHUNK", "count_varints", "decode_varints", "fixed",
            "iter_varints", "string_values", "varint_count", "varints"]
@@ -466,30 +466,39 @@ def _fixed_gathered(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bo
     return count, window[_inside(s - lo, e - lo, hi - lo)].view(dtype)
 
 
-def string_values(src: Source, where: Where | None) -> npt.NDArray[np.object_]:
+def string_values(src: Source, where: Where | None, count: int | None = None
+                  ) -> npt.NDArray[np.object_]:
     """The values of a repeated bytes field (``string_data``, ``string_keys``) as an object
     array of bytes, read with pread (never from a mapping) a batch of values at a time and
-    made in C by ``decode.strings_array``."""
+    made in C by ``decode.strings_array``. ``count`` (the walk's count of the field) lets
+    values past what the walk keeps be made a batch at a time as they are found again,
+    not all their bounds held first (16 million empty strings: 256 MB of them)."""
     if where is None:
         return np.empty(0, dtype=object)
     kept = where.ranges
-    if isinstance(kept, RangeStore):
-        starts = np.frombuffer(kept.starts, np.intp)  # offsets < 2**63: the same bytes
-        ends = np.frombuffer(kept.ends, np.intp)
+    batches: Iterable[tuple[npt.NDArray[Any], npt.NDArray[Any]]]
+    if kept is not None:
+        batches = [range_bounds(kept)]
+        count = len(kept)
     else:
-        found = list(occurrence_batches(src, where))  # numpy runs, not a step per value
-        starts = np.concatenate([a for a, _ in found]).view(np.intp) if found else \
-            np.zeros(0, np.intp)
-        ends = np.concatenate([b for _, b in found]).view(np.intp) if found else \
-            np.zeros(0, np.intp)
-    n = int(starts.size)
-    out = np.empty(n, dtype=object)
-    for first in range(0, n, STRING_BATCH):
-        s, e = starts[first:first + STRING_BATCH], ends[first:first + STRING_BATCH]
-        lo, hi = int(s.min()), int(e.max())
-        if hi - lo > STRING_SPAN:
-            out[first:first + s.size] = [src.read(a, b) for a, b in
-                                         zip(s.tolist(), e.tolist(), strict=True)]
-        else:
-            out[first:first + s.size] = _decode.strings_array(src.read(lo, hi), s - lo, e - lo)
-    return out
+        batches = occurrence_batches(src, where)  # numpy runs, not a step per value
+        if count is None:
+            batches = list(batches)
+            count = sum(int(s.size) for s, _ in batches)
+    out = np.empty(count, dtype=object)
+    at = 0
+    for bounds in batches:
+        s_all: npt.NDArray[np.intp] = bounds[0].view(np.intp)  # offsets < 2**63
+        e_all: npt.NDArray[np.intp] = bounds[1].view(np.intp)
+        if at + int(s_all.size) > count:
+            raise WireError(f"more values than the {count} counted", int(s_all[0]))
+        for first in range(0, int(s_all.size), STRING_BATCH):
+            s, e = s_all[first:first + STRING_BATCH], e_all[first:first + STRING_BATCH]
+            lo, hi = int(s.min()), int(e.max())
+            if hi - lo > STRING_SPAN:
+                out[at:at + s.size] = [src.read(a, b) for a, b in
+                                       zip(s.tolist(), e.tolist(), strict=True)]
+            else:
+                out[at:at + s.size] = _decode.strings_array(src.read(lo, hi), s - lo, e - lo)
+            at += int(s.size)
+    return out if at == count else out[:at]

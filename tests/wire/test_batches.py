@@ -29,9 +29,10 @@ from tests.wire_bytes import key, ld, vint
 KINDS = ("sequence", "optional", "map", "tensor", "sparse_tensor")
 #: Small files of the bench's shapes whose fields repeat (merged occurrences, many pieces).
 SHAPES = ("empty-tensors", "optionals-no-elem-type", "optional-merged-tiny",
-          "tensor-merged-packed", "tensor-merged-unpacked", "maps-int64", "maps-string",
+          "tensor-merged-packed", "tensor-merged-unpacked", "maps-int64",
           "sparse-tiny", "invalid-counts", "plain-int64-2", "float32-vectors",
-          "alternating-in-one-tensor", "unknown-fields-groups", "zipmap-int64")
+          "alternating-in-one-tensor", "unknown-fields-groups", "zipmap-int64",
+          "strings-empty", "strings-short", "zipmap-string", "maps-string")
 
 
 class _AllOver:

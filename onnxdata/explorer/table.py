@@ -31,7 +31,12 @@ from onnxdata.wire.payloads import decode_varints
 from onnxdata.wire.schema import FieldSpec, Schema, message_schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
-from onnxdata.wire.walk_compiled import count_fields, count_prefix, element_groups
+from onnxdata.wire.walk_compiled import (
+    PREFIX_BYTES,
+    count_fields,
+    count_prefix,
+    element_groups,
+)
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 
@@ -136,12 +141,14 @@ class _Table:
             self.more += counted
             return
         pos = start
+        window, widest = PREFIX_BYTES
         while pos < end:  # a long message (or a bad one): by the compiled count, a window
             # at a time, and the fields it leaves (long, or bad) by the Python count
-            got = count_prefix(self.src, pos, end, message, depth)
+            got = count_prefix(self.src, pos, end, message, depth, window)
             if got is not None and got[1] > pos:
                 self.more += got[0]
                 pos = got[1]
+                window = min(2 * window, widest)
                 continue
             pos = self.walked(message, pos, end, depth, got is not None)
 

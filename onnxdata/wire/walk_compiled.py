@@ -22,8 +22,8 @@ from onnxdata.wire.source import Source
 
 Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
-__all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "compiled_scan", "count_fields",
-           "count_prefix",
+__all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "PREFIX_BYTES", "compiled_scan",
+           "count_fields", "count_prefix",
            "element_groups", "layout_spans", "short_runs"]
 
 
@@ -230,16 +230,22 @@ def count_fields(src: Source, start: int, end: int, message: str, depth: int) ->
     return None if got < 0 else got
 
 
-def count_prefix(src: Source, start: int, end: int, message: str, depth: int
+def count_prefix(src: Source, start: int, end: int, message: str, depth: int, window: int
                  ) -> tuple[int, int] | None:
     """``count_fields`` of the fields of the ``message`` at ``[start, end)`` that lie whole
-    within its first COUNT_BYTES, a window at a time for a message too long to read at
-    once: ``(count, where they end)``; they end at ``start`` where the first field must go
-    to the Python count (a long one, or one it must say something of). None where the
-    compiled loop is off."""
+    within its first ``window`` bytes (COUNT_BYTES at most), a window at a time for a
+    message too long to read at once: ``(count, where they end)``; they end at ``start``
+    where the first field must go to the Python count (a long one, or one it must say
+    something of). None where the compiled loop is off."""
     kind = _COUNTED.get(message)
     if _LAYOUTS is None or kind is None:
         return None
-    count, stop = _LAYOUTS.count_prefix(src.u8(start, min(end, start + COUNT_BYTES)), kind,
-                                        depth)
+    window = min(COUNT_BYTES, window)
+    count, stop = _LAYOUTS.count_prefix(src.u8(start, min(end, start + window)), kind, depth)
     return int(count), start + int(stop)
+
+
+#: ``count_prefix``'s first window and its largest: a window doubles while the fields fill
+#: it, so a big tensor's raw_data (left to the Python count, which reads its head, not its
+#: payload) costs a small read, and many small fields few calls.
+PREFIX_BYTES: Final = (1 << 16, 1 << 20)

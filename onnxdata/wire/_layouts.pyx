@@ -419,40 +419,54 @@ cdef inline int _counted_child(int kind, uint64_t number) noexcept nogil:
 
 cdef long long _count(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kind,
                       int depth) noexcept nogil:
+    """The fields of the message at ``[pos, end)`` and of those in it, or -1 where
+    ``_count_upto`` stops before its end."""
+    cdef Py_ssize_t stop
+    cdef long long count = _count_upto(p, pos, end, kind, depth, &stop)
+    return count if stop == end else -1
+
+
+cdef long long _count_upto(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kind,
+                           int depth, Py_ssize_t *stop) noexcept nogil:
+    """The fields of ``[pos, end)`` (and of the messages in them) that are whole and sound,
+    up to the first that is not (cut off at ``end``, bad wire, nesting past 100); ``stop``
+    is where the last one counted ends."""
     cdef Py_ssize_t i = pos, tag_at
     cdef uint64_t key, value
     cdef int wt, child
     cdef long long count = 0, inner
+    stop[0] = pos
     while i < end:
         tag_at = i
         if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
-            return -1
+            break
         wt = key & 7
         if key >> 3 == 0 or key >> 3 > MAX_FIELD or wt == 4 or wt > 5:
-            return -1
-        count += 1
+            break
+        inner = 0
         if wt == 3:  # a group: one field, as the table counts it
             if not _skip_group(p, &i, end, key >> 3, 0):
-                return -1
+                break
         elif wt == 0:
             if not _varint_at(p, &i, end, &value):
-                return -1
+                break
         elif wt == 1 or wt == 5:
             i += 8 if wt == 1 else 4
             if i > end:
-                return -1
+                break
         else:
             if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
-                return -1
+                break
             child = _counted_child(kind, key >> 3)
             if child:
                 if depth + 1 > LAYOUT_DEPTH:
-                    return -1
+                    break
                 inner = _count(p, i, i + <Py_ssize_t>value, child, depth + 1)
                 if inner < 0:
-                    return -1
-                count += inner
+                    break
             i += <Py_ssize_t>value
+        count += 1 + inner
+        stop[0] = i
     return count
 
 
@@ -473,40 +487,8 @@ def count_prefix(const unsigned char[:] buf, int kind, int depth):
     ends. A field the window cuts off, or one the Python count must say something of (bad
     wire, nesting past 100), ends the count before it."""
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
-    cdef Py_ssize_t end = buf.shape[0], i = 0, tag_at, stop = 0
-    cdef uint64_t key, value
-    cdef int wt, child
-    cdef long long count = 0, inner
+    cdef Py_ssize_t stop
+    cdef long long count
     with nogil:
-        while i < end:
-            tag_at = i
-            if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
-                break
-            wt = key & 7
-            if key >> 3 == 0 or key >> 3 > MAX_FIELD or wt == 4 or wt > 5:
-                break
-            inner = 0
-            if wt == 3:
-                if not _skip_group(p, &i, end, key >> 3, 0):
-                    break
-            elif wt == 0:
-                if not _varint_at(p, &i, end, &value):
-                    break
-            elif wt == 1 or wt == 5:
-                i += 8 if wt == 1 else 4
-                if i > end:
-                    break
-            else:
-                if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
-                    break
-                child = _counted_child(kind, key >> 3)
-                if child:
-                    if depth + 1 > LAYOUT_DEPTH:
-                        break
-                    inner = _count(p, i, i + <Py_ssize_t>value, child, depth + 1)
-                    if inner < 0:
-                        break
-                i += <Py_ssize_t>value
-            count += 1 + inner
-            stop = i
+        count = _count_upto(p, 0, buf.shape[0], kind, depth, &stop)
     return count, stop

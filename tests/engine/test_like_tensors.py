@@ -109,13 +109,16 @@ def test_any_bytes_merged_into_one_tensor_give_the_same_problems(where: int, ext
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=60, max_size=90),
        st.sampled_from([TensorProto.INT8, TensorProto.INT32, TensorProto.INT64,
-                        TensorProto.UINT64, TensorProto.UINT8]),
-       st.booleans())
+                        TensorProto.UINT64, TensorProto.UINT8, TensorProto.UINT16]),
+       st.booleans(), st.sampled_from([0, 90, 70_000]))
 def test_map_keys_checked_in_bulk_as_one_by_one(keys: list[int], key_type: int,
-                                               as_array: bool) -> None:
-    """The numpy pass over map keys finds a fault exactly when the loop does."""
+                                               as_array: bool, span: int) -> None:
+    """The numpy pass over map keys finds a fault exactly when the loop does: keys spread
+    over int64 (sorted) and over a few values (counted), some outside the key type."""
     if key_type == TensorProto.INT8:
         keys = [k % 300 - 150 for k in keys]
+    if span:
+        keys = [k % span - 10 for k in keys]
     given_keys: Any = np.array(keys, np.int64) if as_array else keys
     kwargs: Any = {"values_elem_type": SequenceProto.TENSOR, "n_values": len(keys)}
     bulk = rules_containers.map_problems("m", key_type, given_keys, [], **kwargs)

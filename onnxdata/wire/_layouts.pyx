@@ -295,6 +295,18 @@ cdef enum:
     MAX_KEPT = 16777216  # bytes of distinct layouts kept
 
 
+cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:] starts,
+                             const unsigned long long[:] ends, Py_ssize_t base,
+                             Py_ssize_t k) noexcept nogil:
+    """Element ``k`` is byte for byte element ``k - 1`` (a value written again and again:
+    96 levels of nested sequences cost 2.4 us each to lay out, a compare 0.05 us)."""
+    cdef Py_ssize_t n = <Py_ssize_t>(ends[k] - starts[k])
+    if n != <Py_ssize_t>(ends[k - 1] - starts[k - 1]):
+        return False
+    return memcmp(p + (<Py_ssize_t>starts[k] - base), p + (<Py_ssize_t>starts[k - 1] - base),
+                  n) == 0
+
+
 def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                   const unsigned long long[:] starts, const unsigned long long[:] ends,
                   Py_ssize_t lo, Py_ssize_t hi, int kind, int depth, dict seen,
@@ -320,6 +332,10 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
         while k < hi:
             with nogil:  # the common run, elements of the layout before, without the GIL
                 while k < hi:
+                    if k > lo and _same_bytes(p, starts, ends, base, k):
+                        ids[k] = ids[k - 1]  # (the layout is the bytes' own: no walk)
+                        k += 1
+                        continue
                     o.size = 0
                     r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base,
                                 kind, depth, &o)

@@ -258,6 +258,17 @@ def test_a_layout_keeps_what_a_rule_reads(name: str) -> None:
     assert _groups(data, number, KIND[code]) == list(range(N))
 
 
+@pytest.mark.parametrize("name", ["dims", "two-int-keys", "sparse-indices"])
+def test_elements_written_again_join_the_group_of_the_one_before(name: str) -> None:
+    """Runs of byte-identical elements (each taken by a compare, not laid out again)
+    between others: the groups are those of their layouts."""
+    code, number, element = KEPT[name]
+    data = sequence(code, number, [element(i // 3 % 4) for i in range(N)])
+    assert _groups(data, number, KIND[code]) == [i // 3 % 4 for i in range(N)]
+    again = sequence(1, 3, [float_tensor(0)] * 3 + [b"\x0b"] * 3)  # a bad one, again
+    assert _groups(again, 3, "tensor") is None
+
+
 def test_bytes_that_are_no_message_have_no_layout() -> None:
     for bad in (b"\x08", b"\x0b\x14", b"\x0b", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11,
                 b"\x0b" * 101 + b"\x0c" * 101):  # (a group closed by another; 101 deep)

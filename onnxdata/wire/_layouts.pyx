@@ -7,7 +7,7 @@ walked once (engine/groups.py) and their values built a group at a time
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from onnxdata.wire._wire cimport _skip_group, _varint_at
 
@@ -293,6 +293,7 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
 cdef enum:
     MAX_GROUPS = 4096  # distinct layouts kept: past it grouping does not pay
     MAX_KEPT = 16777216  # bytes of distinct layouts kept
+    SLOTS = 8192  # the slots of a call's table of layouts (twice MAX_GROUPS: a power of 2)
 
 
 cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:] starts,
@@ -307,6 +308,87 @@ cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:]
                   n) == 0
 
 
+# The layouts met so far (``seen``'s, in C): an open-addressed table of group numbers by
+# hash, so elements of layouts that take turns (a map's 64 key sets, storage fields in
+# turn) find their group without a bytes object and a dict lookup each.
+cdef struct Table:
+    int *slot  # SLOTS of them: a group number, or -1
+    uint64_t *hash  # by group number (MAX_GROUPS of each)
+    Py_ssize_t *at  # where the group's layout is in ``kept``
+    Py_ssize_t *size
+    Out kept  # the layouts, one after another
+
+
+cdef inline uint64_t _hash(const unsigned char *d, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, d + i, 8)
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL
+        h ^= h >> 32
+        i += 8
+    if i < n:
+        w = 0
+        memcpy(&w, d + i, n - i)
+        h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL
+        h ^= h >> 29
+    return h
+
+
+cdef inline int _find(Table *t, const unsigned char *d, Py_ssize_t n, uint64_t h) noexcept nogil:
+    """The group of the layout ``d[:n]`` (hash ``h``), or ``-1 - slot``: the free slot where
+    it goes."""
+    cdef Py_ssize_t s = <Py_ssize_t>(h & (SLOTS - 1))
+    cdef int g
+    while True:
+        g = t.slot[s]
+        if g < 0:
+            return <int>(-1 - s)
+        if t.hash[g] == h and t.size[g] == n and memcmp(t.kept.data + t.at[g], d, n) == 0:
+            return g
+        s = (s + 1) & (SLOTS - 1)
+
+
+cdef int _add(Table *t, int free_slot, int g, const unsigned char *d, Py_ssize_t n,
+              uint64_t h) noexcept nogil:
+    t.slot[-1 - free_slot] = g
+    t.hash[g] = h
+    t.at[g] = t.kept.size
+    t.size[g] = n
+    return _put(&t.kept, d, n)
+
+
+cdef int _table(Table *t, dict seen) except -1:
+    """``t`` made, holding ``seen``'s layouts (group numbers 0 to len(seen) - 1)."""
+    cdef const unsigned char *d
+    cdef uint64_t h
+    cdef Py_ssize_t n
+    t.slot = <int *>malloc(SLOTS * sizeof(int))
+    t.hash = <uint64_t *>malloc(MAX_GROUPS * sizeof(uint64_t))
+    t.at = <Py_ssize_t *>malloc(MAX_GROUPS * sizeof(Py_ssize_t))
+    t.size = <Py_ssize_t *>malloc(MAX_GROUPS * sizeof(Py_ssize_t))
+    _start(&t.kept, 4096)
+    if t.slot == NULL or t.hash == NULL or t.at == NULL or t.size == NULL or t.kept.data == NULL:
+        raise MemoryError()
+    memset(t.slot, 0xFF, SLOTS * sizeof(int))
+    for layout, g in seen.items():
+        d = <const unsigned char *><char *>layout
+        n = len(layout)
+        h = _hash(d, n)
+        if _add(t, _find(t, d, n, h), g, d, n, h) < 0:
+            raise MemoryError()
+    return 0
+
+
+cdef void _free_table(Table *t) noexcept:
+    free(t.slot)
+    free(t.hash)
+    free(t.at)
+    free(t.size)
+    free(t.kept.data)
+
+
 def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                   const unsigned long long[:] starts, const unsigned long long[:] ends,
                   Py_ssize_t lo, Py_ssize_t hi, int kind, int depth, dict seen,
@@ -317,20 +399,23 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     goes on from an earlier call; ``firsts`` gets each new group's first element). False
     where some element has no layout, or there are too many distinct ones (MAX_GROUPS,
     MAX_KEPT)."""
-    cdef Out o, prev
+    cdef Out o, prev, swap
+    cdef Table t
     cdef Py_ssize_t k = lo
-    cdef int r = 0
-    cdef object got, layout
+    cdef int r = 0, g = 0
+    cdef uint64_t h = 0
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t kept = sum(len(x) for x in seen)
     _start(&o, 256)
     _start(&prev, 256)
     prev.size = -1
+    memset(&t, 0, sizeof(Table))
     try:
         if o.data == NULL or prev.data == NULL:
             raise MemoryError()
+        _table(&t, seen)
         while k < hi:
-            with nogil:  # the common run, elements of the layout before, without the GIL
+            with nogil:  # elements of layouts met before, without the GIL
                 while k < hi:
                     if k > lo and _same_bytes(p, starts, ends, base, k):
                         ids[k] = ids[k - 1]  # (the layout is the bytes' own: no walk)
@@ -339,31 +424,43 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                     o.size = 0
                     r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base,
                                 kind, depth, &o)
-                    if r < 0 or o.size != prev.size or memcmp(o.data, prev.data, o.size):
+                    if r < 0:
                         break
-                    ids[k] = ids[k - 1]
+                    if o.size == prev.size and not memcmp(o.data, prev.data, o.size):
+                        ids[k] = ids[k - 1]
+                        k += 1
+                        continue
+                    h = _hash(o.data, o.size)
+                    g = _find(&t, o.data, o.size, h)
+                    if g < 0:
+                        break  # a new layout
+                    ids[k] = g
+                    swap = prev
+                    prev = o
+                    o = swap
                     k += 1
             if k == hi:
                 break
             if r < 0:
                 return False
-            layout = PyBytes_FromStringAndSize(<char *>o.data, o.size)
-            got = seen.get(layout)
-            if got is None:
-                if len(seen) >= MAX_GROUPS or kept + o.size > MAX_KEPT:
-                    return False
-                got = seen[layout] = len(seen)
-                firsts.append(k)
-                kept += o.size
-            ids[k] = got
-            prev.size = 0
-            if _put(&prev, o.data, o.size) < 0:
+            if len(seen) >= MAX_GROUPS or kept + o.size > MAX_KEPT:
+                return False
+            number = len(seen)
+            seen[PyBytes_FromStringAndSize(<char *>o.data, o.size)] = number
+            firsts.append(k)
+            kept += o.size
+            if _add(&t, g, number, o.data, o.size, h) < 0:
                 raise MemoryError()
+            ids[k] = number
+            swap = prev
+            prev = o
+            o = swap
             k += 1
         return True
     finally:
         free(o.data)
         free(prev.data)
+        _free_table(&t)
 
 
 def layout_spans(const unsigned char[:] buf, Py_ssize_t base,

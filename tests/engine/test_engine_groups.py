@@ -269,6 +269,26 @@ def test_elements_written_again_join_the_group_of_the_one_before(name: str) -> N
     assert _groups(again, 3, "tensor") is None
 
 
+@pytest.mark.parametrize("chunk", [1, 40, 1 << 24])
+def test_layouts_taking_turns_keep_their_groups_from_call_to_call(
+        chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layouts in turn (found in the call's table of layouts met): the same groups when
+    each call of the compiled loop takes one element, a few, or all (the table made again
+    from the layouts of the calls before)."""
+    monkeypatch.setattr(walk_compiled, "_GROUP_CHUNK", chunk)
+    code, number, element = KEPT["two-int-keys"]
+    data = sequence(code, number, [element(i % 7) for i in range(N)])
+    assert _groups(data, number, KIND[code]) == [i % 7 for i in range(N)]
+
+
+@pytest.mark.parametrize("distinct", [4096, 4097])
+def test_past_4096_layouts_the_elements_are_walked_one_by_one(distinct: int) -> None:
+    code, number, element = KEPT["dims"]
+    data = sequence(code, number, [element(i) for i in range(distinct)] + [element(5)])
+    want = [*range(distinct), 5] if distinct <= 4096 else None
+    assert _groups(data, number, KIND[code]) == want
+
+
 def test_bytes_that_are_no_message_have_no_layout() -> None:
     for bad in (b"\x08", b"\x0b\x14", b"\x0b", b"\x12\x05ab", b"\x00\x00", b"\xff" * 11,
                 b"\x0b" * 101 + b"\x0c" * 101):  # (a group closed by another; 101 deep)

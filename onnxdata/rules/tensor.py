@@ -38,6 +38,7 @@ __all__ = [
     "external_data_report",
     "location_problems",
     "numpy_shape_problems",
+    "positive_product",
     "repeated_array",
     "tensor_storage_problems",
     "typed_entry_problems",
@@ -99,18 +100,7 @@ def element_count(dims: Sequence[int]) -> int | None:
             return None
         if 0 in dims:
             return 0
-        total = 1
-        for at in range(0, len(dims), _CHUNK):
-            part = dims[at:at + _CHUNK]
-            whole = total * math.prod(part)
-            if whole <= HUGE:
-                total = whole
-                continue
-            for d in part:  # the dim that passes HUGE, as the loop below finds it
-                total *= d
-                if total > HUGE:
-                    return total
-        return total
+        return positive_product(dims)
     total = 1
     for d in dims:
         if d < 0:
@@ -119,6 +109,23 @@ def element_count(dims: Sequence[int]) -> int | None:
             total = 0
         elif 0 < total <= HUGE:
             total *= d
+    return total
+
+
+def positive_product(dims: Sequence[int]) -> int:
+    """``element_count`` of dims known to be all positive: their product, a chunk of
+    ``_CHUNK`` at a time, not multiplied further once past ``HUGE``."""
+    total = 1
+    for at in range(0, len(dims), _CHUNK):
+        part = dims[at:at + _CHUNK]
+        whole = total * math.prod(part)
+        if whole <= HUGE:
+            total = whole
+            continue
+        for d in part:  # the dim that passes HUGE, as element_count's loop finds it
+            total *= d
+            if total > HUGE:
+                return total
     return total
 
 

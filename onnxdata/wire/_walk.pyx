@@ -122,6 +122,14 @@ cdef class _Into:
     cdef unsigned long long *many_e[MAX_KINDS]
     cdef Py_ssize_t many_n[MAX_KINDS]
     cdef Py_ssize_t many_cap[MAX_KINDS]
+    # a number field's Compact arrays (wire types, values or starts, ends) the same way:
+    # ``piece_n`` used of ``piece_cap`` (``piece_on``: fetched by this call)
+    cdef signed char *piece_w[MAX_KINDS]
+    cdef unsigned long long *piece_v[MAX_KINDS]
+    cdef unsigned long long *piece_e[MAX_KINDS]
+    cdef Py_ssize_t piece_n[MAX_KINDS]
+    cdef Py_ssize_t piece_cap[MAX_KINDS]
+    cdef bint piece_on[MAX_KINDS]
 
     def __init__(self, out, const signed char[:] kinds, list names):
         self.out = out
@@ -175,14 +183,49 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
 
 
 cdef int _settle(_Into into) except -1:
-    """Give each RangeStore array the loop sized ahead its true size."""
+    """Give each RangeStore and Compact array the loop sized ahead its true size."""
     cdef Py_ssize_t k
+    cdef int j
     for k in range(into.nkinds):
         if into.many_cap[k]:
             resize_smart(<array>into.cache[3 * k], into.many_n[k])
             resize_smart(<array>into.cache[3 * k + 1], into.many_n[k])
             into.many_cap[k] = 0
+        if into.piece_on[k]:
+            if Py_SIZE(<array>into.cache[3 * k]) != into.piece_n[k]:
+                for j in range(3):
+                    resize_smart(<array>into.cache[3 * k + j], into.piece_n[k])
+            into.piece_on[k] = False
     return 0
+
+
+cdef inline int _piece(_Into into, int k, int wt, uint64_t v, uint64_t e) except -1:
+    """Append a piece (``wt``, ``v``, ``e``) to field ``k``'s Compact."""
+    cdef Py_ssize_t n = into.piece_n[k]
+    if n >= into.piece_cap[k]:
+        _grow_pieces(into, k)
+    into.piece_w[k][n] = <signed char>wt
+    into.piece_v[k][n] = v
+    into.piece_e[k][n] = e
+    into.piece_n[k] = n + 1
+    return 0
+
+
+cdef int _grow_pieces(_Into into, int k) except -1:
+    cdef int j
+    cdef Py_ssize_t n = into.piece_n[k]
+    cdef Py_ssize_t room = n + (n >> 1) + 64
+    for j in range(3):
+        resize_smart(<array>into.cache[3 * k + j], room)
+    _point(into, k)
+    into.piece_cap[k] = room
+    return 0
+
+
+cdef inline void _point(_Into into, int k) noexcept:
+    into.piece_w[k] = (<array>into.cache[3 * k]).data.as_schars
+    into.piece_v[k] = (<array>into.cache[3 * k + 1]).data.as_ulonglongs
+    into.piece_e[k] = (<array>into.cache[3 * k + 2]).data.as_ulonglongs
 
 
 cdef int _grow_many(_Into into, int k, Py_ssize_t count) except -1:
@@ -352,16 +395,14 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                             continue
                         from onnxdata.wire.walk import Compact
                         into.pieces[name] = run = Compact(run)
-                    _cache_compact(cache, k, run)
+                    _cache_compact(into, k, run)
                 if wt != 0 and a == tag_at + 1:
-                    row_end = _extend_row(cache, k, wt, tag_at, b, p, base, lim + base)
+                    row_end = _extend_row(into, k, wt, tag_at, b, p, base, lim + base)
                     if row_end >= 0:
                         pos = row_end
                         continue
-                if Py_SIZE(<array>cache[3 * k]) < COMPACT_PIECES:
-                    _push(<array>cache[3 * k], wt)
-                    _push(<array>cache[3 * k + 1], value if wt == 0 else <uint64_t>a)
-                    _push(<array>cache[3 * k + 2], b)
+                if into.piece_n[k] < COMPACT_PIECES:
+                    _piece(into, k, wt, value if wt == 0 else <uint64_t>a, b)
                 else:
                     into.out.over.add(names[k])
                 continue
@@ -377,11 +418,9 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
                     if type(run) is list:
                         (<list>run).append((2, a, b))
                         continue
-                    _cache_compact(cache, k, run)
-                if Py_SIZE(<array>cache[3 * k]) < COMPACT_PIECES:
-                    _push(<array>cache[3 * k], 2)
-                    _push(<array>cache[3 * k + 1], a)
-                    _push(<array>cache[3 * k + 2], b)
+                    _cache_compact(into, k, run)
+                if into.piece_n[k] < COMPACT_PIECES:
+                    _piece(into, k, 2, <uint64_t>a, b)
                 else:
                     into.out.over.add(names[k])
                 continue
@@ -392,34 +431,37 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
     return pos
 
 
-cdef inline Py_ssize_t _extend_row(list cache, int k, int wt, Py_ssize_t tag_at, Py_ssize_t b,
+cdef inline Py_ssize_t _extend_row(_Into into, int k, int wt, Py_ssize_t tag_at, Py_ssize_t b,
                                    const unsigned char *p, Py_ssize_t base, Py_ssize_t stop):
     """Where the row ends, or -1: the fixed-width value of wire type ``wt`` ending at ``b``,
     whose one-byte tag is at ``tag_at``, joins the Compact's last piece for field ``k`` when
     that is a value or row of the same type ending at the tag (a float_data written one
     value at a time: one piece), and so do the same tag and value after it, up to
     ``stop`` (what ``p`` holds of the message), in one tight loop."""
-    cdef array wts = <array>cache[3 * k]
-    cdef array ends = <array>cache[3 * k + 2]
-    cdef Py_ssize_t last = Py_SIZE(wts) - 1
+    cdef Py_ssize_t last = into.piece_n[k] - 1
     cdef Py_ssize_t size = 4 if wt == 5 else 8
     cdef Py_ssize_t j = b - base
     cdef unsigned char tag = p[tag_at - base]
-    if last < 0 or ends.data.as_ulonglongs[last] != <unsigned long long>tag_at:
+    if last < 0 or into.piece_e[k][last] != <unsigned long long>tag_at:
         return -1
-    if wts.data.as_schars[last] != wt and wts.data.as_schars[last] != (wt | ROW):
+    if into.piece_w[k][last] != wt and into.piece_w[k][last] != (wt | ROW):
         return -1
     stop -= base + size + 1
     while j <= stop and p[j] == tag:
         j += size + 1
-    wts.data.as_schars[last] = <signed char>(wt | ROW)
-    ends.data.as_ulonglongs[last] = <unsigned long long>(j + base)
+    into.piece_w[k][last] = <signed char>(wt | ROW)
+    into.piece_e[k][last] = <unsigned long long>(j + base)
     return j + base
 
 
-cdef inline int _cache_compact(list cache, int k, run) except -1:
-    """Keep the arrays of the Compact ``run`` in ``cache``'s slots for field ``k``."""
-    cache[3 * k] = run.wts
-    cache[3 * k + 1] = run.starts
-    cache[3 * k + 2] = run.ends
+cdef inline int _cache_compact(_Into into, int k, run) except -1:
+    """Keep the arrays of the Compact ``run`` in ``cache``'s slots for field ``k``, and
+    point at them (full: the next piece sizes them ahead)."""
+    run._growable()
+    into.cache[3 * k] = run.wts
+    into.cache[3 * k + 1] = run.starts
+    into.cache[3 * k + 2] = run.ends
+    into.piece_n[k] = into.piece_cap[k] = Py_SIZE(<array>run.wts)
+    _point(into, k)
+    into.piece_on[k] = True
     return 0

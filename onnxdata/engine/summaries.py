@@ -9,6 +9,7 @@ than one of two.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -30,8 +31,10 @@ _SPARSE_TENSOR: Final = int(ElemType.SPARSE_TENSOR)
 _DISTINCT: Final = 2
 
 
+@functools.lru_cache(maxsize=256)
 def dtype_name(code: int) -> str:
-    """A short name for a tensor data type: float32, int64, bfloat16, string, …"""
+    """A short name for a tensor data type: float32, int64, bfloat16, string, … (kept per
+    code: numpy's dtype.name is a Python property, and every element walked asks)."""
     dt = data_type(code)
     if dt is None:
         return "no data type" if code == 0 else f"data type {code}"

@@ -492,6 +492,10 @@ def _long_length(data: npt.NDArray[np.uint8], at: int, end: int) -> tuple[int, i
     return 0, -1
 
 
+#: ``strings_array`` slices this many values or fewer one by one.
+_FEW: Final = 32
+
+
 def strings_array(buf: Any, starts: npt.NDArray[np.intp],
                   ends: npt.NDArray[np.intp]) -> npt.NDArray[np.object_]:
     """An object array of the bytes ``buf[starts[i]:ends[i]]``.
@@ -510,7 +514,7 @@ def strings_array(buf: Any, starts: npt.NDArray[np.intp],
     if width == 0:
         out[:] = [b""] * n
         return out
-    if width > _SHORT:
+    if width > _SHORT or n <= _FEW:  # (a map's four keys: no numpy rows for so few)
         lo, hi = int(starts.min()), int(ends.max())
         blob = bytes(buf[lo:hi])
         out[:] = [blob[a:b] for a, b in zip((starts - lo).tolist(), (ends - lo).tolist(),

@@ -59,12 +59,15 @@ _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
 #: The one-byte tags the plain-tensor path reads: dims (VARINT or packed), data_type
 #: (VARINT), name, raw_data, external_data and data_location (VARINT).
-_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x42, 0x4A, 0x6A, 0x70})
+_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x22, 0x42, 0x4A, 0x52, 0x6A, 0x70})
+#: Packed float_data and double_data, whose bytes are those raw_data would hold: (field
+#: name, bytes per value).
+_PACKED_FIXED: Final = {0x22: ("float_data", 4), 0x52: ("double_data", 8)}
 #: Packed dims longer than this are left to scan_tensor.
 _PACKED_DIMS: Final = 640
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length;
-#: -1 for external data).
-_PLAIN_OK: dict[tuple[int, tuple[int, ...], int], bool] = {}
+#: -1 for external data; (field, count) for packed float_data or double_data).
+_PLAIN_OK: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], bool] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...], bool], str] = {}
 #: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
 _LONG_INTS: Final = 1 << 16
@@ -159,8 +162,9 @@ class TensorWalk:
         return out
 
     def plain(self, start: int, end: int, path: str | None = None) -> Outcome | None:
-        """The common tensor, fast: only dims, data_type, name and raw_data, and valid; or
-        with external_data and data_location EXTERNAL instead of raw_data (``_external``).
+        """The common tensor, fast: only dims, data_type, name and raw_data (or float_data
+        or double_data packed once: the same bytes), and valid; or with external_data and
+        data_location EXTERNAL instead (``_external``).
 
         None for anything else (another field, a bad size...): ``scan_tensor``
         then reads it and says what is wrong. Validity is
@@ -177,6 +181,7 @@ class TensorWalk:
         raw_len = 0
         location = -1
         entries: list[tuple[int, int]] = []
+        typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
         while pos < end:
             if pos + 16 > hi and hi < end:
                 buf, base = src.window(pos, min(end, pos + 64))
@@ -231,17 +236,30 @@ class TensorWalk:
                     raw, raw_len = pos, value
                 elif key == 0x6A:
                     entries.append((pos, pos + value))
+                elif key in _PACKED_FIXED:  # (a second one: scan_tensor joins them)
+                    if typed is not None:
+                        return None
+                    typed = (key, pos)
+                    raw_len = value
                 pos += value
         if entries or location > 0:
-            if location != EXTERNAL or not entries or raw >= 0:
+            if location != EXTERNAL or not entries or raw >= 0 or typed is not None:
                 return None
             return self._external(code, dims, entries, path)
-        if raw < 0:
+        storage: int | tuple[str, int] = raw_len
+        if typed is not None:  # float_data or double_data, packed once
+            field, width = _PACKED_FIXED[typed[0]]
+            if raw >= 0 or raw_len % width:
+                return None
+            raw, storage = typed[1], (field, raw_len // width)
+        elif raw < 0:
             return None
-        facts = (code, tuple(dims), raw_len)
+        facts = (code, tuple(dims), storage)
         ok = _PLAIN_OK.get(facts)
         if ok is None:
-            ok = not tensor_storage_problems("", code, dims, {}, raw_len)
+            ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed is None
+                      else tensor_storage_problems("", code, dims, {field: raw_len // width},
+                                                   None))
             if len(_PLAIN_OK) < 4096:
                 _PLAIN_OK[facts] = ok
         if not ok:
@@ -254,6 +272,8 @@ class TensorWalk:
             count = element_count(dims) or 0
             try:
                 value = _from_raw(src, dt, raw, count, dims)
+                if typed is not None and self.fixed_copies:
+                    value = value.copy()  # (as tensor_value copies float_data)
                 out.value = value if self.fixed_copies else read_only(value)
             except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
                 return None

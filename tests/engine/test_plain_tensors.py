@@ -1,0 +1,134 @@
+"""``TensorWalk.plain`` reads a tensor whose values are float_data or double_data packed
+once as it reads raw_data (the same little-endian bytes): for any such bytes it gives what
+the full scan gives (problems, summaries, values, errors, writable copies where the
+reference reader makes them), and it is what runs for the common valid tensor."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from onnx import numpy_helper
+
+import onnxdata
+from onnxdata import TensorProto
+from onnxdata.engine import tensor as engine_tensor
+from onnxdata.explorer.readings import reading
+from onnxdata.io import message_values
+from tests.walk_digest import value as digest
+from tests.wire_bytes import ld, varint, vint
+
+SETTINGS = settings(max_examples=200, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+CODES = [TensorProto.FLOAT, TensorProto.COMPLEX64, TensorProto.DOUBLE, TensorProto.COMPLEX128,
+         TensorProto.FLOAT16, TensorProto.INT32, 0, 99]
+
+
+@st.composite
+def typed_tensors(draw: Any) -> bytes:
+    """Tensors of float_data or double_data, most packed once and valid, some with a count
+    that does not fit, a second packed run, raw_data too, values one at a time, a name."""
+    code = draw(st.sampled_from(CODES))
+    dims = draw(st.lists(st.integers(0, 3), max_size=3))
+    field, width = draw(st.sampled_from([(4, 4), (10, 8)]))
+    n = int(np.prod(dims)) * (2 if code in (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
+                              else 1)
+    n = draw(st.sampled_from([n, n, n, n + 1, max(0, n - 1)]))
+    payload = draw(st.binary(min_size=n * width, max_size=n * width))
+    payload += draw(st.sampled_from([b"", b"", b"", b"\x00"]))  # a length no value fits
+    parts = [vint(1, d) for d in dims] if draw(st.booleans()) else \
+        ([ld(1, b"".join(varint(d) for d in dims))] if dims else [])
+    parts.append(vint(2, code))
+    how = draw(st.sampled_from(["once", "once", "once", "twice", "raw-too", "one-at-a-time",
+                                "named"]))
+    if how == "twice":
+        parts += [ld(field, payload[:width]), ld(field, payload[width:])]
+    elif how == "one-at-a-time":
+        tag = 0x25 if width == 4 else 0x51
+        parts += [bytes([tag]) + payload[i:i + width]
+                  for i in range(0, len(payload) - width + 1, width)]
+    else:
+        parts.append(ld(field, payload))
+    if how == "raw-too":
+        parts.append(ld(9, payload))
+    if how == "named":
+        parts.insert(0, ld(8, b"t"))
+    order = draw(st.permutations(range(len(parts))))
+    return b"".join(parts[i] for i in order)
+
+
+def _outcome(fn: Any) -> str:
+    try:
+        return json.dumps(digest(fn()))
+    except onnxdata.OnnxDataError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _everything(data: bytes, folder: Path) -> dict[str, Any]:
+    path = folder / "value.pb"
+    path.write_bytes(data)
+    seq = folder / "value.seq"
+    seq.write_bytes(vint(1, 1) + ld(3, data) * 3)
+    r = reading(data, "tensor")
+    message: Any = None
+    with contextlib.suppress(onnxdata.DecodeError):
+        message = onnxdata.load(data, "tensor")
+    return {"reading": (r.well_formed, r.valid, r.summary, [str(p) for p in r.problems]),
+            "read": _outcome(lambda: onnxdata.read(path, "tensor")),
+            "sequence": _outcome(lambda: onnxdata.read(seq, "sequence")),
+            "to_numpy": None if message is None else
+            _outcome(lambda: message_values.to_numpy(message))}
+
+
+@SETTINGS
+@given(typed_tensors())
+def test_the_plain_path_says_what_the_scan_says(tmp_path: Path, data: bytes) -> None:
+    fast = _everything(data, tmp_path)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
+        slow = _everything(data, tmp_path)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("array", [np.arange(6, dtype=np.float32).reshape(2, 3),
+                                   np.array([1.5, -2.0], np.float64),
+                                   np.array([1 + 2j, 3 - 4j], np.complex64),
+                                   np.array(7.25, np.float32)], ids=str)
+def test_the_plain_path_reads_a_valid_float_data_tensor(
+        array: np.ndarray[Any, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnx's make_tensor writes float_data packed: plain reads it, no scan, onnx's values."""
+    from onnx import helper
+
+    code = helper.np_dtype_to_tensor_dtype(array.dtype)
+    data = helper.make_tensor("t", code, array.shape, array.ravel().tolist()).SerializeToString()
+    message = TensorProto.FromString(data)
+    assert not message.HasField("raw_data") and (message.float_data or message.double_data)
+    scanned: list[str] = []
+    real = engine_tensor.TensorWalk.scan_tensor
+
+    def spied(self: Any, where: Any, path: str, *args: Any) -> Any:
+        scanned.append(path)
+        return real(self, where, path, *args)
+    monkeypatch.setattr(engine_tensor.TensorWalk, "scan_tensor", spied)
+    (tmp_path / "t.pb").write_bytes(data)
+    got = onnxdata.read(tmp_path / "t.pb", "tensor")
+    want = numpy_helper.to_array(message)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want) and not got.flags.writeable
+    assert reading(data, "tensor").valid
+    assert scanned == []
+
+
+def test_a_float_data_value_from_a_message_is_a_writable_copy() -> None:
+    message = TensorProto(data_type=TensorProto.FLOAT, dims=[2], float_data=[1.0, 2.0])
+    got = message_values.to_numpy(message)
+    assert got.flags.writeable and got.tolist() == [1.0, 2.0]
+    assert struct.pack("<2f", 1.0, 2.0) in message.SerializeToString()

@@ -294,6 +294,9 @@ cdef enum:
     MAX_GROUPS = 4096  # distinct layouts kept: past it grouping does not pay
     MAX_KEPT = 16777216  # bytes of distinct layouts kept
     SLOTS = 8192  # the slots of a call's table of layouts (twice MAX_GROUPS: a power of 2)
+    RAW_BYTES = 512  # elements this small are looked up by their own bytes first ...
+    RAW_KEPT = 4096  # ... among at most this many met in the call
+    RAW_SLOTS = 8192
 
 
 cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:] starts,
@@ -381,6 +384,66 @@ cdef int _table(Table *t, dict seen) except -1:
     return 0
 
 
+# The small elements met in a call, by their own bytes (``p[at:at + size]``): one written
+# again anywhere in the call (a map's 64 values in turn) takes its group from the table,
+# hashed and compared in a few dozen instructions, not laid out again in thousands.
+cdef struct Raw:
+    int *slot  # RAW_SLOTS of them: an entry, or -1
+    uint64_t *hash  # by entry (RAW_KEPT of each)
+    Py_ssize_t *at
+    Py_ssize_t *size
+    int *group
+    int n
+
+
+cdef int _raw_table(Raw *r) except -1:
+    r.slot = <int *>malloc(RAW_SLOTS * sizeof(int))
+    r.hash = <uint64_t *>malloc(RAW_KEPT * sizeof(uint64_t))
+    r.at = <Py_ssize_t *>malloc(RAW_KEPT * sizeof(Py_ssize_t))
+    r.size = <Py_ssize_t *>malloc(RAW_KEPT * sizeof(Py_ssize_t))
+    r.group = <int *>malloc(RAW_KEPT * sizeof(int))
+    r.n = 0
+    if r.slot == NULL or r.hash == NULL or r.at == NULL or r.size == NULL or r.group == NULL:
+        raise MemoryError()
+    memset(r.slot, 0xFF, RAW_SLOTS * sizeof(int))
+    return 0
+
+
+cdef inline int _find_raw(Raw *r, const unsigned char *p, Py_ssize_t at, Py_ssize_t n,
+                          uint64_t h) noexcept nogil:
+    """The group of the element ``p[at:at + n]`` (hash ``h``) met before in the call, or
+    ``-1 - slot``: the free slot where it goes."""
+    cdef Py_ssize_t s = <Py_ssize_t>(h & (RAW_SLOTS - 1))
+    cdef int e
+    while True:
+        e = r.slot[s]
+        if e < 0:
+            return <int>(-1 - s)
+        if r.hash[e] == h and r.size[e] == n and memcmp(p + r.at[e], p + at, n) == 0:
+            return r.group[e]
+        s = (s + 1) & (RAW_SLOTS - 1)
+
+
+cdef inline void _add_raw(Raw *r, int free_slot, Py_ssize_t at, Py_ssize_t n, uint64_t h,
+                          int g) noexcept nogil:
+    if r.n >= RAW_KEPT:
+        return
+    r.slot[-1 - free_slot] = r.n
+    r.hash[r.n] = h
+    r.at[r.n] = at
+    r.size[r.n] = n
+    r.group[r.n] = g
+    r.n += 1
+
+
+cdef void _free_raw(Raw *r) noexcept:
+    free(r.slot)
+    free(r.hash)
+    free(r.at)
+    free(r.size)
+    free(r.group)
+
+
 cdef void _free_table(Table *t) noexcept:
     free(t.slot)
     free(t.hash)
@@ -401,43 +464,58 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     MAX_KEPT)."""
     cdef Out o, prev, swap
     cdef Table t
-    cdef Py_ssize_t k = lo
-    cdef int r = 0, g = 0
-    cdef uint64_t h = 0
+    cdef Raw raw
+    cdef Py_ssize_t k = lo, at = 0, n = 0
+    cdef int r = 0, g = 0, free_raw = 0, prev_g = -1
+    cdef uint64_t h = 0, rh = 0
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t kept = sum(len(x) for x in seen)
     _start(&o, 256)
     _start(&prev, 256)
     prev.size = -1
     memset(&t, 0, sizeof(Table))
+    memset(&raw, 0, sizeof(Raw))
     try:
         if o.data == NULL or prev.data == NULL:
             raise MemoryError()
         _table(&t, seen)
+        _raw_table(&raw)
         while k < hi:
             with nogil:  # elements of layouts met before, without the GIL
                 while k < hi:
-                    if k > lo and _same_bytes(p, starts, ends, base, k):
-                        ids[k] = ids[k - 1]  # (the layout is the bytes' own: no walk)
-                        k += 1
-                        continue
-                    o.size = 0
-                    r = _layout(p, <Py_ssize_t>starts[k] - base, <Py_ssize_t>ends[k] - base,
-                                kind, depth, &o)
-                    if r < 0:
-                        break
-                    if o.size == prev.size and not memcmp(o.data, prev.data, o.size):
+                    at = <Py_ssize_t>starts[k] - base
+                    n = <Py_ssize_t>(ends[k] - starts[k])
+                    free_raw = 0
+                    if n <= RAW_BYTES:  # (the layout is the bytes' own: no walk)
+                        rh = _hash(p + at, n)
+                        g = _find_raw(&raw, p, at, n, rh)
+                        if g >= 0:
+                            ids[k] = g
+                            k += 1
+                            continue
+                        free_raw = g
+                    elif k > lo and _same_bytes(p, starts, ends, base, k):
                         ids[k] = ids[k - 1]
                         k += 1
                         continue
-                    h = _hash(o.data, o.size)
-                    g = _find(&t, o.data, o.size, h)
-                    if g < 0:
-                        break  # a new layout
+                    o.size = 0
+                    r = _layout(p, at, at + n, kind, depth, &o)
+                    if r < 0:
+                        break
+                    if o.size == prev.size and not memcmp(o.data, prev.data, o.size):
+                        g = prev_g  # (the layout last laid out: not always element k - 1's)
+                    else:
+                        h = _hash(o.data, o.size)
+                        g = _find(&t, o.data, o.size, h)
+                        if g < 0:
+                            break  # a new layout
+                        swap = prev
+                        prev = o
+                        o = swap
+                        prev_g = g
                     ids[k] = g
-                    swap = prev
-                    prev = o
-                    o = swap
+                    if free_raw:
+                        _add_raw(&raw, free_raw, at, n, rh, g)
                     k += 1
             if k == hi:
                 break
@@ -452,15 +530,19 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
             if _add(&t, g, number, o.data, o.size, h) < 0:
                 raise MemoryError()
             ids[k] = number
+            if free_raw:
+                _add_raw(&raw, free_raw, at, n, rh, number)
             swap = prev
             prev = o
             o = swap
+            prev_g = number
             k += 1
         return True
     finally:
         free(o.data)
         free(prev.data)
         _free_table(&t)
+        _free_raw(&raw)
 
 
 def layout_spans(const unsigned char[:] buf, Py_ssize_t base,

@@ -281,6 +281,14 @@ def test_layouts_taking_turns_keep_their_groups_from_call_to_call(
     assert _groups(data, number, KIND[code]) == [i % 7 for i in range(N)]
 
 
+def test_an_element_seen_before_between_two_of_one_layout() -> None:
+    """Elements taken by their own bytes (met before in the call) between elements of one
+    layout and different bytes: each keeps its own group."""
+    other = KEPT["dims"][2](7)
+    elements = [e for i in range(N // 2) for e in (other, float_tensor(i))]
+    assert _groups(sequence(1, 3, elements), 3, "tensor") == [0, 1] * (N // 2)
+
+
 @pytest.mark.parametrize("distinct", [4096, 4097])
 def test_past_4096_layouts_the_elements_are_walked_one_by_one(distinct: int) -> None:
     code, number, element = KEPT["dims"]

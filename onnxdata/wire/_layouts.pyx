@@ -307,7 +307,7 @@ cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:]
     cdef Py_ssize_t n = <Py_ssize_t>(ends[k] - starts[k])
     if n != <Py_ssize_t>(ends[k - 1] - starts[k - 1]):
         return False
-    return memcmp(p + (<Py_ssize_t>starts[k] - base), p + (<Py_ssize_t>starts[k - 1] - base),
+    return n == 0 or memcmp(p + (<Py_ssize_t>starts[k] - base), p + (<Py_ssize_t>starts[k - 1] - base),
                   n) == 0
 
 
@@ -419,8 +419,9 @@ cdef inline int _find_raw(Raw *r, const unsigned char *p, Py_ssize_t at, Py_ssiz
         e = r.slot[s]
         if e < 0:
             return <int>(-1 - s)
-        if r.hash[e] == h and r.size[e] == n and memcmp(p + r.at[e], p + at, n) == 0:
-            return r.group[e]
+        if r.hash[e] == h and r.size[e] == n and (n == 0 or
+                                                   memcmp(p + r.at[e], p + at, n) == 0):
+            return r.group[e]  # (no memcmp of nothing: in a mapping it cost 200 ns a call)
         s = (s + 1) & (RAW_SLOTS - 1)
 
 

@@ -297,6 +297,9 @@ cdef enum:
     RAW_BYTES = 512  # elements this small are looked up by their own bytes first ...
     RAW_KEPT = 4096  # ... among at most this many met in the call
     RAW_SLOTS = 8192
+    # ... and one up to this size is compared with the element before (bigger ones are
+    # mostly payload, which a layout skips and a compare would read: pages of a mapping)
+    SAME_BYTES = 4096
 
 
 cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:] starts,
@@ -495,7 +498,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                             k += 1
                             continue
                         free_raw = g
-                    elif k > lo and _same_bytes(p, starts, ends, base, k):
+                    elif n <= SAME_BYTES and k > lo and _same_bytes(p, starts, ends, base, k):
                         ids[k] = ids[k - 1]
                         k += 1
                         continue

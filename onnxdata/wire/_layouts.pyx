@@ -293,10 +293,9 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
 cdef enum:
     MAX_GROUPS = 4096  # distinct layouts kept: past it grouping does not pay
     MAX_KEPT = 16777216  # bytes of distinct layouts kept
-    SLOTS = 8192  # the slots of a call's table of layouts (twice MAX_GROUPS: a power of 2)
-    RAW_BYTES = 512  # elements this small are looked up by their own bytes first ...
-    RAW_KEPT = 4096  # ... among at most this many met in the call
-    RAW_SLOTS = 8192
+    MAX_SEEN = 4096  # entries of a table of byte strings (Seen): MAX_GROUPS layouts ...
+    SLOTS = 8192  # ... in twice as many slots (a power of 2)
+    RAW_BYTES = 512  # elements this small are looked up by their own bytes first
     # ... and one up to this size is compared with the element before (bigger ones are
     # mostly payload, which a layout skips and a compare would read: pages of a mapping)
     SAME_BYTES = 4096
@@ -310,19 +309,24 @@ cdef inline bint _same_bytes(const unsigned char *p, const unsigned long long[:]
     cdef Py_ssize_t n = <Py_ssize_t>(ends[k] - starts[k])
     if n != <Py_ssize_t>(ends[k - 1] - starts[k - 1]):
         return False
-    return n == 0 or memcmp(p + (<Py_ssize_t>starts[k] - base), p + (<Py_ssize_t>starts[k - 1] - base),
-                  n) == 0
+    return n == 0 or memcmp(p + (<Py_ssize_t>starts[k] - base),
+                            p + (<Py_ssize_t>starts[k - 1] - base), n) == 0
 
 
-# The layouts met so far (``seen``'s, in C): an open-addressed table of group numbers by
-# hash, so elements of layouts that take turns (a map's 64 key sets, storage fields in
-# turn) find their group without a bytes object and a dict lookup each.
-cdef struct Table:
-    int *slot  # SLOTS of them: a group number, or -1
-    uint64_t *hash  # by group number (MAX_GROUPS of each)
-    Py_ssize_t *at  # where the group's layout is in ``kept``
+# Byte strings met so far, each with a group number: an open-addressed table by hash.
+# One holds the layouts (``seen``'s, in C; their bytes in ``kept``), so elements of layouts
+# that take turns (a map's 64 key sets, storage fields in turn) find their group without a
+# bytes object and a dict lookup each. The other holds a call's small elements by their
+# own bytes (in the input), so one written again anywhere in the call (a map's 64 values
+# in turn) takes its group in a few dozen instructions, not laid out again in thousands.
+cdef struct Seen:
+    int *slot  # SLOTS of them: an entry, or -1
+    uint64_t *hash  # by entry (MAX_SEEN of each)
+    Py_ssize_t *at  # where the entry's bytes start (in ``kept``, or in the input)
     Py_ssize_t *size
-    Out kept  # the layouts, one after another
+    int *group
+    int n
+    Out kept
 
 
 cdef inline uint64_t _hash(const unsigned char *d, Py_ssize_t n) noexcept nogil:
@@ -342,117 +346,80 @@ cdef inline uint64_t _hash(const unsigned char *d, Py_ssize_t n) noexcept nogil:
     return h
 
 
-cdef inline int _find(Table *t, const unsigned char *d, Py_ssize_t n, uint64_t h) noexcept nogil:
-    """The group of the layout ``d[:n]`` (hash ``h``), or ``-1 - slot``: the free slot where
-    it goes."""
+cdef int _seen(Seen *t) except -1:
+    t.slot = <int *>malloc(SLOTS * sizeof(int))
+    t.hash = <uint64_t *>malloc(MAX_SEEN * sizeof(uint64_t))
+    t.at = <Py_ssize_t *>malloc(MAX_SEEN * sizeof(Py_ssize_t))
+    t.size = <Py_ssize_t *>malloc(MAX_SEEN * sizeof(Py_ssize_t))
+    t.group = <int *>malloc(MAX_SEEN * sizeof(int))
+    t.n = 0
+    _start(&t.kept, 4096)
+    if t.slot == NULL or t.hash == NULL or t.at == NULL or t.size == NULL or \
+            t.group == NULL or t.kept.data == NULL:
+        raise MemoryError()
+    memset(t.slot, 0xFF, SLOTS * sizeof(int))
+    return 0
+
+
+cdef inline int _find(Seen *t, const unsigned char *base, const unsigned char *d,
+                      Py_ssize_t n, uint64_t h) noexcept nogil:
+    """The group of ``d[:n]`` (hash ``h``; entries' bytes at ``base + at``), or ``-1 -
+    slot``: the free slot where it goes."""
     cdef Py_ssize_t s = <Py_ssize_t>(h & (SLOTS - 1))
-    cdef int g
+    cdef int e
     while True:
-        g = t.slot[s]
-        if g < 0:
+        e = t.slot[s]
+        if e < 0:
             return <int>(-1 - s)
-        if t.hash[g] == h and t.size[g] == n and memcmp(t.kept.data + t.at[g], d, n) == 0:
-            return g
+        if t.hash[e] == h and t.size[e] == n and (n == 0 or
+                                                   memcmp(base + t.at[e], d, n) == 0):
+            return t.group[e]  # (no memcmp of nothing: in a mapping it cost 200 ns a call)
         s = (s + 1) & (SLOTS - 1)
 
 
-cdef int _add(Table *t, int free_slot, int g, const unsigned char *d, Py_ssize_t n,
-              uint64_t h) noexcept nogil:
-    t.slot[-1 - free_slot] = g
-    t.hash[g] = h
-    t.at[g] = t.kept.size
-    t.size[g] = n
-    return _put(&t.kept, d, n)
+cdef inline int _add(Seen *t, int free_slot, Py_ssize_t at, Py_ssize_t n, uint64_t h,
+                     int g) noexcept nogil:
+    """Note entry ``g`` (its bytes at ``at``) in the free slot ``_find`` gave; a full table
+    notes no more (-1)."""
+    if t.n >= MAX_SEEN:
+        return -1
+    t.slot[-1 - free_slot] = t.n
+    t.hash[t.n] = h
+    t.at[t.n] = at
+    t.size[t.n] = n
+    t.group[t.n] = g
+    t.n += 1
+    return 0
 
 
-cdef int _table(Table *t, dict seen) except -1:
-    """``t`` made, holding ``seen``'s layouts (group numbers 0 to len(seen) - 1)."""
+cdef int _keep(Seen *t, int free_slot, const unsigned char *d, Py_ssize_t n, uint64_t h,
+               int g) except -1:
+    """``_add`` of a layout, its bytes copied into ``kept``."""
+    if _add(t, free_slot, t.kept.size, n, h, g) < 0 or _put(&t.kept, d, n) < 0:
+        raise MemoryError()
+    return 0
+
+
+cdef int _layouts_seen(Seen *t, dict seen) except -1:
+    """``t`` holding ``seen``'s layouts (group numbers 0 to len(seen) - 1)."""
     cdef const unsigned char *d
     cdef uint64_t h
     cdef Py_ssize_t n
-    t.slot = <int *>malloc(SLOTS * sizeof(int))
-    t.hash = <uint64_t *>malloc(MAX_GROUPS * sizeof(uint64_t))
-    t.at = <Py_ssize_t *>malloc(MAX_GROUPS * sizeof(Py_ssize_t))
-    t.size = <Py_ssize_t *>malloc(MAX_GROUPS * sizeof(Py_ssize_t))
-    _start(&t.kept, 4096)
-    if t.slot == NULL or t.hash == NULL or t.at == NULL or t.size == NULL or t.kept.data == NULL:
-        raise MemoryError()
-    memset(t.slot, 0xFF, SLOTS * sizeof(int))
+    _seen(t)
     for layout, g in seen.items():
         d = <const unsigned char *><char *>layout
         n = len(layout)
         h = _hash(d, n)
-        if _add(t, _find(t, d, n, h), g, d, n, h) < 0:
-            raise MemoryError()
+        _keep(t, _find(t, t.kept.data, d, n, h), d, n, h, g)
     return 0
 
 
-# The small elements met in a call, by their own bytes (``p[at:at + size]``): one written
-# again anywhere in the call (a map's 64 values in turn) takes its group from the table,
-# hashed and compared in a few dozen instructions, not laid out again in thousands.
-cdef struct Raw:
-    int *slot  # RAW_SLOTS of them: an entry, or -1
-    uint64_t *hash  # by entry (RAW_KEPT of each)
-    Py_ssize_t *at
-    Py_ssize_t *size
-    int *group
-    int n
-
-
-cdef int _raw_table(Raw *r) except -1:
-    r.slot = <int *>malloc(RAW_SLOTS * sizeof(int))
-    r.hash = <uint64_t *>malloc(RAW_KEPT * sizeof(uint64_t))
-    r.at = <Py_ssize_t *>malloc(RAW_KEPT * sizeof(Py_ssize_t))
-    r.size = <Py_ssize_t *>malloc(RAW_KEPT * sizeof(Py_ssize_t))
-    r.group = <int *>malloc(RAW_KEPT * sizeof(int))
-    r.n = 0
-    if r.slot == NULL or r.hash == NULL or r.at == NULL or r.size == NULL or r.group == NULL:
-        raise MemoryError()
-    memset(r.slot, 0xFF, RAW_SLOTS * sizeof(int))
-    return 0
-
-
-cdef inline int _find_raw(Raw *r, const unsigned char *p, Py_ssize_t at, Py_ssize_t n,
-                          uint64_t h) noexcept nogil:
-    """The group of the element ``p[at:at + n]`` (hash ``h``) met before in the call, or
-    ``-1 - slot``: the free slot where it goes."""
-    cdef Py_ssize_t s = <Py_ssize_t>(h & (RAW_SLOTS - 1))
-    cdef int e
-    while True:
-        e = r.slot[s]
-        if e < 0:
-            return <int>(-1 - s)
-        if r.hash[e] == h and r.size[e] == n and (n == 0 or
-                                                   memcmp(p + r.at[e], p + at, n) == 0):
-            return r.group[e]  # (no memcmp of nothing: in a mapping it cost 200 ns a call)
-        s = (s + 1) & (RAW_SLOTS - 1)
-
-
-cdef inline void _add_raw(Raw *r, int free_slot, Py_ssize_t at, Py_ssize_t n, uint64_t h,
-                          int g) noexcept nogil:
-    if r.n >= RAW_KEPT:
-        return
-    r.slot[-1 - free_slot] = r.n
-    r.hash[r.n] = h
-    r.at[r.n] = at
-    r.size[r.n] = n
-    r.group[r.n] = g
-    r.n += 1
-
-
-cdef void _free_raw(Raw *r) noexcept:
-    free(r.slot)
-    free(r.hash)
-    free(r.at)
-    free(r.size)
-    free(r.group)
-
-
-cdef void _free_table(Table *t) noexcept:
+cdef void _free_seen(Seen *t) noexcept:
     free(t.slot)
     free(t.hash)
     free(t.at)
     free(t.size)
+    free(t.group)
     free(t.kept.data)
 
 
@@ -467,8 +434,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     where some element has no layout, or there are too many distinct ones (MAX_GROUPS,
     MAX_KEPT)."""
     cdef Out o, prev, swap
-    cdef Table t
-    cdef Raw raw
+    cdef Seen t, raw
     cdef Py_ssize_t k = lo, at = 0, n = 0
     cdef int r = 0, g = 0, free_raw = 0, prev_g = -1
     cdef uint64_t h = 0, rh = 0
@@ -477,13 +443,13 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     _start(&o, 256)
     _start(&prev, 256)
     prev.size = -1
-    memset(&t, 0, sizeof(Table))
-    memset(&raw, 0, sizeof(Raw))
+    memset(&t, 0, sizeof(Seen))
+    memset(&raw, 0, sizeof(Seen))
     try:
         if o.data == NULL or prev.data == NULL:
             raise MemoryError()
-        _table(&t, seen)
-        _raw_table(&raw)
+        _layouts_seen(&t, seen)
+        _seen(&raw)
         while k < hi:
             with nogil:  # elements of layouts met before, without the GIL
                 while k < hi:
@@ -492,7 +458,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                     free_raw = 0
                     if n <= RAW_BYTES:  # (the layout is the bytes' own: no walk)
                         rh = _hash(p + at, n)
-                        g = _find_raw(&raw, p, at, n, rh)
+                        g = _find(&raw, p, p + at, n, rh)
                         if g >= 0:
                             ids[k] = g
                             k += 1
@@ -510,7 +476,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                         g = prev_g  # (the layout last laid out: not always element k - 1's)
                     else:
                         h = _hash(o.data, o.size)
-                        g = _find(&t, o.data, o.size, h)
+                        g = _find(&t, t.kept.data, o.data, o.size, h)
                         if g < 0:
                             break  # a new layout
                         swap = prev
@@ -519,7 +485,7 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
                         prev_g = g
                     ids[k] = g
                     if free_raw:
-                        _add_raw(&raw, free_raw, at, n, rh, g)
+                        _add(&raw, free_raw, at, n, rh, g)  # (past MAX_SEEN: not noted)
                     k += 1
             if k == hi:
                 break
@@ -531,11 +497,10 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
             seen[PyBytes_FromStringAndSize(<char *>o.data, o.size)] = number
             firsts.append(k)
             kept += o.size
-            if _add(&t, g, number, o.data, o.size, h) < 0:
-                raise MemoryError()
+            _keep(&t, g, o.data, o.size, h, number)
             ids[k] = number
             if free_raw:
-                _add_raw(&raw, free_raw, at, n, rh, number)
+                _add(&raw, free_raw, at, n, rh, number)
             swap = prev
             prev = o
             o = swap
@@ -545,8 +510,8 @@ def layout_groups(const unsigned char[:] buf, Py_ssize_t base,
     finally:
         free(o.data)
         free(prev.data)
-        _free_table(&t)
-        _free_raw(&raw)
+        _free_seen(&t)
+        _free_seen(&raw)
 
 
 def layout_spans(const unsigned char[:] buf, Py_ssize_t base,

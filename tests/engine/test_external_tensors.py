@@ -279,8 +279,9 @@ def test_the_plain_path_says_what_the_scan_says(folder: Path, data: bytes) -> No
     assert fast[f"reading {folder}"][3] == theirs
 
 
-def test_the_plain_path_is_what_reads_a_valid_external_tensor(
-        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def spy_scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the tensors ``TensorWalk.scan_tensor`` reads from now on (none when
+    the plain path reads them all)."""
     scanned: list[str] = []
     real = engine_tensor.TensorWalk.scan_tensor
 
@@ -288,6 +289,12 @@ def test_the_plain_path_is_what_reads_a_valid_external_tensor(
         scanned.append(path)
         return real(self, where, path, *args)
     monkeypatch.setattr(engine_tensor.TensorWalk, "scan_tensor", spied)
+    return scanned
+
+
+def test_the_plain_path_is_what_reads_a_valid_external_tensor(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = spy_scans(monkeypatch)
     for dims in (ld(1, varint(2)), vint(1, 2), vint(1, 1) + ld(1, varint(2))):
         data = _external_tensor(8, dims=dims)
         (folder / "t.pb").write_bytes(data)

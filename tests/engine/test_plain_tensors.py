@@ -6,7 +6,6 @@ reference reader makes them), and it is what runs for the common valid tensor.""
 from __future__ import annotations
 
 import contextlib
-import json
 import struct
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,8 @@ from onnxdata import TensorProto
 from onnxdata.engine import tensor as engine_tensor
 from onnxdata.explorer.readings import reading
 from onnxdata.io import message_values
-from tests.walk_digest import value as digest
+from tests.engine.test_external_tensors import spy_scans
+from tests.walk_digest import outcome
 from tests.wire_bytes import ld, varint, vint
 
 SETTINGS = settings(max_examples=200, deadline=None,
@@ -65,13 +65,6 @@ def typed_tensors(draw: Any) -> bytes:
     return b"".join(parts[i] for i in order)
 
 
-def _outcome(fn: Any) -> str:
-    try:
-        return json.dumps(digest(fn()))
-    except onnxdata.OnnxDataError as exc:
-        return f"{type(exc).__name__}: {exc}"
-
-
 def _everything(data: bytes, folder: Path) -> dict[str, Any]:
     path = folder / "value.pb"
     path.write_bytes(data)
@@ -82,10 +75,10 @@ def _everything(data: bytes, folder: Path) -> dict[str, Any]:
     with contextlib.suppress(onnxdata.DecodeError):
         message = onnxdata.load(data, "tensor")
     return {"reading": (r.well_formed, r.valid, r.summary, [str(p) for p in r.problems]),
-            "read": _outcome(lambda: onnxdata.read(path, "tensor")),
-            "sequence": _outcome(lambda: onnxdata.read(seq, "sequence")),
+            "read": outcome(lambda: onnxdata.read(path, "tensor")),
+            "sequence": outcome(lambda: onnxdata.read(seq, "sequence")),
             "to_numpy": None if message is None else
-            _outcome(lambda: message_values.to_numpy(message))}
+            outcome(lambda: message_values.to_numpy(message))}
 
 
 @SETTINGS
@@ -111,13 +104,7 @@ def test_the_plain_path_reads_a_valid_float_data_tensor(
     data = helper.make_tensor("t", code, array.shape, array.ravel().tolist()).SerializeToString()
     message = TensorProto.FromString(data)
     assert not message.HasField("raw_data") and (message.float_data or message.double_data)
-    scanned: list[str] = []
-    real = engine_tensor.TensorWalk.scan_tensor
-
-    def spied(self: Any, where: Any, path: str, *args: Any) -> Any:
-        scanned.append(path)
-        return real(self, where, path, *args)
-    monkeypatch.setattr(engine_tensor.TensorWalk, "scan_tensor", spied)
+    scanned = spy_scans(monkeypatch)
     (tmp_path / "t.pb").write_bytes(data)
     got = onnxdata.read(tmp_path / "t.pb", "tensor")
     want = numpy_helper.to_array(message)

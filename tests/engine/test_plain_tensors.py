@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from onnx import numpy_helper
 
 import onnxdata
 from onnxdata import TensorProto
 from onnxdata.engine import tensor as engine_tensor
 from onnxdata.explorer.readings import reading
 from onnxdata.io import message_values
+from tests.conftest import import_onnx
 from tests.engine.test_external_tensors import spy_scans
 from tests.walk_digest import outcome
 from tests.wire_bytes import ld, varint, vint
@@ -98,8 +98,8 @@ def test_the_plain_path_says_what_the_scan_says(tmp_path: Path, data: bytes) -> 
 def test_the_plain_path_reads_a_valid_float_data_tensor(
         array: np.ndarray[Any, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """onnx's make_tensor writes float_data packed: plain reads it, no scan, onnx's values."""
-    from onnx import helper
-
+    onnx = import_onnx()  # (the old-protobuf suite has no onnx)
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
     code = helper.np_dtype_to_tensor_dtype(array.dtype)
     data = helper.make_tensor("t", code, array.shape, array.ravel().tolist()).SerializeToString()
     message = TensorProto.FromString(data)

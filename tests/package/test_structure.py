@@ -144,6 +144,20 @@ def test_module_is_at_most_600_lines(name: str) -> None:
     assert lines <= MAX_LINES, f"{name} has {lines} lines"
 
 
+CYTHON = sorted(p for ext in ("*.pyx", "*.pxd") for p in PACKAGE.rglob(ext))
+
+
+@pytest.mark.parametrize("path", CYTHON, ids=lambda p: p.name)
+def test_cython_source_is_at_most_600_lines(path: Path) -> None:
+    """The compiled loops keep the same limit as the Python modules."""
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.name} has {lines} lines"
+
+
+def test_cython_sources_are_found() -> None:
+    assert {p.name for p in CYTHON} >= {"_walk.pyx", "_layouts.pyx", "_wire.pxd", "_seen.pxd"}
+
+
 def test_the_checks_catch_what_they_check(tmp_path: Path) -> None:
     """The parser sees a function-level import, an import from a layer above, a private
     name and a cycle: the checks above cannot pass by seeing nothing."""

@@ -5,13 +5,13 @@ A mapped file that another process truncates raises SIGBUS on the next touch of
 a lost page, and Python cannot turn a signal into an exception. So the engine
 never reads tags, lengths, varints or strings from a mapping: a file
 ``Source`` serves them with ``os.pread`` through a cached window (64 KiB,
-larger when one message needs it), and a read that comes back short is a
-``DecodeError`` saying the file changed. Only bulk payloads that ``read``
-returns as zero-copy arrays are mapped (``mode="mmap"``); ``mode="copy"`` (what
-the CLI's ``show`` and ``diff`` use) reads the file into one buffer that was the
-file at one instant (``read_settled``: a read a write overlapped is retried, then
-refused) and views into that; ``mode="pread"`` (validation, the explorer) maps
-nothing at all.
+larger when one message needs it; a file of at most 2 MiB is one window), and a
+read that comes back short is a ``DecodeError`` saying the file changed. Only bulk
+payloads that ``read`` returns as zero-copy arrays are mapped (``mode="mmap"``);
+``mode="copy"`` (what the CLI's ``show`` and ``diff`` use) reads the file into one
+buffer that was the file at one instant (``read_settled``: a read a write overlapped
+is retried, then refused) and views into that; ``mode="pread"`` (validation, the
+explorer) maps nothing at all.
 
 ``finish()`` compares the file's size and mtime with those at the start and
 raises ``DecodeError("... file changed while reading")`` when they differ.
@@ -41,11 +41,14 @@ import numpy.typing as npt
 from onnxdata.errors import DecodeError
 from onnxdata.wire.format import WireBuffer
 
-__all__ = ["STREAM_LIMIT", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer", "get_stream_limit",
-           "read_settled", "set_stream_limit"]
+__all__ = ["STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer",
+           "get_stream_limit", "read_settled", "set_stream_limit"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
+#: A file this small is read whole at the walk's first window: one pread, where windows
+#: would take up to 32 and a sequence's elements would be read a second time.
+WHOLE: Final = 1 << 21
 #: The window read after a jump past a big payload: the next field's header is what is
 #: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
 _HOP_WINDOW: Final = 1 << 12
@@ -182,14 +185,18 @@ class Source:
         at = self._win_at
         if start >= at and end <= at + len(self._win):
             return self._win, at
-        near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
-        want = max(end - start, WINDOW if near else _HOP_WINDOW)
-        want = min(want, self.size - start)
-        chunk = self._pread(start, want)
-        if len(chunk) < end - start:
-            raise self.changed(f"{end - start} bytes at {start} asked, {len(chunk)} there")
-        self._win, self._win_at = chunk, start
-        return chunk, start
+        if self.size <= WHOLE:  # a small file: one pread of it all
+            at, want = 0, self.size
+        else:
+            near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
+            at, want = start, max(end - start, WINDOW if near else _HOP_WINDOW)
+            want = min(want, self.size - start)
+        chunk = self._pread(at, want)
+        if len(chunk) < end - at:
+            raise self.changed(f"{end - start} bytes at {start} asked, {len(chunk) + at - start}"
+                               " there")
+        self._win, self._win_at = chunk, at
+        return chunk, at
 
     def read(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` as a new bytes object."""

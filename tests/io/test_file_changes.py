@@ -31,7 +31,8 @@ def write_value(value: Any, path: Path) -> None:
 
 
 def _value() -> list[np.ndarray[Any, Any]]:
-    big = [np.full(40_000, i, np.float32) for i in range(6)]  # 160 KB each: past a window
+    # 400 KB each: past a window; 2.4 MB in all: past source.WHOLE, so read a window at a time
+    big = [np.full(100_000, i, np.float32) for i in range(6)]
     return big
 
 
@@ -108,6 +109,40 @@ def test_truncation_during_the_call_is_an_error_never_a_signal(tmp_path: Path, e
         assert outcome == "ok"
     else:
         assert outcome == "DecodeError", outcome
+
+
+def _small() -> list[np.ndarray[Any, Any]]:
+    """240 KB in all: under source.WHOLE, so the walk reads it whole, in one pread."""
+    return [np.full(10_000, i, np.float32) for i in range(6)]
+
+
+def test_a_small_file_is_read_by_one_pread(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxdata.wire import source
+
+    path = tmp_path / "seq.pb"
+    write_value(_small(), path)
+    calls: list[tuple[int, int]] = []
+    real = source.Source._pread
+
+    def pread(self: source.Source, start: int, n: int) -> bytes:
+        calls.append((start, n))
+        return real(self, start, n)
+
+    monkeypatch.setattr(source.Source, "_pread", pread)
+    value = onnxdata.read(path, "sequence")
+    assert calls == [(0, path.stat().st_size)]
+    assert [float(v[0]) for v in value] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", ["read", "explore", "validate"])
+def test_a_small_file_cut_at_its_one_read_is_an_error(tmp_path: Path, entry: str) -> None:
+    path = tmp_path / "seq.pb"
+    write_value(_small(), path)
+    code, outcome = _child(str(path), entry, "pread1")
+    assert code == 0, f"the child died (signal {-code}): {outcome}"
+    assert outcome == ("exit 2" if entry == "validate" else "DecodeError"), outcome
 
 
 #: The reader: RACE_TRIES tries, each reading the file in copy mode, in mmap mode and

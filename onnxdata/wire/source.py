@@ -96,6 +96,9 @@ class Source:
         self._stamp = stamp
         self._win: bytes = b""
         self._win_at = 0
+        #: Whether the walk's first window is the whole file (one pread of at most WHOLE
+        #: bytes); a test sets it False to walk a small file a window at a time.
+        self.read_whole = size <= WHOLE
         self._np: npt.NDArray[np.uint8] | None = None
         #: The root message's fields, once walked (``walk.root_fields``).
         self.root_cache: Any = None
@@ -185,7 +188,7 @@ class Source:
         at = self._win_at
         if start >= at and end <= at + len(self._win):
             return self._win, at
-        if self.size <= WHOLE:  # a small file: one pread of it all
+        if self.read_whole:  # a small file: one pread of it all
             at, want = 0, self.size
         else:
             near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload

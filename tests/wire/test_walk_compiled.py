@@ -100,11 +100,14 @@ def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields 
 
 
 def sources(data: bytes) -> list[Source]:
-    """The bytes in memory, and as a file read by pread windows (64 KiB and 4 KiB hops)."""
+    """The bytes in memory, as a file read whole (one pread: at most source.WHOLE bytes),
+    and as a file read by pread windows (64 KiB and 4 KiB hops)."""
     folder = Path(os.environ.get("TMPDIR", "/tmp"))
     path = folder / f"onnxdata-walk-{os.getpid()}.pb"
     path.write_bytes(data)
-    return [Source.of_buffer(data), Source.of_file(str(path))]
+    windows = Source.of_file(str(path))
+    windows.read_whole = False
+    return [Source.of_buffer(data), Source.of_file(str(path)), windows]
 
 
 def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 1000) -> None:

@@ -41,6 +41,7 @@ cdef enum:
     KEEP_PIECES = 1024
     COMPACT_PIECES = 4194304
     MAX_FIELD = 0x1FFFFFFF
+    GROW_AHEAD = 1 << 20  # most occurrences a MANY field's arrays are sized ahead for
     ROW = 16  # stores.ROW: fixed-width values one after another, each after a 1-byte tag
 
 cdef int[7] WANT = [0, 0, 2, 2, 5, 1, 0]  # wire type each kind takes unpacked
@@ -228,12 +229,15 @@ cdef inline void _point(_Into into, int k) noexcept:
     into.piece_e[k] = (<array>into.cache[3 * k + 2]).data.as_ulonglongs
 
 
-cdef int _grow_many(_Into into, int k, Py_ssize_t count) except -1:
-    """Room for more occurrences of the MANY field ``k`` (whose ``count``-th this is): its
-    RangeStore made (at KEEP) or fetched, and its arrays sized ahead."""
+cdef int _grow_many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_t end) except -1:
+    """Room for more occurrences of the MANY field ``k`` (whose ``count``-th this is, at
+    ``a``, in a message ending at ``end``): its RangeStore made (at KEEP) or fetched, and
+    its arrays sized ahead for as many more as the bytes left hold at the density so far
+    (at most GROW_AHEAD more: a few small occurrences then big ones reserve little), so a
+    merged message's 70,000 occurrences are one allocation, not 20 reallocations."""
     cdef list cache = into.cache
     cdef array starts, ends
-    cdef Py_ssize_t n, room
+    cdef Py_ssize_t n, room, first, ahead
     if not into.many_cap[k]:
         if count == KEEP:
             from onnxdata.wire.walk import RangeStore
@@ -248,6 +252,14 @@ cdef int _grow_many(_Into into, int k, Py_ssize_t count) except -1:
     ends = <array>cache[3 * k + 1]
     n = into.many_n[k]
     room = n + (n >> 1) + 64
+    if n:
+        first = <Py_ssize_t>starts.data.as_ulonglongs[0]
+        if a > first and end > a:
+            ahead = <Py_ssize_t>((<double>(end - a)) * count / (a - first)) + 64
+            if ahead > GROW_AHEAD:
+                ahead = GROW_AHEAD
+            if n + ahead > room:
+                room = n + ahead
     resize_smart(starts, room)
     resize_smart(ends, room)
     into.many_s[k] = starts.data.as_ulonglongs
@@ -259,20 +271,16 @@ cdef int _grow_many(_Into into, int k, Py_ssize_t count) except -1:
 cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_ssize_t pos,
                       Py_ssize_t end, _Into into, Py_ssize_t limit, State *st) except -2:
     """One message's fields (``p[pos - base:end - base]``, of ``n`` bytes held) into ``st``
-    and ``into``."""
+    and ``into``. No Python object is touched here but in the helpers below, so a merged
+    message's occurrence (three fields, a call each) costs no reference counting."""
     cdef Py_ssize_t hi = base + n
     cdef Py_ssize_t lim = (end if end < hi else hi) - base
-    cdef Py_ssize_t i, tag_at
+    cdef Py_ssize_t i, tag_at, a, b, count, m
     cdef uint64_t key, value = 0
     cdef uint64_t number
     cdef int wt, kind, k
-    cdef Py_ssize_t a, b, size, row_end
-    cdef list names = into.names
-    cdef list cache = into.cache
     cdef const signed char *kinds = into.kind_of
     cdef Py_ssize_t nkinds = into.nkinds
-    cdef object name, run
-    cdef Py_ssize_t count
     if nkinds > MAX_KINDS:
         return -1  # (no schema is this wide) the Python walk's
     while pos < end:
@@ -310,10 +318,10 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             b = a + <Py_ssize_t>value
         elif wt == 5 or wt == 1:
             a = i + base
-            size = 4 if wt == 5 else 8
-            if end - a < size:
+            m = 4 if wt == 5 else 8
+            if end - a < m:
                 return -1
-            b = a + size
+            b = a + m
         elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
             a = i + base
             if not _skip_group(p, &i, lim, number, 0):
@@ -323,112 +331,153 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             return -1  # a stray end-group tag: the Python walk's
         pos = b
         kind = kinds[number] if number < <uint64_t>nkinds else -1
-        if kind >= 0:
-            k = <int>number
-            if not st.seen[k]:
-                st.seen[k] = 1
-                st.order[st.nseen] = k
-                st.nseen += 1
-                st.has_scalar[k] = 0
-                st.has_last[k] = 0
-                st.count[k] = -1
-                if kind == LAST or kind == MANY:
-                    st.count[k] = into.counts.get(names[k], 0)
-            if wt == WANT[kind]:
-                if kind == SCALAR:
+        if kind < 0:
+            _unknown(into, st, number, wt, limit)
+            continue
+        k = <int>number
+        if not st.seen[k]:
+            _first(into, st, k, kind)
+        if wt == WANT[kind]:
+            if kind == SCALAR:
+                st.scalar[k] = value
+                st.has_scalar[k] = 1
+            elif kind == LAST:
+                st.last_a[k] = a
+                st.last_b[k] = b
+                st.has_last[k] = 1
+                st.count[k] += 1
+            elif kind == MANY:
+                count = st.count[k]
+                st.count[k] = count + 1
+                m = into.many_n[k]
+                if count >= KEEP and count < COMPACT_PIECES and m < into.many_cap[k]:
+                    into.many_s[k][m] = <unsigned long long>a
+                    into.many_e[k][m] = <unsigned long long>b
+                    into.many_n[k] = m + 1
+                else:
+                    _many(into, k, count, a, b, end)
+            elif kind == ENUM:
+                if (value & 0xFFFFFFFF) > 1:
+                    into.out.bad_enum = value  # a closed enum reads the low 32 bits
+                else:
                     st.scalar[k] = value
                     st.has_scalar[k] = 1
-                    continue
-                if kind == ENUM:
-                    if (value & 0xFFFFFFFF) > 1:
-                        into.out.bad_enum = value  # a closed enum reads the low 32 bits
-                    else:
-                        st.scalar[k] = value
-                        st.has_scalar[k] = 1
-                    continue
-                if kind == LAST:
-                    st.last_a[k] = a
-                    st.last_b[k] = b
-                    st.has_last[k] = 1
-                    st.count[k] += 1
-                    continue
-                if kind == MANY:
-                    count = st.count[k]
-                    st.count[k] = count + 1
-                    if count < KEEP:
-                        if count == 0:
-                            into.many[names[k]] = [(a, b)]
-                        else:
-                            (<list>into.many[names[k]]).append((a, b))
-                    elif count < COMPACT_PIECES:
-                        if into.many_n[k] >= into.many_cap[k]:
-                            _grow_many(into, k, count)
-                        into.many_s[k][into.many_n[k]] = <unsigned long long>a
-                        into.many_e[k][into.many_n[k]] = <unsigned long long>b
-                        into.many_n[k] += 1
-                    else:
-                        into.many[names[k]] = None
-                        cache[3 * k] = None
-                        into.many_cap[k] = 0
-                    continue
-                # a number field's single value
-                if cache[3 * k] is None:
-                    name = names[k]
-                    run = into.pieces.get(name)
-                    if run is None:
-                        run = into.pieces[name] = []
-                    if type(run) is list:
-                        count = len(<list>run)
-                        if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
-                            _push(<array>(<tuple>(<list>run)[count - 1])[1], value)
-                            continue
-                        if count < KEEP_PIECES and not (
-                                wt != 0 and count and a == tag_at + 1
-                                and (<tuple>(<list>run)[count - 1])[0] == wt
-                                and (<tuple>(<list>run)[count - 1])[2] == tag_at):
-                            # (a second fixed value right after the first: a ROW, in a
-                            # Compact, which it extends in place)
-                            if wt == 0:
-                                (<list>run).append((0, array("Q", [value]), 0))
-                            else:
-                                (<list>run).append((wt, a, b))
-                            continue
-                        from onnxdata.wire.walk import Compact
-                        into.pieces[name] = run = Compact(run)
-                    _cache_compact(into, k, run)
-                if wt != 0 and a == tag_at + 1:
-                    row_end = _extend_row(into, k, wt, tag_at, b, p, base, lim + base)
-                    if row_end >= 0:
-                        pos = row_end
-                        continue
-                if into.piece_n[k] < COMPACT_PIECES:
-                    _piece(into, k, wt, value if wt == 0 else <uint64_t>a, b)
-                else:
-                    into.out.over.add(names[k])
-                continue
-            if wt == 2 and (kind == VARINTS or kind == FIXED32S or kind == FIXED64S):
-                if cache[3 * k] is None:
-                    name = names[k]
-                    run = into.pieces.get(name)
-                    if run is None:
-                        run = into.pieces[name] = []
-                    if type(run) is list and len(<list>run) >= KEEP_PIECES:
-                        from onnxdata.wire.walk import Compact
-                        into.pieces[name] = run = Compact(run)
-                    if type(run) is list:
-                        (<list>run).append((2, a, b))
-                        continue
-                    _cache_compact(into, k, run)
-                if into.piece_n[k] < COMPACT_PIECES:
-                    _piece(into, k, 2, <uint64_t>a, b)
-                else:
-                    into.out.over.add(names[k])
-                continue
-        if len(into.unknown) < limit:
-            into.unknown.append((number, wt))
-        else:
-            st.unknown_more += 1
+            else:  # a number field's single value
+                pos = _number(into, k, wt, value, a, b, tag_at, p, base, lim)
+            continue
+        if wt == 2 and (kind == VARINTS or kind == FIXED32S or kind == FIXED64S):
+            _packed(into, k, a, b)
+            continue
+        _unknown(into, st, number, wt, limit)  # a known number of another wire type
     return pos
+
+
+cdef int _first(_Into into, State *st, int k, int kind) except -1:
+    """Field ``k`` met for the first time in this call."""
+    st.seen[k] = 1
+    st.order[st.nseen] = k
+    st.nseen += 1
+    st.has_scalar[k] = 0
+    st.has_last[k] = 0
+    st.count[k] = -1
+    if kind == LAST or kind == MANY:
+        st.count[k] = into.counts.get(into.names[k], 0)
+    return 0
+
+
+cdef int _unknown(_Into into, State *st, uint64_t number, int wt, Py_ssize_t limit) except -1:
+    if len(into.unknown) < limit:
+        into.unknown.append((number, wt))
+    else:
+        st.unknown_more += 1
+    return 0
+
+
+cdef int _many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_t b,
+               Py_ssize_t end) except -1:
+    """The ``count``-th occurrence of the MANY field ``k`` where ``_scan``'s store does not
+    take it: a list's (the first KEEP), a RangeStore's that needs room, or none (past
+    COMPACT_PIECES: found again by ``walk.Rewalked``)."""
+    cdef Py_ssize_t m
+    if count < KEEP:
+        if count == 0:
+            into.many[into.names[k]] = [(a, b)]
+        else:
+            (<list>into.many[into.names[k]]).append((a, b))
+    elif count < COMPACT_PIECES:
+        _grow_many(into, k, count, a, end)
+        m = into.many_n[k]
+        into.many_s[k][m] = <unsigned long long>a
+        into.many_e[k][m] = <unsigned long long>b
+        into.many_n[k] = m + 1
+    else:
+        into.many[into.names[k]] = None
+        into.cache[3 * k] = None
+        into.many_cap[k] = 0
+    return 0
+
+
+cdef Py_ssize_t _number(_Into into, int k, int wt, uint64_t value, Py_ssize_t a, Py_ssize_t b,
+                        Py_ssize_t tag_at, const unsigned char *p, Py_ssize_t base,
+                        Py_ssize_t lim) except -2:
+    """A number field's single value (a varint, or a fixed-width value at ``[a, b)``) into
+    its pieces; where the walk goes on (past a row of like values joined in place)."""
+    cdef list cache = into.cache
+    cdef Py_ssize_t count, row_end
+    if cache[3 * k] is None:
+        name = into.names[k]
+        run = into.pieces.get(name)
+        if run is None:
+            run = into.pieces[name] = []
+        if type(run) is list:
+            count = len(<list>run)
+            if wt == 0 and count and (<tuple>(<list>run)[count - 1])[0] == 0:
+                _push(<array>(<tuple>(<list>run)[count - 1])[1], value)
+                return b
+            if count < KEEP_PIECES and not (
+                    wt != 0 and count and a == tag_at + 1
+                    and (<tuple>(<list>run)[count - 1])[0] == wt
+                    and (<tuple>(<list>run)[count - 1])[2] == tag_at):
+                # (a second fixed value right after the first: a ROW, in a Compact, which
+                # it extends in place)
+                if wt == 0:
+                    (<list>run).append((0, array("Q", [value]), 0))
+                else:
+                    (<list>run).append((wt, a, b))
+                return b
+            from onnxdata.wire.walk import Compact
+            into.pieces[name] = run = Compact(run)
+        _cache_compact(into, k, run)
+    if wt != 0 and a == tag_at + 1:
+        row_end = _extend_row(into, k, wt, tag_at, b, p, base, lim + base)
+        if row_end >= 0:
+            return row_end
+    if into.piece_n[k] < COMPACT_PIECES:
+        _piece(into, k, wt, value if wt == 0 else <uint64_t>a, b)
+    else:
+        into.out.over.add(into.names[k])
+    return b
+
+
+cdef int _packed(_Into into, int k, Py_ssize_t a, Py_ssize_t b) except -1:
+    """A packed run ``[a, b)`` of a number field into its pieces."""
+    if into.cache[3 * k] is None:
+        name = into.names[k]
+        run = into.pieces.get(name)
+        if run is None:
+            run = into.pieces[name] = []
+        if type(run) is list and len(<list>run) >= KEEP_PIECES:
+            from onnxdata.wire.walk import Compact
+            into.pieces[name] = run = Compact(run)
+        if type(run) is list:
+            (<list>run).append((2, a, b))
+            return 0
+        _cache_compact(into, k, run)
+    if into.piece_n[k] < COMPACT_PIECES:
+        _piece(into, k, 2, <uint64_t>a, b)
+    else:
+        into.out.over.add(into.names[k])
+    return 0
 
 
 cdef inline Py_ssize_t _extend_row(_Into into, int k, int wt, Py_ssize_t tag_at, Py_ssize_t b,

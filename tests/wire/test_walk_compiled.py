@@ -215,6 +215,22 @@ def test_many_occurrences_and_pieces(n: int) -> None:
     check(seq, TENSOR, tensors)
 
 
+@needs_loop
+@pytest.mark.parametrize("big", [0, 1, 300_000])
+def test_ranges_sized_ahead_from_the_first_occurrences(big: int) -> None:
+    """A MANY field's arrays are sized ahead from the density of its first KEEP occurrences:
+    small ones then a big one (whose bytes promise many more that never come), then small
+    ones again, each way read (the windows size ahead once per call)."""
+    small = b"".join(_element(i) for i in range(100))
+    seq = small + ld(3, b"\x10\x01" + ld(9, b"\x00" * big)) + small * 3
+    check(seq, SEQUENCE)
+    src = Source.of_buffer(seq)
+    outer = python_scan(src, Where([(0, len(seq))]), SEQUENCE)
+    tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
+    assert tensors is not None and len(tensors.ranges) == 401
+    check(seq, TENSOR, tensors)
+
+
 ELEMENTS = {  # small elements of a sequence, valid and not, by field number
     3: [b"", b"\x10\x01", b"\x10\x01\x08\x02", b"\x10\x08\x32\x00", b"\x08\x01", b"\x78\x01"],
     5: [b"", b"\x10\x01", b"\x10\x01\x1a\x00", b"\x1a\x00\x22\x00"],

@@ -67,8 +67,10 @@ def byte_buffer(data: object, who: str) -> Buffer:
     """
     if isinstance(data, (bytes, bytearray, mmap.mmap)):
         return data
-    if isinstance(data, memoryview) and data.ndim == 1 and data.format in ("B", "b", "c"):
-        return data
+    if isinstance(data, memoryview) and data.ndim == 1 and data.format == "B" and \
+            data.c_contiguous:
+        return data  # (one of "b" or "c", or strided, is cast or refused below: the
+        # compiled walk takes unsigned bytes, and a stride would skip bytes)
     try:
         view = memoryview(data)  # type: ignore[arg-type]
     except TypeError:

@@ -203,6 +203,21 @@ def test_p13_readings_and_byte_table_take_any_contiguous_buffer() -> None:
     assert onnxdata.readings(two_d)  # read as its bytes, not NotImplementedError
     with pytest.raises(TypeError, match="not contiguous"):
         onnxdata.readings(as_array[::2])
+    with pytest.raises(TypeError, match="not contiguous"):
+        onnxdata.readings(memoryview(data)[::2])
+
+
+def test_p13_a_memoryview_of_signed_bytes_or_chars_is_read_as_its_bytes(tmp_path: Path) -> None:
+    """Formats "b" and "c" were taken as they were, and the compiled walk (which a sequence
+    of long tensors takes at its root) refused them with a bare ValueError or TypeError."""
+    path = tmp_path / "seq.pb"
+    onnxdata.write([np.full(1000, i, np.float32) for i in range(10)], path)
+    data = path.read_bytes()
+    expected = [r.as_json() for r in onnxdata.readings(data)]
+    for fmt in ("b", "c"):
+        view = memoryview(data).cast(fmt)
+        assert [r.as_json() for r in onnxdata.readings(view)] == expected
+        assert onnxdata.explore(view).as_json() == onnxdata.explore(data).as_json()
     with pytest.raises(TypeError, match="byte_table takes bytes"):
         onnxdata.byte_table(12345, "tensor")  # type: ignore[arg-type]
 

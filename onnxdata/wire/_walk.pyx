@@ -514,3 +514,43 @@ cdef inline int _cache_compact(_Into into, int k, run) except -1:
     _point(into, k)
     into.piece_on[k] = True
     return 0
+
+
+def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize_t long_value):
+    """``walk_compiled.short_runs``' counts of the first ``most`` fields of ``buf[:end]``,
+    read as ``format.iter_fields`` reads them: ``(count, changes, fixed, long, cut)``;
+    ``cut`` where a field breaks the wire format or runs past ``end`` (where iter_fields
+    raises). In Python it was a tenth of the read of a 1 MB merged optional."""
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t i = 0, tag_at, count = 0, changes = 0, fixed = 0, longs = 0
+    cdef uint64_t key, value = 0, number, last = 0  # (no field is number 0)
+    cdef int wt
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    while i < end and count < most:
+        tag_at = i
+        if not _varint_at(p, &i, end, &key) or i - tag_at > 5:
+            return count, changes, fixed, longs, True
+        number = key >> 3
+        wt = key & 7
+        if number == 0 or number > MAX_FIELD or wt > 5 or wt == 4:
+            return count, changes, fixed, longs, True
+        if wt == 0:
+            if not _varint_at(p, &i, end, &value):
+                return count, changes, fixed, longs, True
+        elif wt == 2:
+            if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                return count, changes, fixed, longs, True
+            i += <Py_ssize_t>value
+        elif wt == 1 or wt == 5:
+            i += 8 if wt == 1 else 4
+            if i > end:
+                return count, changes, fixed, longs, True
+        elif not _skip_group(p, &i, end, number, 0):
+            return count, changes, fixed, longs, True
+        count += 1
+        changes += number != last
+        fixed += wt == 0 or wt == 1 or wt == 5
+        longs += wt == 2 and value >= <uint64_t>long_value
+        last = number
+    return count, changes, fixed, longs, False

@@ -191,23 +191,35 @@ def short_runs(src: Source) -> bool:
     the compiled loop walks them faster. (Long runs of one short LEN field, a sequence's
     small elements or a tensor's strings, the Python walk takes in bulk.)"""
     buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
-    count = changes = fixed = long = 0
-    last = -1
-    try:
-        for f in iter_fields(buf, 0, min(len(buf), _SAMPLE_BYTES)):
-            count += 1
-            changes += f.number != last
-            fixed += f.wire_type in (I32, I64, VARINT)
-            long += f.wire_type == LEN and f.end - f.start >= _LONG_VALUE
-            last = f.number
-            if count == _SAMPLE:
-                break
-    except WireError:
-        # a field past the sample's end: a long value's (a LEN field's length says so)
+    stop = min(len(buf), _SAMPLE_BYTES)
+    sample = sample_python if _LOOP is None else _LOOP.sample
+    count, changes, fixed, long, cut = sample(buf, stop, _SAMPLE, _LONG_VALUE)
+    if cut:  # a field past the sample's end: a long value's (a LEN field's length says so)
         long += src.size > _SAMPLE_BYTES and count < _SAMPLE
     if long >= _LONG_SEEN and 2 * long >= count:
         return True
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
+
+
+def sample_python(buf: Any, end: int, most: int, long_value: int
+                  ) -> tuple[int, int, int, int, bool]:
+    """``_walk.sample`` in Python (its reference): the first ``most`` fields of
+    ``buf[:end]``: how many, how many change field number, are numbers, are LEN values of
+    ``long_value`` bytes or more, and whether a field broke the wire format first."""
+    count = changes = fixed = long = 0
+    last = -1
+    try:
+        for f in iter_fields(buf, 0, end):
+            count += 1
+            changes += f.number != last
+            fixed += f.wire_type in (I32, I64, VARINT)
+            long += f.wire_type == LEN and f.end - f.start >= long_value
+            last = f.number
+            if count == most:
+                break
+    except WireError:
+        return count, changes, fixed, long, True
+    return count, changes, fixed, long, False
 
 
 #: The kinds of ``_layouts.count_fields``, by message name (7: no message fields).

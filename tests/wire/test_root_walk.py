@@ -8,6 +8,8 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from onnxdata.wire import walk, walk_compiled
 from onnxdata.wire.source import Source
@@ -50,3 +52,30 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
         assert getattr(got, part) == getattr(want, part), part
     assert {k: list(v) for k, v in got.many.items()} == \
         {k: list(v) for k, v in want.many.items()}
+
+
+@pytest.mark.skipif(not walk_compiled.COMPILED, reason="no compiled walk")
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.binary(max_size=300),
+                 st.lists(st.sampled_from([*(r[0][:200] for r in ROOTS.values()),
+                                           b"\x0b\x10\x01\x0c", b"\x0c", b"\x0b" * 3,
+                                           vint(5, 1 << 40), b"\x2a\x80\x01" + bytes(128)]),
+                          max_size=8).map(b"".join)),
+       st.integers(0, 320), st.integers(1, 70), st.integers(0, 200))
+def test_the_compiled_sample_is_the_python_one(data: bytes, end: int, most: int,
+                                               long_value: int) -> None:
+    """``_walk.sample`` (what short_runs reads) against ``sample_python``, its reference:
+    the same counts, and the same place where a field breaks the wire format."""
+    loop = walk_compiled._LOOP
+    assert loop is not None
+    assert loop.sample(data, end, most, long_value) == \
+        walk_compiled.sample_python(data, min(end, len(data)), most, long_value)
+
+
+@pytest.mark.parametrize("name", sorted(ROOTS))
+def test_the_sample_of_each_root(name: str) -> None:
+    data = ROOTS[name][0]
+    want = walk_compiled.sample_python(data, min(len(data), 4096), 64, 128)
+    assert want[0] > 0
+    if walk_compiled._LOOP is not None:
+        assert walk_compiled._LOOP.sample(data, 4096, 64, 128) == want

@@ -106,8 +106,8 @@ cdef inline void _init(State *st) noexcept:
 
 cdef class _Into:
     """The containers of one ``walk.Fields`` that ``_scan`` fills, fetched once per call;
-    ``cache`` holds, per field number, the arrays of its RangeStore or Compact once the
-    call has met them (3 slots each)."""
+    ``cache`` holds, per field number, the arrays of its RangeStore (starts, ends, None)
+    or Compact (starts, ends, wire types) once the call has taken them (``_take``)."""
     cdef object out
     cdef dict counts, many, pieces
     cdef list unknown, names, cache
@@ -116,21 +116,16 @@ cdef class _Into:
     # merged message cost more than its fields)
     cdef const signed char *kind_of
     cdef Py_ssize_t nkinds
-    # a MANY field's RangeStore arrays as the loop appends to them: sized ahead to
-    # ``many_cap`` (0: not set up), ``many_n`` of them used, their true size set again
-    # by ``_settle`` (two stores per occurrence, not two calls)
-    cdef unsigned long long *many_s[MAX_KINDS]
-    cdef unsigned long long *many_e[MAX_KINDS]
-    cdef Py_ssize_t many_n[MAX_KINDS]
-    cdef Py_ssize_t many_cap[MAX_KINDS]
-    # a number field's Compact arrays (wire types, values or starts, ends) the same way:
-    # ``piece_n`` used of ``piece_cap`` (``piece_on``: fetched by this call)
-    cdef signed char *piece_w[MAX_KINDS]
-    cdef unsigned long long *piece_v[MAX_KINDS]
-    cdef unsigned long long *piece_e[MAX_KINDS]
-    cdef Py_ssize_t piece_n[MAX_KINDS]
-    cdef Py_ssize_t piece_cap[MAX_KINDS]
-    cdef bint piece_on[MAX_KINDS]
+    # The arrays in ``cache`` as the loop appends to them (a MANY field's ranges, a number
+    # field's pieces: starts or values, ends, and wire types), sized ahead to ``col_cap``
+    # with ``col_n`` used (``col_on``: taken by this call), their true size set again by
+    # ``_settle``: a few stores per occurrence, not a call each.
+    cdef unsigned long long *col_s[MAX_KINDS]
+    cdef unsigned long long *col_e[MAX_KINDS]
+    cdef signed char *col_w[MAX_KINDS]  # (NULL for a RangeStore)
+    cdef Py_ssize_t col_n[MAX_KINDS]
+    cdef Py_ssize_t col_cap[MAX_KINDS]
+    cdef bint col_on[MAX_KINDS]
 
     def __init__(self, out, const signed char[:] kinds, list names):
         self.out = out
@@ -183,88 +178,83 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
     return True
 
 
-cdef int _settle(_Into into) except -1:
-    """Give each RangeStore and Compact array the loop sized ahead its true size."""
-    cdef Py_ssize_t k
+cdef int _take(_Into into, int k, store) except -1:
+    """Keep the arrays of field ``k``'s RangeStore or Compact in ``cache`` and point at
+    them, full (the next append sizes them ahead)."""
+    store._growable()
+    into.cache[3 * k] = store.starts
+    into.cache[3 * k + 1] = store.ends
+    into.cache[3 * k + 2] = getattr(store, "wts", None)
+    into.col_n[k] = into.col_cap[k] = Py_SIZE(<array>store.starts)
+    into.col_on[k] = True
+    _point(into, k)
+    return 0
+
+
+cdef int _grow(_Into into, int k, Py_ssize_t room) except -1:
+    """Field ``k``'s arrays sized to ``room``."""
     cdef int j
+    for j in range(3):
+        if into.cache[3 * k + j] is not None:
+            resize_smart(<array>into.cache[3 * k + j], room)
+    into.col_cap[k] = room
+    _point(into, k)
+    return 0
+
+
+cdef inline void _point(_Into into, int k) noexcept:
+    into.col_s[k] = (<array>into.cache[3 * k]).data.as_ulonglongs
+    into.col_e[k] = (<array>into.cache[3 * k + 1]).data.as_ulonglongs
+    into.col_w[k] = NULL if into.cache[3 * k + 2] is None else \
+        (<array>into.cache[3 * k + 2]).data.as_schars
+
+
+cdef int _settle(_Into into) except -1:
+    """Give the arrays the loop sized ahead their true size."""
+    cdef Py_ssize_t k
     for k in range(into.nkinds):
-        if into.many_cap[k]:
-            resize_smart(<array>into.cache[3 * k], into.many_n[k])
-            resize_smart(<array>into.cache[3 * k + 1], into.many_n[k])
-            into.many_cap[k] = 0
-        if into.piece_on[k]:
-            if Py_SIZE(<array>into.cache[3 * k]) != into.piece_n[k]:
-                for j in range(3):
-                    resize_smart(<array>into.cache[3 * k + j], into.piece_n[k])
-            into.piece_on[k] = False
+        if into.col_on[k]:
+            if into.col_cap[k] != into.col_n[k]:
+                _grow(into, <int>k, into.col_n[k])
+            into.col_on[k] = False
     return 0
 
 
 cdef inline int _piece(_Into into, int k, int wt, uint64_t v, uint64_t e) except -1:
     """Append a piece (``wt``, ``v``, ``e``) to field ``k``'s Compact."""
-    cdef Py_ssize_t n = into.piece_n[k]
-    if n >= into.piece_cap[k]:
-        _grow_pieces(into, k)
-    into.piece_w[k][n] = <signed char>wt
-    into.piece_v[k][n] = v
-    into.piece_e[k][n] = e
-    into.piece_n[k] = n + 1
+    cdef Py_ssize_t n = into.col_n[k]
+    if n >= into.col_cap[k]:
+        _grow(into, k, n + (n >> 1) + 64)
+    into.col_w[k][n] = <signed char>wt
+    into.col_s[k][n] = v
+    into.col_e[k][n] = e
+    into.col_n[k] = n + 1
     return 0
-
-
-cdef int _grow_pieces(_Into into, int k) except -1:
-    cdef int j
-    cdef Py_ssize_t n = into.piece_n[k]
-    cdef Py_ssize_t room = n + (n >> 1) + 64
-    for j in range(3):
-        resize_smart(<array>into.cache[3 * k + j], room)
-    _point(into, k)
-    into.piece_cap[k] = room
-    return 0
-
-
-cdef inline void _point(_Into into, int k) noexcept:
-    into.piece_w[k] = (<array>into.cache[3 * k]).data.as_schars
-    into.piece_v[k] = (<array>into.cache[3 * k + 1]).data.as_ulonglongs
-    into.piece_e[k] = (<array>into.cache[3 * k + 2]).data.as_ulonglongs
 
 
 cdef int _grow_many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_t end) except -1:
     """Room for more occurrences of the MANY field ``k`` (whose ``count``-th this is, at
-    ``a``, in a message ending at ``end``): its RangeStore made (at KEEP) or fetched, and
+    ``a``, in a message ending at ``end``): its RangeStore made (at KEEP) or taken, and
     its arrays sized ahead for as many more as the bytes left hold at the density so far
     (at most GROW_AHEAD more: a few small occurrences then big ones reserve little), so a
     merged message's 70,000 occurrences are one allocation, not 20 reallocations."""
-    cdef list cache = into.cache
-    cdef array starts, ends
     cdef Py_ssize_t n, room, first, ahead
-    if not into.many_cap[k]:
+    if not into.col_on[k]:
         if count == KEEP:
             from onnxdata.wire.walk import RangeStore
-            into.many[into.names[k]] = kept = RangeStore(into.many[into.names[k]])
-        else:
-            kept = into.many[into.names[k]]
-            kept._growable()
-        cache[3 * k] = kept.starts
-        cache[3 * k + 1] = kept.ends
-        into.many_n[k] = Py_SIZE(<array>cache[3 * k])
-    starts = <array>cache[3 * k]
-    ends = <array>cache[3 * k + 1]
-    n = into.many_n[k]
+            into.many[into.names[k]] = RangeStore(into.many[into.names[k]])
+        _take(into, k, into.many[into.names[k]])
+    n = into.col_n[k]
     room = n + (n >> 1) + 64
     if n:
-        first = <Py_ssize_t>starts.data.as_ulonglongs[0]
+        first = <Py_ssize_t>into.col_s[k][0]
         if a > first and end > a:
             ahead = <Py_ssize_t>((<double>(end - a)) * count / (a - first)) + 64
             if ahead > GROW_AHEAD:
                 ahead = GROW_AHEAD
             if n + ahead > room:
                 room = n + ahead
-    resize_smart(starts, room)
-    resize_smart(ends, room)
-    into.many_s[k] = starts.data.as_ulonglongs
-    into.many_e[k] = ends.data.as_ulonglongs
-    into.many_cap[k] = room
+    _grow(into, k, room)
     return 0
 
 
@@ -349,11 +339,11 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             elif kind == MANY:
                 count = st.count[k]
                 st.count[k] = count + 1
-                m = into.many_n[k]
-                if count >= KEEP and count < COMPACT_PIECES and m < into.many_cap[k]:
-                    into.many_s[k][m] = <unsigned long long>a
-                    into.many_e[k][m] = <unsigned long long>b
-                    into.many_n[k] = m + 1
+                m = into.col_n[k]
+                if count >= KEEP and count < COMPACT_PIECES and m < into.col_cap[k]:
+                    into.col_s[k][m] = <unsigned long long>a
+                    into.col_e[k][m] = <unsigned long long>b
+                    into.col_n[k] = m + 1
                 else:
                     _many(into, k, count, a, b, end)
             elif kind == ENUM:
@@ -406,14 +396,13 @@ cdef int _many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_t b,
             (<list>into.many[into.names[k]]).append((a, b))
     elif count < COMPACT_PIECES:
         _grow_many(into, k, count, a, end)
-        m = into.many_n[k]
-        into.many_s[k][m] = <unsigned long long>a
-        into.many_e[k][m] = <unsigned long long>b
-        into.many_n[k] = m + 1
+        m = into.col_n[k]
+        into.col_s[k][m] = <unsigned long long>a
+        into.col_e[k][m] = <unsigned long long>b
+        into.col_n[k] = m + 1
     else:
         into.many[into.names[k]] = None
-        into.cache[3 * k] = None
-        into.many_cap[k] = 0
+        into.col_on[k] = False
     return 0
 
 
@@ -447,12 +436,12 @@ cdef Py_ssize_t _number(_Into into, int k, int wt, uint64_t value, Py_ssize_t a,
                 return b
             from onnxdata.wire.walk import Compact
             into.pieces[name] = run = Compact(run)
-        _cache_compact(into, k, run)
+        _take(into, k, run)
     if wt != 0 and a == tag_at + 1:
         row_end = _extend_row(into, k, wt, tag_at, b, p, base, lim + base)
         if row_end >= 0:
             return row_end
-    if into.piece_n[k] < COMPACT_PIECES:
+    if into.col_n[k] < COMPACT_PIECES:
         _piece(into, k, wt, value if wt == 0 else <uint64_t>a, b)
     else:
         into.out.over.add(into.names[k])
@@ -472,8 +461,8 @@ cdef int _packed(_Into into, int k, Py_ssize_t a, Py_ssize_t b) except -1:
         if type(run) is list:
             (<list>run).append((2, a, b))
             return 0
-        _cache_compact(into, k, run)
-    if into.piece_n[k] < COMPACT_PIECES:
+        _take(into, k, run)
+    if into.col_n[k] < COMPACT_PIECES:
         _piece(into, k, 2, <uint64_t>a, b)
     else:
         into.out.over.add(into.names[k])
@@ -487,33 +476,20 @@ cdef inline Py_ssize_t _extend_row(_Into into, int k, int wt, Py_ssize_t tag_at,
     that is a value or row of the same type ending at the tag (a float_data written one
     value at a time: one piece), and so do the same tag and value after it, up to
     ``stop`` (what ``p`` holds of the message), in one tight loop."""
-    cdef Py_ssize_t last = into.piece_n[k] - 1
+    cdef Py_ssize_t last = into.col_n[k] - 1
     cdef Py_ssize_t size = 4 if wt == 5 else 8
     cdef Py_ssize_t j = b - base
     cdef unsigned char tag = p[tag_at - base]
-    if last < 0 or into.piece_e[k][last] != <unsigned long long>tag_at:
+    if last < 0 or into.col_e[k][last] != <unsigned long long>tag_at:
         return -1
-    if into.piece_w[k][last] != wt and into.piece_w[k][last] != (wt | ROW):
+    if into.col_w[k][last] != wt and into.col_w[k][last] != (wt | ROW):
         return -1
     stop -= base + size + 1
     while j <= stop and p[j] == tag:
         j += size + 1
-    into.piece_w[k][last] = <signed char>(wt | ROW)
-    into.piece_e[k][last] = <unsigned long long>(j + base)
+    into.col_w[k][last] = <signed char>(wt | ROW)
+    into.col_e[k][last] = <unsigned long long>(j + base)
     return j + base
-
-
-cdef inline int _cache_compact(_Into into, int k, run) except -1:
-    """Keep the arrays of the Compact ``run`` in ``cache``'s slots for field ``k``, and
-    point at them (full: the next piece sizes them ahead)."""
-    run._growable()
-    into.cache[3 * k] = run.wts
-    into.cache[3 * k + 1] = run.starts
-    into.cache[3 * k + 2] = run.ends
-    into.piece_n[k] = into.piece_cap[k] = Py_SIZE(<array>run.wts)
-    _point(into, k)
-    into.piece_on[k] = True
-    return 0
 
 
 def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize_t long_value):

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """The compiled loops behind ``decode``: a packed varint run in one pass (``decode``,
-``scan``), many small runs joined (``join``), and a run of length-delimited fields split
-(``split``).
+``scan``), many small runs joined (``join``), a run of length-delimited fields split
+(``split``), and their values made bytes objects (``strings``).
 
 Varints of up to 8 bytes are decoded from unaligned little-endian 64-bit
 loads: a varint's last byte is the first byte without the continuation bit (a
@@ -19,6 +19,7 @@ off at the end; ``decode.decode_varints`` then raises the WireError the numpy
 decoder raises for that run (the same reason and offset).
 """
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -283,3 +284,22 @@ def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
             count += 1
             pos = at
     return count, pos, bool(cut)
+
+
+def strings(const uint8_t[::1] data, const long long[::1] starts, const long long[::1] ends,
+            object[::1] out):
+    """``decode.strings_array`` in C: ``out[i] = bytes(data[starts[i]:ends[i]])``, one bytes
+    object made straight from the data each (numpy's way made fixed-width rows first:
+    14 ms of a 1 MB tensor of short strings). False, with nothing written, where a span
+    is not within ``data``."""
+    cdef Py_ssize_t i, n = starts.shape[0], size = data.shape[0]
+    cdef const char *p = <const char *>&data[0] if size else NULL
+    if ends.shape[0] != n or out.shape[0] != n:
+        return False
+    for i in range(n):
+        if starts[i] < 0 or ends[i] < starts[i] or ends[i] > size:
+            return False
+    for i in range(n):
+        out[i] = PyBytes_FromStringAndSize(p + starts[i], ends[i] - starts[i]) \
+            if ends[i] > starts[i] else b""
+    return True

@@ -50,8 +50,9 @@ import numpy.typing as npt
 from onnxdata.wire.format import WireError
 
 __all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "decode_varints_into",
-           "has_long_run", "join_runs", "numpy_scan", "numpy_split_strings", "numpy_varints",
-           "scan_varints", "split_strings", "strings_array"]
+           "has_long_run", "join_runs", "numpy_scan", "numpy_split_strings",
+           "numpy_strings_array", "numpy_varints", "scan_varints", "split_strings",
+           "strings_array"]
 
 
 def _compiled_loop() -> ModuleType | None:
@@ -498,14 +499,26 @@ _FEW: Final = 32
 
 def strings_array(buf: Any, starts: npt.NDArray[np.intp],
                   ends: npt.NDArray[np.intp]) -> npt.NDArray[np.object_]:
-    """An object array of the bytes ``buf[starts[i]:ends[i]]``.
+    """An object array of the bytes ``buf[starts[i]:ends[i]]``: by the compiled loop, or
+    ``numpy_strings_array``."""
+    n = int(starts.size)
+    out = np.empty(n, dtype=object)
+    if n and _LOOP is not None and _LOOP.strings(
+            np.frombuffer(buf, _U8), np.ascontiguousarray(starts, np.int64),
+            np.ascontiguousarray(ends, np.int64), out):
+        return out
+    return numpy_strings_array(buf, starts, ends, out)
+
+
+def numpy_strings_array(buf: Any, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp],
+                        out: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
+    """``strings_array`` into ``out`` without the compiled loop (and its reference).
 
     Short strings go through one fixed-width numpy array (``astype(object)``
     makes the bytes objects in C); numpy drops trailing NUL bytes there, so the
     few values that end in NUL are sliced again one by one.
     """
     n = int(starts.size)
-    out = np.empty(n, dtype=object)
     if not n:
         return out
     data = np.frombuffer(buf, _U8)

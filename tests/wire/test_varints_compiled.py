@@ -248,3 +248,26 @@ def test_the_compiled_scan_gives_the_numpy_facts(data: bytes) -> None:
         values = [] if not data else decode.numpy_varints(u8(data)).tolist()
         assert count == len(values)
         assert negative == any(v >= 1 << 63 for v in values)
+
+
+@needs_loop
+@SETTINGS
+@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 320), st.integers(0, 40)),
+                                         max_size=60))
+def test_strings_are_the_numpy_strings(data: bytes, spans: list[tuple[int, int]]) -> None:
+    """``_varints.strings`` against ``numpy_strings_array``: the same bytes objects for
+    spans within the data (NUL bytes at their ends, empty ones, 40 bytes long: numpy's
+    rows), and False, nothing written, where a span runs past it."""
+    starts = np.array([a for a, _ in spans], np.int64)
+    ends = starts + np.array([n for _, n in spans], np.int64)
+    inside = bool((ends <= len(data)).all())
+    assert LOOP is not None
+    out = np.empty(len(spans), dtype=object)
+    assert LOOP.strings(u8(data), starts, ends, out) is inside
+    if inside:
+        want = decode.numpy_strings_array(data, starts, ends, np.empty(len(spans), object))
+        sliced = [data[a:b] for a, b in zip(starts, ends, strict=True)]
+        assert out.tolist() == want.tolist() == sliced
+        assert decode.strings_array(data, starts, ends).tolist() == out.tolist()
+    else:
+        assert out.tolist() == [None] * len(spans)

@@ -130,8 +130,10 @@ _SCAN_BYTES: Final = 1 << 24
 #: The layout kinds of ``_layouts.layout_groups``, by element kind.
 LAYOUT_KINDS: Final = {"tensor": 1, "sparse_tensor": 2, "sequence": 3, "map": 4, "optional": 5}
 #: Elements bigger than this on average are walked one by one: their walk is mostly their
-#: payload, and the layouts would read every payload byte once more.
-GROUP_MEAN: Final = 4096
+#: payload, and the layouts would read every payload byte once more (a pread copy: 1.6 us
+#: for 16 KiB, where walking an element alone costs about 5 us of Python; at 4096, a
+#: sequence of 10,000 float32[1024] was read in 51 ms, now 7).
+GROUP_MEAN: Final = 16384
 #: Bytes of elements read (pread or a view) per call of the compiled loop.
 _GROUP_CHUNK: Final = 1 << 24
 

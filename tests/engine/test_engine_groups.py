@@ -136,6 +136,28 @@ def _check(data: bytes, max_problems: int, monkeypatch: pytest.MonkeyPatch,
     return groups
 
 
+@pytest.mark.skipif(not walk_compiled.COMPILED, reason="no compiled layouts")
+@pytest.mark.parametrize("width", [1000, 1024, 4000])
+def test_elements_of_a_few_kib_are_grouped(width: int, monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Any) -> None:
+    """Tensors of 4 to 16 KB (under GROUP_MEAN) go by group, read and explored, with the
+    values and reading of the walk one by one."""
+    assert 4 * width + 64 <= walk_compiled.GROUP_MEAN
+    values = [np.full(width, i, np.float32) for i in range(50)] + [np.arange(3, dtype=np.float32)]
+    path = tmp_path / "seq.pb"
+    onnxdata.write(values, path)
+    seen = _spy(monkeypatch)
+    grouped = onnxdata.read(path, "sequence")
+    reading_grouped = _outcome(path.read_bytes(), 100)
+    assert seen and seen[0] == 2
+    _one_by_one(monkeypatch)
+    alone = onnxdata.read(path, "sequence")
+    assert _outcome(path.read_bytes(), 100) == reading_grouped
+    assert [(v.dtype, v.shape, v.tobytes()) for v in grouped] == \
+        [(v.dtype, v.shape, v.tobytes()) for v in alone] == \
+        [(v.dtype, v.shape, v.tobytes()) for v in values]
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_grouped_elements_give_protobufs_problems_and_the_walks_summary(
         name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

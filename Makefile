@@ -191,8 +191,9 @@ $(UV): tools/requirements-uv.txt | build
 # (ONNXDATA_PURE_PYTHON=1: no compiled varint loop), so venvs of any Python install it.
 # Every venv depends on it, so a change to the loops rebuilds them (the editable installs
 # of .venv, .venv-py3.10 and .venv-py3.13 compile them in place; the others use .venv's).
-$(WHEEL): pyproject.toml setup.py onnxdata/wire/_varints.pyx onnxdata/wire/_walk.pyx \
-		onnxdata/wire/_layouts.pyx onnxdata/wire/_wire.pxd | $(UV)
+# Every Cython source and declaration file is a prerequisite: a changed .pxd changes the loops.
+CYTHON_SOURCES := $(wildcard onnxdata/*/*.pyx onnxdata/*/*.pxd)
+$(WHEEL): pyproject.toml setup.py $(CYTHON_SOURCES) | $(UV)
 	rm -rf build/wheel
 	ONNXDATA_PURE_PYTHON=1 flock build/.pip-lock $(UV) build -q --wheel -o build/wheel .
 	touch $@

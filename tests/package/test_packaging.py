@@ -4,6 +4,7 @@ installed alone in a clean venv, it types user code and runs the CLI."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -203,3 +204,16 @@ def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None
     assert "onnxdata/wire/_seen.pxd" in names  # (_layouts cimports it)
     assert "onnxdata/wire/_varints.c" not in names
     assert not [n for n in names if n.startswith("tests/")]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_wheel_is_rebuilt_when_any_cython_file_changes() -> None:
+    """make's wheel rule lists every .pyx and .pxd: a changed declaration file (a new inline
+    helper in a .pxd, say) rebuilds the venvs' compiled loops, not only a changed .pyx."""
+    database = subprocess.run(["make", "-pnq", "build"], cwd=ROOT, capture_output=True,
+                              text=True, check=False).stdout
+    rule = next(line for line in database.splitlines() if line.startswith("build/wheel/.ok:"))
+    prerequisites = set(rule.split(":", 1)[1].split("|")[0].split())
+    cython = {str(p.relative_to(ROOT)) for p in ROOT.glob("onnxdata/**/*.p[yx][xd]")}
+    assert {"onnxdata/wire/_seen.pxd", "onnxdata/wire/_walk.pyx"} <= cython
+    assert cython <= prerequisites

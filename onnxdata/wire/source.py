@@ -46,8 +46,9 @@ __all__ = ["STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
-#: A file this small is read whole at the walk's first window: one pread, where windows
-#: would take up to 32 and a sequence's elements would be read a second time.
+#: A file this small is read whole when the walk reads on past its first window: one more
+#: pread, where windows would take up to 32 and a sequence's elements would be read a second
+#: time. (Not at the first window: a file of one big tensor needs only its head.)
 WHOLE: Final = 1 << 21
 #: The window read after a jump past a big payload: the next field's header is what is
 #: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
@@ -98,7 +99,7 @@ class Source:
         self._stamp = stamp
         self._win: bytes = b""
         self._win_at = 0
-        #: Whether the walk's first window is the whole file (one pread of at most WHOLE
+        #: Whether the walk's second window is the whole file (one pread of at most WHOLE
         #: bytes); a test sets it False to walk a small file a window at a time.
         self.read_whole = size <= WHOLE
         self._np: npt.NDArray[np.uint8] | None = None
@@ -190,16 +191,19 @@ class Source:
         at = self._win_at
         if start >= at and end <= at + len(self._win):
             return self._win, at
-        if self.read_whole:  # a small file: one pread of it all
+        near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
+        if self.read_whole and self._win:
+            # a small file walked past its first window: the rest of its fields are small
+            # too, so one pread of it all (a file of one big payload never gets here: its
+            # head is in the first window and the payload is read alone, or not at all)
             at, want = 0, self.size
         else:
-            near = start <= at + len(self._win) + _HOP_WINDOW  # reading on, not past a payload
             at, want = start, max(end - start, WINDOW if near else _HOP_WINDOW)
             want = min(want, self.size - start)
         chunk = self._pread(at, want)
         if len(chunk) < end - at:
-            raise self.changed(f"{end - start} bytes at {start} asked, {len(chunk) + at - start}"
-                               " there")
+            there = max(0, len(chunk) + at - start)  # (0 when the file shrank below start)
+            raise self.changed(f"{end - start} bytes at {start} asked, {there} there")
         self._win, self._win_at = chunk, at
         return chunk, at
 
@@ -229,7 +233,7 @@ class Source:
         if end - start <= WINDOW:
             buf, at = self.window(start, end)
             return np.frombuffer(buf, dtype=_U8, count=end - start, offset=start - at)
-        return np.frombuffer(self._exact(start, end), dtype=_U8)
+        return np.frombuffer(self._held(start, end), dtype=_U8)
 
     def array(self, dtype: npt.DTypeLike, start: int, count: int) -> npt.NDArray[Any]:
         """``count`` items of ``dtype`` at ``start``: zero-copy from memory or the mapping."""
@@ -239,7 +243,7 @@ class Source:
         if self._mapping is not None:
             self.check()
             return self._whole()[start:start + count * dt.itemsize].view(dt)
-        return np.frombuffer(self._exact(start, start + count * dt.itemsize), dtype=dt)
+        return np.frombuffer(self._held(start, start + count * dt.itemsize), dtype=dt)
 
     def buffer(self) -> Any:
         """What ``from_le_bytes`` views: the memory buffer, the mapping, or None (pread)."""
@@ -265,6 +269,14 @@ class Source:
         whole = self.whole()
         assert whole is not None
         return whole
+
+    def _held(self, start: int, end: int) -> bytes | memoryview:
+        """Bytes ``[start, end)``: a view of the window when it holds them (a small file read
+        whole), else a pread of them alone."""
+        at = self._win_at
+        if start >= at and end <= at + len(self._win):
+            return memoryview(self._win)[start - at:end - at]
+        return self._exact(start, end)
 
     def _exact(self, start: int, end: int) -> bytes:
         chunk = self._pread(start, end - start)

@@ -112,16 +112,13 @@ def test_truncation_during_the_call_is_an_error_never_a_signal(tmp_path: Path, e
 
 
 def _small() -> list[np.ndarray[Any, Any]]:
-    """240 KB in all: under source.WHOLE, so the walk reads it whole, in one pread."""
+    """240 KB in all: under source.WHOLE, so the walk reads it whole past its first window."""
     return [np.full(10_000, i, np.float32) for i in range(6)]
 
 
-def test_a_small_file_is_read_by_one_pread(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def _preads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     from onnxdata.wire import source
 
-    path = tmp_path / "seq.pb"
-    write_value(_small(), path)
     calls: list[tuple[int, int]] = []
     real = source.Source._pread
 
@@ -130,9 +127,41 @@ def test_a_small_file_is_read_by_one_pread(tmp_path: Path,
         return real(self, start, n)
 
     monkeypatch.setattr(source.Source, "_pread", pread)
+    return calls
+
+
+def test_a_small_file_is_read_by_a_window_then_whole(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first window, then the file in one pread; every element comes from it."""
+    from onnxdata.wire import source
+
+    path = tmp_path / "seq.pb"
+    write_value(_small(), path)
+    calls = _preads(monkeypatch)
     value = onnxdata.read(path, "sequence")
-    assert calls == [(0, path.stat().st_size)]
+    assert calls == [(0, source.WINDOW), (0, path.stat().st_size)]
     assert [float(v[0]) for v in value] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_a_small_file_of_one_big_tensor_is_not_read_whole(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """1.6 MB of one tensor: its head is in the first window, and the payload is read alone
+    (or mapped): the file is never read whole, so no byte is read twice for it."""
+    from onnxdata.wire import source
+
+    path = tmp_path / "one.pb"
+    write_value([np.arange(400_000, dtype=np.float32)], path)
+    size = path.stat().st_size
+    assert source.WINDOW < size <= source.WHOLE
+    calls = _preads(monkeypatch)
+    assert onnxdata.explore(path).readings
+    assert calls[0] == (0, source.WINDOW) and (0, size) not in calls
+    calls.clear()
+    value = onnxdata.read(path, "sequence")  # (mapped: the payload is not read at all)
+    assert calls[0] == (0, source.WINDOW) and (0, size) not in calls
+    assert sum(n for _, n in calls) <= source.WINDOW + 400_000 * 4
+    assert np.array_equal(value[0], np.arange(400_000, dtype=np.float32))
 
 
 @pytest.mark.slow
@@ -265,3 +294,21 @@ def test_live_results_hold_at_most_one_descriptor_each(tmp_path: Path) -> None:
     # Python >= 3.13 maps with trackfd=False: none; older mmap keeps one duplicate each
     assert held == 0 if sys.version_info >= (3, 13) else held <= 300
     assert len(copies) == len(maps)
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_a_file_cut_below_a_window_says_no_byte_is_there(tmp_path: Path, first: bool) -> None:
+    """The window asked starts past the new end: the message counts 0 bytes there, not a
+    negative number (a small file read whole, or a window at a time)."""
+    from onnxdata.wire.source import Source
+
+    path = tmp_path / "cut.pb"
+    path.write_bytes(bytes(300_000))
+    with Source.of_file(str(path)) as src:
+        if not first:
+            src.window(0, 10)  # the next miss reads the file whole
+        os.truncate(path, 1_000)
+        with pytest.raises(onnxdata.DecodeError) as caught:
+            src.window(200_000, 200_010)
+    message = str(caught.value)
+    assert "10 bytes at 200000 asked, 0 there" in message, message

@@ -503,6 +503,8 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
     cdef int wt
     if end > buf.shape[0]:
         end = buf.shape[0]
+    if long_value < 0:  # (as 0: every LEN value is long, as in sample_python)
+        long_value = 0
     while i < end and count < most:
         tag_at = i
         if not _varint_at(p, &i, end, &key) or i - tag_at > 5:

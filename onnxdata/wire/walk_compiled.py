@@ -210,8 +210,10 @@ def sample_python(buf: Any, end: int, most: int, long_value: int
     ``long_value`` bytes or more, and whether a field broke the wire format first."""
     count = changes = fixed = long = 0
     last = -1
+    if most <= 0:
+        return 0, 0, 0, 0, False
     try:
-        for f in iter_fields(buf, 0, end):
+        for f in iter_fields(buf, 0, min(end, len(buf))):
             count += 1
             changes += f.number != last
             fixed += f.wire_type in (I32, I64, VARINT)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import walk, walk_compiled
@@ -61,15 +61,20 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
                                            b"\x0b\x10\x01\x0c", b"\x0c", b"\x0b" * 3,
                                            vint(5, 1 << 40), b"\x2a\x80\x01" + bytes(128)]),
                           max_size=8).map(b"".join)),
-       st.integers(0, 320), st.integers(1, 70), st.integers(0, 200))
+       st.integers(0, 320), st.integers(-2, 70), st.integers(-3, 200))
+@example(b"\x0a\x01a", 3, 5, -1)  # a negative length: every LEN value is long
+@example(b"\x08\x01\x08\x02", 4, 0, 0)  # no field asked
+@example(b"\x08\x01\x0a\x05", 90, 9, 0)  # an end past the buffer: cut at its end
 def test_the_compiled_sample_is_the_python_one(data: bytes, end: int, most: int,
                                                long_value: int) -> None:
     """``_walk.sample`` (what short_runs reads) against ``sample_python``, its reference:
-    the same counts, and the same place where a field breaks the wire format."""
+    the same counts, and the same place where a field breaks the wire format; also for
+    arguments short_runs never passes (no field asked, an end past the buffer, a negative
+    length)."""
     loop = walk_compiled._LOOP
     assert loop is not None
     assert loop.sample(data, end, most, long_value) == \
-        walk_compiled.sample_python(data, min(end, len(data)), most, long_value)
+        walk_compiled.sample_python(data, end, most, long_value)
 
 
 @pytest.mark.parametrize("name", sorted(ROOTS))

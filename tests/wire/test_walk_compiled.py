@@ -92,11 +92,12 @@ def facts(f: Fields) -> dict[str, Any]:
 
 
 def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
-    """The compiled loop's Fields, or None where it stops."""
+    """The compiled loop's Fields as ``walk.scan`` returns them (the pieces of a field past
+    COMPACT_PIECES forgotten, as python_scan forgets them), or None where it stops."""
     out = Fields()
     ok = walk_compiled.compiled_scan(src, at.ranges, lambda: occurrence_batches(src, at), schema,
                                      out, limit)
-    return out if ok else None
+    return walk._forget_over(out) if ok else None
 
 
 def sources(data: bytes) -> list[Source]:

@@ -127,6 +127,7 @@ def read_source(src: Source, kind: Kind | None = None, *,
         with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
             value = engine.run(chosen).value
     except WireError as exc:
+        src.finish()  # bytes that changed under the walk: say so, not that they are bad
         raise DecodeError(exc.reason, source=name, kind=message_name(chosen),
                           offset=exc.offset) from exc
     except ValidationError as exc:  # over the budget: say which file

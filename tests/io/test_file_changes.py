@@ -166,7 +166,7 @@ def test_a_small_file_of_one_big_tensor_is_not_read_whole(tmp_path: Path,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ["read", "explore", "validate"])
-def test_a_small_file_cut_at_its_one_read_is_an_error(tmp_path: Path, entry: str) -> None:
+def test_a_small_file_cut_at_its_first_read_is_an_error(tmp_path: Path, entry: str) -> None:
     path = tmp_path / "seq.pb"
     write_value(_small(), path)
     code, outcome = _child(str(path), entry, "pread1")
@@ -312,3 +312,57 @@ def test_a_file_cut_below_a_window_says_no_byte_is_there(tmp_path: Path, first: 
             src.window(200_000, 200_010)
     message = str(caught.value)
     assert "10 bytes at 200000 asked, 0 there" in message, message
+
+
+@pytest.mark.parametrize("entry", ["read", "explore"])
+def test_a_small_file_rewritten_before_its_whole_read_says_it_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    """Overwritten with zeros between the first window and the whole read: the walk meets
+    bytes that are not a message, and the error says the file changed, not that its bytes
+    are bad (read checks the file before it blames them)."""
+    from onnxdata.wire import source
+
+    path = tmp_path / "seq.pb"
+    write_value(_small(), path)
+    size = path.stat().st_size
+    calls = _preads(monkeypatch)
+    real = source.Source._pread
+
+    def pread(self: source.Source, start: int, n: int) -> bytes:
+        if len(calls) == 1:  # the second pread: the whole file
+            with open(path, "r+b") as f:
+                f.write(bytes(size))
+            os.utime(path, ns=(0, 0))  # (a new mtime even on a coarse clock)
+        return real(self, start, n)
+
+    monkeypatch.setattr(source.Source, "_pread", pread)
+    with pytest.raises(onnxdata.DecodeError) as caught:
+        if entry == "read":
+            onnxdata.read(path, "sequence")
+        else:
+            onnxdata.explore(path)
+    assert "the file changed while reading" in str(caught.value), str(caught.value)
+
+
+def test_an_unmapped_small_file_reads_each_payload_once(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the file cannot be mapped, a big payload the whole-file read holds comes from
+    it (a view, or bytes copied from it), not from a second pread of its bytes."""
+    import mmap
+
+    from onnxdata.wire import source
+
+    def no_mapping(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no mmap here")
+
+    monkeypatch.setattr(mmap, "mmap", no_mapping)
+    value = [np.arange(100, dtype=np.float32), np.arange(300_000, dtype=np.float32),
+             np.arange(100, dtype=np.float32)]
+    path = tmp_path / "seq.pb"
+    write_value(value, path)
+    size = path.stat().st_size
+    assert source.WINDOW < size <= source.WHOLE
+    calls = _preads(monkeypatch)
+    got = onnxdata.read(path, "sequence")
+    assert calls == [(0, source.WINDOW), (0, size)]
+    assert all(np.array_equal(a, b) for a, b in zip(got, value, strict=True))

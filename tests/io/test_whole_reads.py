@@ -1,4 +1,5 @@
-"""A file of at most ``source.WHOLE`` bytes is walked from one pread of it all; the same
+"""A file of at most ``source.WHOLE`` bytes is walked from its first window and then one pread
+of it all; the same
 file walked a window at a time (``WHOLE`` set to 0: 64 KiB windows and 4 KiB hops, as
 every bigger file is) gives the same digest: readings, explore, byte tables, validate,
 read and load as every kind, errors and warnings included."""

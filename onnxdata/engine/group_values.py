@@ -253,12 +253,9 @@ def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
     if not bool((g.ends[:, j] - s == width).all()):
         return None
     count = v0.size
-    if width == 0 and count == 0:  # empty tensors: arrays of their own, not empty views
-        # that would each keep the file's buffer (or mapping) alive while a user holds them
-        out = [np.empty(v0.shape, v0.dtype) for _ in range(g.n)]
-        for arr in out:
-            arr.flags.writeable = v0.flags.writeable
-        return out
+    if width == 0 and count == 0:  # empty tensors: views of one empty array of their own,
+        # not of the file's buffer (or mapping), which each would keep alive for a user
+        return _rows(np.empty((g.n, 0), v0.dtype), v0.shape, bool(v0.flags.writeable))
     if g.whole is not None and not dt.sub_byte and np.little_endian and \
             width == count * dt.dtype.itemsize:
         at = s + g.base

@@ -196,7 +196,7 @@ class Source:
             # a small file walked past its first window: one pread of it all. (A file of
             # one big tensor gets here only for a field after the payload: its payload is
             # then a view of this read, where it is not mapped. Hop windows here, tried,
-            # cost explore of many small files 2 to 20 preads and up to 4x the bytes.)
+            # cost explore of some small files up to 121 preads and 4x the bytes.)
             at, want = 0, self.size
         else:
             at, want = start, max(end - start, WINDOW if near else _HOP_WINDOW)

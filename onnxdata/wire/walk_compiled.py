@@ -192,6 +192,8 @@ def short_runs(src: Source) -> bool:
     them one Python step each (its bulk runs are of values with a one-byte length), and
     the compiled loop walks them faster. (Long runs of one short LEN field, a sequence's
     small elements or a tensor's strings, the Python walk takes in bulk.)"""
+    if src.size <= _SAMPLE_BYTES:  # the whole root: the loop walks it for what sampling costs
+        return True
     buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
     stop = min(len(buf), _SAMPLE_BYTES)
     sample = sample_python if _LOOP is None else _LOOP.sample

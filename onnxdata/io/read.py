@@ -16,7 +16,9 @@ Two modes:
   file truncated during the call gives ``DecodeError``, not SIGBUS, save for a
   truncation in the microseconds between that check and the payload's decode.
   After the call the arrays reflect the file as it is: truncating it then
-  makes touching them raise SIGBUS, and rewriting it changes them.
+  makes touching them raise SIGBUS, and rewriting it changes them. A file of
+  at most 64 KiB (``source.SMALL``) is read as ``copy=True`` reads it: its
+  first pread takes all of it anyway, and the copy costs less than a mapping.
 - ``copy=True``: the file is read into one buffer and the arrays view that
   buffer (about 1x the file's size in memory); later changes to the file
   cannot affect them. The buffer is the file as it was at one instant: a read
@@ -74,18 +76,18 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
          strings: Strings = "bytes") -> Any:
     """The numpy value in the file at ``path``, as ``to_numpy(load(path, kind))`` gives it.
 
-    Tensor data comes back as read-only views of the file's mapping wherever
-    its bytes are the array's bytes (or, with ``copy=True``, of one private
-    copy of the file). ``kind`` is "tensor", "sparse_tensor", "sequence",
-    "optional", "map" or the message class; when it is None the kind is chosen
-    as the explorer chooses it (the model's declared type in the test-data
-    layout, else the only valid reading). External data is looked up in
-    ``base_dir``, by default the file's folder, and must stay inside it.
-    Messages nest at most ``max_depth`` deep (100, as protobuf's parser
-    allows). Bad bytes raise ``DecodeError``, bad values ``ValidationError``
-    with every problem found (at most ``max_problems``, then a count).
-    ``strings="str"`` gives STRING values as ``str`` (UTF-8) instead of
-    ``bytes``, as ``to_numpy`` does. Sparse tensors share one densify budget
+    Tensor data comes back as read-only views of the file's mapping wherever its
+    bytes are the array's bytes (or, with ``copy=True`` or for a file of at most
+    64 KiB, of one private copy of the file). ``kind`` is "tensor",
+    "sparse_tensor", "sequence", "optional", "map" or the message class; when it
+    is None the kind is chosen as the explorer chooses it (the model's declared
+    type in the test-data layout, else the only valid reading). External data is
+    looked up in ``base_dir``, by default the file's folder, and must stay
+    inside it. Messages nest at most ``max_depth`` deep (100, as protobuf's
+    parser allows). Bad bytes raise ``DecodeError``, bad values
+    ``ValidationError`` with every problem found (at most ``max_problems``, then
+    a count). ``strings="str"`` gives STRING values as ``str`` (UTF-8) instead
+    of ``bytes``, as ``to_numpy`` does. Sparse tensors share one densify budget
     for the whole call (``set_densify_limit``).
     """
     name = os.fspath(path)

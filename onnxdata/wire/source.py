@@ -41,7 +41,7 @@ import numpy.typing as npt
 from onnxdata.errors import DecodeError
 from onnxdata.wire.format import WireBuffer
 
-__all__ = ["STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer",
+__all__ = ["SMALL", "STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer",
            "get_stream_limit", "read_settled", "set_stream_limit"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
@@ -50,6 +50,10 @@ WINDOW: Final = 1 << 16
 #: pread, where windows would take up to 32 and a sequence's elements would be read a second
 #: time. (Not at the first window: a file of one big tensor needs only its head.)
 WHOLE: Final = 1 << 21
+#: A file this small is read as in "copy" mode where "mmap" is asked: the first window reads
+#: all of it anyway, and mapping it costs more than the copy (mmap, munmap, a page fault,
+#: and an fstat before each payload is viewed). Its values are views of that one copy.
+SMALL: Final = WINDOW
 #: The window read after a jump past a big payload: the next field's header is what is
 #: wanted (the heads of a sequence's 40 KB tensors: 4 KiB each, not 64 KiB).
 _HOP_WINDOW: Final = 1 << 12
@@ -117,7 +121,8 @@ class Source:
 
     @classmethod
     def of_file(cls, path: str, mode: Mode = "pread") -> Source:
-        """A file's bytes; the descriptor stays open until ``close`` (pread and mmap modes)."""
+        """A file's bytes; the descriptor stays open until ``close`` (pread and mmap modes;
+        an "mmap" file of at most SMALL bytes is read as "copy" reads it)."""
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
@@ -129,7 +134,8 @@ class Source:
                 return cls(path, len(data), data=data)
             stamp = (st.st_size, st.st_mtime_ns)
             size = st.st_size
-            if mode == "copy":  # one instant's bytes, or DecodeError; no descriptor kept
+            if mode == "copy" or (mode == "mmap" and size <= SMALL):
+                # one instant's bytes, or DecodeError; no descriptor kept
                 data = read_settled(fd, path)
                 os.close(fd)
                 return cls(path, len(data), data=data)

@@ -42,6 +42,7 @@ from onnxdata.convert.values import SparseParts, from_numpy, to_numpy
 from onnxdata.io.read import decode_varints
 from onnxdata.rules.validation import problems
 from onnxdata.wire.format import encode_varint, read_varint
+from onnxdata.wire.source import SMALL
 from tests.conftest import corpus_params
 
 # --------------------------------------------------------------------------- helpers
@@ -327,10 +328,25 @@ def test_typed_fields_read_like_to_numpy(tmp_path: Path, message: TensorProto) -
 
 def test_packed_float_data_is_a_view_of_the_mapping(tmp_path: Path) -> None:
     path = tmp_path / "t.pb"
-    save(_typed(1, [1000], "float_data", list(range(1000))), path)
+    n = SMALL // 4 + 1000  # past SMALL: mapped
+    save(_typed(1, [n], "float_data", list(range(n))), path)
     got = read(path, "tensor")
     assert not got.flags.writeable
     assert not got.flags.owndata and _reaches_mmap(got)
+
+
+def test_a_small_file_is_read_into_one_copy_not_mapped(tmp_path: Path) -> None:
+    path = tmp_path / "t.pb"
+    save(_typed(1, [1000], "float_data", list(range(1000))), path)
+    assert path.stat().st_size <= SMALL
+    fds = len(os.listdir("/proc/self/fd"))
+    got = read(path, "tensor")
+    assert not got.flags.writeable and not got.flags.owndata and not _reaches_mmap(got)
+    assert len(os.listdir("/proc/self/fd")) == fds  # no descriptor held, on any Python
+    with open(path, "r+b") as f:  # rewritten in place: the value is the copy's
+        f.seek(path.stat().st_size - 4000)
+        f.write(np.zeros(1000, np.float32).tobytes())
+    assert got.tolist() == list(range(1000))
 
 
 def _reaches_mmap(a: Any) -> bool:

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+from onnxdata.wire.source import SMALL
 
 RACE_TRIES = int(os.environ.get("ONNXDATA_RACE_TRIES", "200"))
 
@@ -265,14 +266,15 @@ def test_a_rewriting_process_never_kills_a_reader(tmp_path: Path) -> None:
 
 def test_copy_mode_values_do_not_change_when_the_file_is_rewritten(tmp_path: Path) -> None:
     path = tmp_path / "t.pb"
-    write_value(np.arange(1000, dtype=np.float32), path)
+    n = SMALL // 4 + 1000  # past SMALL: mapped
+    write_value(np.arange(n, dtype=np.float32), path)
     copied = onnxdata.read(path, "tensor", copy=True)
     mapped = onnxdata.read(path, "tensor")
     with open(path, "r+b") as f:  # in place, same size
-        f.seek(len(path.read_bytes()) - 4000)
-        f.write(np.zeros(1000, np.float32).tobytes())
-    assert copied.tolist() == list(range(1000))
-    assert mapped.tolist() == [0.0] * 1000  # the documented contract of the mapping
+        f.seek(len(path.read_bytes()) - 4 * n)
+        f.write(np.zeros(n, np.float32).tobytes())
+    assert copied.tolist() == list(range(n))
+    assert mapped.tolist() == [0.0] * n  # the documented contract of the mapping
 
 
 def _open_fds() -> int:

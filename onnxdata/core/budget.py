@@ -21,11 +21,9 @@ path and the bytes needed.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
-from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 from onnxdata.core.dtypes import DATA_TYPES
@@ -68,20 +66,27 @@ _OPTIONAL_FIELDS = tuple(f for c, f in OPTIONAL_FIELDS.items() if c != ElemType.
 _POINTER = 8
 
 
-@contextlib.contextmanager
-def densify_budget(limit: int) -> Iterator[None]:
-    """Share one budget of ``limit`` bytes among the densifies in the block.
+class densify_budget:  # (lower case: used as a function, ``with densify_budget(n):``)
+    """Share one budget of ``limit`` bytes among the densifies in the ``with`` block.
 
-    A block inside another shares the outer block's budget.
+    A block inside another shares the outer block's budget. (A class, not a
+    generator: ``read`` of a small file pays for its entry every call.)
     """
-    if _left.get() is not None:
-        yield
-        return
-    token = _left.set([limit])
-    try:
-        yield
-    finally:
-        _left.reset(token)
+
+    __slots__ = ("limit", "token")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.token: Token[list[int] | None] | None = None
+
+    def __enter__(self) -> None:
+        if _left.get() is None:
+            self.token = _left.set([self.limit])
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _left.reset(self.token)
+            self.token = None
 
 
 def spend(nbytes: int, limit: int, path: str, what: str, doing: str = "densifying") -> None:

@@ -37,6 +37,7 @@ per live result of ``read``): use ``copy=True`` to hold none.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -67,6 +68,13 @@ def _open(name: str, mode: Mode) -> Source:
 
 #: Called with the path and mode; tests replace it to change the file after opening.
 _mapped: Callable[[str, Mode], Source] = _open
+
+
+@functools.lru_cache(maxsize=64)
+def _folder(name: str) -> Path:
+    """The folder ``read`` looks in for external data, by the file's dirname (a Path made
+    once per folder: a test-data set's files share one)."""
+    return Path(name or ".")
 
 
 @no_memory_error("path")
@@ -115,7 +123,7 @@ def read_source(src: Source, kind: Kind | None = None, *,
                 max_problems: int = MAX_PROBLEMS, strings: Strings = "bytes") -> Any:
     """``read`` of an open Source (``open_source``); the caller closes it."""
     name = src.name
-    folder = Path(base_dir) if base_dir is not None else Path(name).parent
+    folder = Path(base_dir) if base_dir is not None else _folder(os.path.dirname(name))
     chosen: KindName
     if kind is None:
         from onnxdata.io.load_save import kind_when_not_given

@@ -230,10 +230,14 @@ class Source:
         return self._exact(start, end)
 
     def u8(self, start: int, end: int) -> npt.NDArray[np.uint8]:
-        """Payload bytes to decode (varints, indices): a view of memory or of the mapping, or
-        a pread copy."""
+        """Payload bytes to decode (varints, indices): a view of memory, of the window when it
+        holds them (a small file read whole: no page of the mapping touched, no fstat), of
+        the mapping, or a pread copy."""
         if self._data is not None:
             return np.frombuffer(self._data, dtype=_U8, count=end - start, offset=start)
+        at = self._win_at
+        if start >= at and end <= at + len(self._win):
+            return np.frombuffer(self._win, dtype=_U8, count=end - start, offset=start - at)
         if self._mapping is not None:
             self.check()
             return self._whole()[start:end]

@@ -1,8 +1,8 @@
 """A file of at most ``source.WHOLE`` bytes is walked from its first window and then one pread
-of it all; the same
-file walked a window at a time (``WHOLE`` set to 0: 64 KiB windows and 4 KiB hops, as
-every bigger file is) gives the same digest: readings, explore, byte tables, validate,
-read and load as every kind, errors and warnings included."""
+of it all (one of at most ``source.SMALL`` is read as one copy, not mapped); the same
+file mapped and walked a window at a time (``WHOLE`` and ``SMALL`` set to 0: 64 KiB windows
+and 4 KiB hops, as every bigger file is) gives the same digest: readings, explore, byte
+tables, validate, read and load as every kind, errors and warnings included."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ def test_whole_and_windows_agree(path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert path.stat().st_size <= source.WHOLE
     whole = digest(str(path))
     monkeypatch.setattr(source, "WHOLE", 0)
+    monkeypatch.setattr(source, "SMALL", 0)
     assert digest(str(path)) == whole
 
 
@@ -51,4 +52,21 @@ def test_whole_and_windows_agree_past_a_window(tmp_path: Path,
     whole = {p.name: digest(str(p)) for p in paths}
     assert whole["optional-merged.pb"]["read[optional]"]["value"] is not None
     monkeypatch.setattr(source, "WHOLE", 0)
+    monkeypatch.setattr(source, "SMALL", 0)
     assert {p.name: digest(str(p)) for p in paths} == whole
+
+
+def test_payloads_of_a_file_read_whole_are_decoded_from_the_read_not_the_mapping(
+        tmp_path: Path) -> None:
+    path = tmp_path / "seq.pb"
+    onnxdata.write([np.arange(i % 7, dtype=np.int64) for i in range(20_000)], path)
+    size = path.stat().st_size
+    assert source.SMALL < size <= source.WHOLE
+    with source.Source.of_file(str(path), "mmap") as src:
+        assert src.buffer() is not None  # mapped
+        src.window(0, 16)
+        held, at = src.window(size - 16, size)  # past the first window: the whole file
+        assert (at, len(held)) == (0, size)
+        got = src.u8(size - 100, size - 10)
+        assert got.base is held  # a view of the read: no page of the mapping touched
+        assert got.tobytes() == path.read_bytes()[size - 100:size - 10]

@@ -200,6 +200,8 @@ def short_runs(src: Source) -> bool:
     count, changes, fixed, long, cut = sample(buf, stop, _SAMPLE, _LONG_VALUE)
     if cut:  # a field past the sample's end: a long value's (a LEN field's length says so)
         long += src.size > _SAMPLE_BYTES and count < _SAMPLE
+        if count < _SAMPLE // 4 and src.read_whole:
+            return True  # values of 256 bytes and more in a file read whole: the loop's
     if long >= _LONG_SEEN and 2 * long >= count:
         return True
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)

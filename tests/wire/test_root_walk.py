@@ -26,7 +26,13 @@ ROOTS = {  # name: (bytes, schema, short runs)
     # a root of at most the sample's 4,096 bytes: the compiled loop walks it all
     "a-few-fields": (vint(2, 1) + ld(3, SCALAR), OPTIONAL, True),
     "few-strings-in-one-tensor": (vint(1, 400) + vint(2, 8) + ld(6, b"") * 400, TENSOR, True),
-    "one-big-payload": (vint(1, 2000) + vint(2, 1) + ld(9, bytes(8000)), TENSOR, False),
+    # values of 256 bytes and more (the sample cut short) in a file read whole: the loop's
+    "one-big-payload": (vint(1, 2000) + vint(2, 1) + ld(9, bytes(8000)), TENSOR, True),
+    "a-sequence-of-4-kb-tensors": (vint(2, 1) + ld(3, vint(2, 1) + ld(9, bytes(4000))) * 100,
+                                   SEQUENCE, True),
+    # ... but past source.WHOLE the Python walk's record serves the explorer's five readings
+    "one-big-payload-in-a-big-file": (vint(1, 1 << 19) + vint(2, 1) + ld(9, bytes(1 << 21)),
+                                      TENSOR, False),
     # elements of 128 bytes or more: the Python walk's runs are of one-byte lengths
     "a-sequence-of-long-elements": (vint(2, 1) + ld(3, vint(1, 200) + vint(2, 1) +
                                                    ld(9, bytes(800))) * 40, SEQUENCE, True),

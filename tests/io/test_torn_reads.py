@@ -130,3 +130,30 @@ def test_a_file_that_never_stops_changing_is_refused(tmp_path: Path,
     with pytest.raises(DecodeError, match="changed while reading") as info:
         onnxdata.read(path, "tensor", copy=True)
     assert str(path) in str(info.value)
+
+
+def test_a_small_file_at_rest_is_read_by_one_pread(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of at most source.SMALL bytes, mapped or copied: one pread between two
+    stamps where the stamps are old (``_read_at_once``); a file written in the last
+    second goes to ``read_settled``, which reads it again and compares."""
+    from onnxdata.wire import source
+
+    path = tmp_path / "t.pb"
+    onnxdata.write(np.arange(1000, dtype=np.uint8), path)
+    assert path.stat().st_size <= source.SMALL
+    settled: list[int] = []
+    real = source.read_settled
+
+    def counting(fd: int, name: str) -> memoryview:
+        settled.append(fd)
+        return real(fd, name)
+
+    monkeypatch.setattr(source, "read_settled", counting)
+    for copy in (False, True):
+        assert onnxdata.read(path, "tensor", copy=copy).tolist() == [i % 256 for i in range(1000)]
+    assert len(settled) == 2  # just written: verified
+    monkeypatch.setattr(source, "SETTLED_NS", -(10 ** 18))  # as if written long ago
+    for copy in (False, True):
+        assert onnxdata.read(path, "tensor", copy=copy).tolist() == [i % 256 for i in range(1000)]
+    assert len(settled) == 2

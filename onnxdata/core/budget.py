@@ -73,20 +73,21 @@ class densify_budget:  # (lower case: used as a function, ``with densify_budget(
     generator: ``read`` of a small file pays for its entry every call.)
     """
 
-    __slots__ = ("limit", "token")
+    __slots__ = ("limit", "tokens")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.token: Token[list[int] | None] | None = None
+        # per entry, innermost last: the budget it opened, or None (it shared an outer one),
+        # so one object entered again inside itself closes only what each entry opened
+        self.tokens: list[Token[list[int] | None] | None] = []
 
     def __enter__(self) -> None:
-        if _left.get() is None:
-            self.token = _left.set([self.limit])
+        self.tokens.append(_left.set([self.limit]) if _left.get() is None else None)
 
     def __exit__(self, *exc: object) -> None:
-        if self.token is not None:
-            _left.reset(self.token)
-            self.token = None
+        token = self.tokens.pop()
+        if token is not None:
+            _left.reset(token)
 
 
 def spend(nbytes: int, limit: int, path: str, what: str, doing: str = "densifying") -> None:

@@ -27,7 +27,9 @@ Two modes:
   The CLI reads this way.
 
 The mmap mode compares the file's size and mtime before and after the walk and
-raises ``DecodeError("... file changed while reading")`` when they differ.
+raises ``DecodeError("... file changed while reading")`` when they differ; a file
+of at most 64 KiB, read as one copy, is retried as ``copy=True`` retries (up to
+8 reads, about 30 ms, against a writer that never stops).
 
 Descriptors: the file's own descriptor is closed before ``read`` returns. On
 Python >= 3.13 the mapping is made with ``trackfd=False`` and holds none; on

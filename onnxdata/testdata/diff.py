@@ -1,7 +1,8 @@
 """``onnxdata diff A B``: compare two value files, or two test data set folders file by file.
 
 A is the actual value, B the expected one (relative errors are relative to
-B). Each file is read with ``read`` (memory-mapped) as the kind the explorer
+B). Each file is read once, as one copy (``read_source`` of ``open_source(copy=True)``:
+a pipe can be read only once), as the kind the explorer
 picks: the model's declared kind in the ``test_data_set_N/input_K.pb``
 layout, else the only valid reading; when only one side can tell (a
 one-element sequence is also a valid optional), the other side is read as the

@@ -144,12 +144,8 @@ def test_a_small_file_at_rest_is_read_by_one_pread(tmp_path: Path,
     assert path.stat().st_size <= source.SMALL
     settled: list[int] = []
     real = source.read_settled
-
-    def counting(fd: int, name: str) -> memoryview:
-        settled.append(fd)
-        return real(fd, name)
-
-    monkeypatch.setattr(source, "read_settled", counting)
+    monkeypatch.setattr(source, "read_settled",
+                        lambda fd, name: settled.append(fd) or real(fd, name))
     for copy in (False, True):
         assert onnxdata.read(path, "tensor", copy=copy).tolist() == [i % 256 for i in range(1000)]
     assert len(settled) == 2  # just written: verified

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
@@ -83,10 +83,19 @@ class ModelTypes:
     path: str
     inputs: tuple[ModelValue, ...]
     outputs: tuple[ModelValue, ...]
+    _parsed: dict[tuple[IO, int], DeclaredType] = field(default_factory=dict, compare=False,
+                                                        repr=False)
 
     def declared(self, io: IO, index: int) -> DeclaredType:
         """The declared type of input or output ``index``; DecodeError (naming the model)
-        when there is no such value or its type is not one of the data message types."""
+        when there is no such value or its type is not one of the data message types.
+        Parsed once per value (a data set's files ask for the same ones again)."""
+        known = self._parsed.get((io, index))
+        if known is None:
+            known = self._parsed[(io, index)] = self._declared(io, index)
+        return known
+
+    def _declared(self, io: IO, index: int) -> DeclaredType:
         values = self.inputs if io == "input" else self.outputs
         if not 0 <= index < len(values):
             raise self._error(f"the model has {len(values)} {io}s, no {io} {index}")
@@ -113,16 +122,16 @@ def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
     the way to the graph's inputs and outputs break the wire format.
     """
     name = os.fspath(path)
+    known = _read_before.get(_key(name, os.stat(name)))  # (one syscall for a model read before)
+    if known is not None:
+        return known
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the first read forever
             raise DecodeError("not a regular file (a model must be one)", source=name,
                               kind="ModelProto")
-        key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        known = _read_before.get(key)
-        if known is not None:
-            return known
+        key = _key(name, st)
         reader = _Reader(fd, st.st_size, name)
         try:
             types = reader.model()
@@ -141,6 +150,10 @@ def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
 #: many data files beside one model reads the model once (issue 23, finding 14).
 _read_before: dict[tuple[str, int, int, int, int, int], ModelTypes] = {}
 _REMEMBERED: Final = 8
+
+
+def _key(name: str, st: os.stat_result) -> tuple[str, int, int, int, int, int]:
+    return name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 class _Reader:

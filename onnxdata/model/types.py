@@ -9,6 +9,7 @@ against it, element types and shapes included, without parsing payloads.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -99,15 +100,21 @@ def find_model(file: str | os.PathLike[str]) -> tuple[Path, IO, int] | None:
     Only that exact layout counts: a model two folders up from any other file is not
     taken to declare its type.
     """
-    p = Path(file)
-    m = _LAYOUT.match(p.name)
-    if m is None or not _DATA_SET.match(p.parent.name):
-        return None
-    model = p.parent.parent / "model.onnx"
-    if not model.is_file():
+    head, tail = os.path.split(os.fspath(file))  # (a name Path would end otherwise, as
+    m = _LAYOUT.match(tail)  # "input_0.pb/.", is not a file, so not one of a data set)
+    model = _model_beside(head) if m is not None else None
+    if m is None or model is None or not os.path.isfile(model):
         return None
     io: IO = "input" if m.group(1) == "input" else "output"
     return model, io, int(m.group(2))
+
+
+@functools.lru_cache(maxsize=256)
+def _model_beside(folder: str) -> Path | None:
+    """``folder/../model.onnx`` when ``folder`` is a ``test_data_set_N``: a string's work,
+    done once per folder (the file's existence is asked at every call)."""
+    p = Path(folder)
+    return p.parent / "model.onnx" if _DATA_SET.match(p.name) else None
 
 
 def _kind_of(node: FitMessage) -> KindName:

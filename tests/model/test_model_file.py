@@ -210,6 +210,28 @@ def test_find_model_only_in_the_layout(tmp_path: Path) -> None:
     assert find_model(f.parent.parent / "input_0.pb") is None
 
 
+def test_find_model_asks_for_the_model_at_every_call(tmp_path: Path) -> None:
+    """The folder's layout is worked out once per folder; whether model.onnx is there is
+    asked each time: a model written after a first look is found, one removed is not."""
+    f = _case(tmp_path, None)
+    assert find_model(f) is None
+    model = f.parent.parent / "model.onnx"
+    model.write_bytes((TENSOR_CASE / "model.onnx").read_bytes())
+    assert find_model(f) == (model, "input", 0)
+    assert find_model(f.parent / "." / "input_0.pb") == (model, "input", 0)
+    assert find_model(f"{f.parent}//output_3.pb") == (model, "output", 3)
+    model.unlink()
+    assert find_model(f) is None
+
+
+def test_a_declared_type_is_parsed_once_and_an_error_every_time() -> None:
+    types = read_model_types(TENSOR_CASE / "model.onnx")
+    assert types.declared("input", 0) is types.declared("input", 0)
+    for _ in range(2):
+        with pytest.raises(DecodeError, match="no input 7"):
+            types.declared("input", 7)
+
+
 def test_corrupt_found_model_is_ignored_with_a_warning(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The rule: a model found beside the file that cannot be used is left out, with a

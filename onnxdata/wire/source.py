@@ -238,9 +238,9 @@ class Source:
         the mapping, or a pread copy."""
         if self._data is not None:
             return np.frombuffer(self._data, dtype=_U8, count=end - start, offset=start)
-        at = self._win_at
-        if start >= at and end <= at + len(self._win):
-            return np.frombuffer(self._win, dtype=_U8, count=end - start, offset=start - at)
+        held = self._in_window(start, end)
+        if held is not None:
+            return np.frombuffer(held, dtype=_U8)
         if self._mapping is not None:
             self.check()
             return self._whole()[start:end]
@@ -287,10 +287,15 @@ class Source:
     def _held(self, start: int, end: int) -> bytes | memoryview:
         """Bytes ``[start, end)``: a view of the window when it holds them (a small file read
         whole), else a pread of them alone."""
+        held = self._in_window(start, end)
+        return held if held is not None else self._exact(start, end)
+
+    def _in_window(self, start: int, end: int) -> memoryview | None:
+        """Bytes ``[start, end)`` as a view of the window, where it holds them."""
         at = self._win_at
         if start >= at and end <= at + len(self._win):
             return memoryview(self._win)[start - at:end - at]
-        return self._exact(start, end)
+        return None
 
     def _exact(self, start: int, end: int) -> bytes:
         chunk = self._pread(start, end - start)

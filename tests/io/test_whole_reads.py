@@ -68,5 +68,5 @@ def test_payloads_of_a_file_read_whole_are_decoded_from_the_read_not_the_mapping
         held, at = src.window(size - 16, size)  # past the first window: the whole file
         assert (at, len(held)) == (0, size)
         got = src.u8(size - 100, size - 10)
-        assert got.base is held  # a view of the read: no page of the mapping touched
+        assert got.base.obj is held  # a view of the read: no page of the mapping touched
         assert got.tobytes() == path.read_bytes()[size - 100:size - 10]

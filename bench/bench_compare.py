@@ -51,10 +51,10 @@ def worker(name: str, a: str, b: str, nbytes: int, count: int, case: str = "clos
     import numpy as np
 
     import onnxdata
-    from onnxdata.testdata.compare import collect
+    from onnxdata.cases.compare import collect
 
     if name == "make":  # write both input files, untimed
-        from onnxdata.testdata.save import write_value
+        from onnxdata.cases.save import write_value
 
         per = nbytes // count // 4
         rng = np.random.default_rng(0)

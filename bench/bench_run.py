@@ -102,7 +102,7 @@ def _ml_dtypes_check(data: Path) -> tuple[int, collections.Counter[tuple[str, st
     import onnx
 
     from onnxdata import OnnxDataError, run_test_data_set
-    from onnxdata.testdata.case_run import test_data_sets
+    from onnxdata.cases.case_run import test_data_sets
     from tests.node_cases import uses_ml_dtypes
     from tests.ortvalue_loop import ortvalue_loop
 

@@ -35,11 +35,11 @@ from onnxdata.io.message_values import to_numpy
 from onnxdata.io.read import read
 from onnxdata.io.serialize import serialize
 from onnxdata.io.write import write
-from onnxdata.testdata.compare import Difference, Mismatch, assert_close, compare
-from onnxdata.testdata.load import load_test_data_set
-from onnxdata.testdata.make import make_test_data_sets
-from onnxdata.testdata.runner import OutputResult, run_test_data_set
-from onnxdata.testdata.save import save_test_data_set
+from onnxdata.cases.compare import Difference, Mismatch, assert_close, compare
+from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.make import make_test_data_sets
+from onnxdata.cases.runner import OutputResult, run_test_data_set
+from onnxdata.cases.save import save_test_data_set
 
 __version__ = _version.VERSION
 

@@ -30,13 +30,13 @@ from onnxdata.convert.declared import parse_type
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
 from onnxdata.core.messages import KindName, kind_name
 from onnxdata.model.types import DeclaredType
-from onnxdata.testdata.draw import Dim, Plan, Style, check_generable, generate
+from onnxdata.cases.draw import Dim, Plan, Style, check_generable, generate
 
 __all__ = ["declared_types", "inputs", "messages", "values"]
 
 
 class _Draws:
-    """``testdata.draw.Choices`` answered by hypothesis's ``draw``."""
+    """``cases.draw.Choices`` answered by hypothesis's ``draw``."""
 
     def __init__(self, draw: st.DrawFn) -> None:
         self.draw = draw

@@ -1,5 +1,5 @@
 """The tests' headless Chromium (through playwright), in which the explorer's page
-(tests/page/test_page.py) and the run scoreboard (tests/testdata/test_scoreboard.py) are
+(tests/page/test_page.py) and the run scoreboard (tests/cases/test_scoreboard.py) are
 opened: the browser found once, launched once per module, and a page opened with every
 console error, page error and request that leaves the file collected."""
 

@@ -21,9 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.draw import GenerationError
-from onnxdata.testdata.make import make_test_data_sets
-from onnxdata.testdata.runner import run_test_data_set
+from onnxdata.cases.draw import GenerationError
+from onnxdata.cases.make import make_test_data_sets
+from onnxdata.cases.runner import run_test_data_set
 
 _OPEN = re.compile(r"^input \d+ '([^']+)' .*not declared \(no rank\)")
 

@@ -1,5 +1,5 @@
 """``onnxdata diff A B``: the command's arguments and its printing
-(``testdata/diff.py`` compares)."""
+(``cases/diff.py`` compares)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.text import Text
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.messages import kind_word
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.diff import JSON_LIMIT, SHOWN, FileDiff, diff_paths, exit_code
+from onnxdata.cases.diff import JSON_LIMIT, SHOWN, FileDiff, diff_paths, exit_code
 
 __all__ = ["add_parser", "add_tolerances", "kind_argument", "main", "print_file"]
 

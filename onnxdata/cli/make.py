@@ -1,4 +1,4 @@
-"""``onnxdata make MODEL``: the command's arguments (``testdata/make.py`` makes the sets)."""
+"""``onnxdata make MODEL``: the command's arguments (``cases/make.py`` makes the sets)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from rich.text import Text
 
 from onnxdata.cli.console import console
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.draw import Dim
-from onnxdata.testdata.make import make_test_data_sets
+from onnxdata.cases.draw import Dim
+from onnxdata.cases.make import make_test_data_sets
 
 __all__ = ["add_parser", "main"]
 

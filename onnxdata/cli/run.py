@@ -20,13 +20,13 @@ from typing import Any
 from onnxdata.cli.console import console, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.backends import BackendUnavailable, get_backend
-from onnxdata.testdata.case_pool import run_cases
-from onnxdata.testdata.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
-from onnxdata.testdata.diff import SHOWN
-from onnxdata.testdata.expectations import ATOL, RTOL, Expectations, read_expectations
-from onnxdata.testdata.run_outputs import fill_in, new_case, start_case
-from onnxdata.testdata.scoreboard import summarize, write_report
+from onnxdata.cases.backends import BackendUnavailable, get_backend
+from onnxdata.cases.case_pool import run_cases
+from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
+from onnxdata.cases.diff import SHOWN
+from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
+from onnxdata.cases.run_outputs import fill_in, new_case, start_case
+from onnxdata.cases.scoreboard import summarize, write_report
 
 __all__ = ["run_command"]
 
@@ -214,8 +214,8 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
            results: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
     """The folders written, the sets kept as they were, and the sets whose outputs were
     written (in place or to the new case)."""
-    from onnxdata.testdata.load import load_test_data_set
-    from onnxdata.testdata.save import as_model
+    from onnxdata.cases.load import load_test_data_set
+    from onnxdata.cases.save import as_model
 
     model_path = cases[0][1]
     model = as_model(model_path)

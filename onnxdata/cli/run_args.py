@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
                    help="a second backend: compare the outputs with its outputs too")
     p.add_argument("--expectations", metavar="FILE",
                    help="tolerances, known failures and skips (TOML or JSON; see "
-                        "onnxdata.testdata.expectations)")
+                        "onnxdata.cases.expectations)")
     p.add_argument("--jobs", type=int, default=0, metavar="N",
                    help="run the cases in N worker processes, one session per case, so a "
                         "crash or a hang fails that case only (0: in this process)")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from onnxdata.cli.main import EXIT_CODES, main
-from onnxdata.testdata.save import write_value
+from onnxdata.cases.save import write_value
 from tests.conftest import CORPUS
 
 TENSOR_SET = CORPUS / "test_abs" / "test_data_set_0"

@@ -9,7 +9,7 @@ import pytest
 
 from onnxdata import OnnxDataError, run_test_data_set
 from onnxdata.cli.main import main
-from onnxdata.testdata.runner import test_data_sets
+from onnxdata.cases.runner import test_data_sets
 from tests.ortvalue_loop import ortvalue_loop
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")

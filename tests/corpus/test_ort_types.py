@@ -15,8 +15,8 @@ import pytest
 
 from onnxdata import compare
 from onnxdata.core.dtypes import DATA_TYPES, STRING
-from onnxdata.testdata.backends import get_backend
-from onnxdata.testdata.ort_bridge import uses_ml_dtypes
+from onnxdata.cases.backends import get_backend
+from onnxdata.cases.ort_bridge import uses_ml_dtypes
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 helper = pytest.importorskip("onnx.helper", reason="the models are built with onnx.helper")

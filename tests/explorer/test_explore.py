@@ -428,7 +428,7 @@ _SETS = sorted({str(Path(e["path"]).parent) for e in MANIFEST})
 def test_load_test_data_set_equals_onnx_runner(folder: str, onnx: Any) -> None:
     from onnx.backend.test.runner import Runner
 
-    from onnxdata.testdata.load import load_test_data_set
+    from onnxdata.cases.load import load_test_data_set
 
     path = CORPUS / folder
     model = onnx.load(str(path.parent / "model.onnx"))
@@ -446,7 +446,7 @@ def test_load_test_data_set_equals_onnx_runner(folder: str, onnx: Any) -> None:
 
 def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
     from onnxdata.convert.values import SparseParts, from_numpy
-    from onnxdata.testdata.load import load_test_data_set
+    from onnxdata.cases.load import load_test_data_set
 
     model = ModelProto()
     kinds: list[TypeProto] = []

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("onnxdata.explorer",),
     ("onnxdata.io",),
     ("onnxdata.page",),
-    ("onnxdata.testdata",),
+    ("onnxdata.cases",),
     ("onnxdata.cli",),
     ("onnxdata", "onnxdata.__main__", "onnxdata.strategies", "onnxdata.pytest_plugin"),
 ]

@@ -1,7 +1,7 @@
 """What a backend says when it cannot run a case: reasons to skip, not failures.
 
 Defined apart from ``backends`` so that ``ort_bridge`` (which ``backends`` uses)
-can raise them too; both are re-exported by ``onnxdata.testdata.backends``.
+can raise them too; both are re-exported by ``onnxdata.cases.backends``.
 """
 
 from __future__ import annotations

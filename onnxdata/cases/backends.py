@@ -36,8 +36,8 @@ from onnxdata.core.dtypes import DATA_TYPES, STRING
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.model.types import DeclaredType, declared_type
-from onnxdata.testdata.backend_errors import BackendCannotTake, BackendUnavailable
-from onnxdata.testdata.ort_bridge import (
+from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
+from onnxdata.cases.ort_bridge import (
     as_ort_value,
     needs_ort_value,
     read_ort_value,
@@ -45,7 +45,7 @@ from onnxdata.testdata.ort_bridge import (
     text,
     to_ort,
 )
-from onnxdata.testdata.save import as_model
+from onnxdata.cases.save import as_model
 
 __all__ = ["Backend", "BackendCannotTake", "BackendUnavailable", "Prepared", "get_backend",
            "to_declared"]

@@ -12,8 +12,8 @@ import pytest
 
 import onnxdata
 from onnxdata.cli.main import main
-from onnxdata.testdata.diff import diff_paths
-from onnxdata.testdata.save import write_value
+from onnxdata.cases.diff import diff_paths
+from onnxdata.cases.save import write_value
 
 NODE = Path(__file__).parents[1] / "data" / "onnx-node"
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.backends import Backend, BackendCannotTake, BackendUnavailable, get_backend
-from onnxdata.testdata.compare import Difference, compare
-from onnxdata.testdata.expectations import Expectation, Expectations
-from onnxdata.testdata.load import load_test_data_set
+from onnxdata.cases.backends import Backend, BackendCannotTake, BackendUnavailable, get_backend
+from onnxdata.cases.compare import Difference, compare
+from onnxdata.cases.expectations import Expectation, Expectations
+from onnxdata.cases.load import load_test_data_set
 
 __all__ = ["CaseTask", "OutputCheck", "SetResult", "find_cases", "run_case", "shard"]
 

@@ -1,9 +1,9 @@
 """Test data sets generated from a model: ``make_test_data_sets`` and ``onnxdata make``.
 
-The inputs are drawn for the model's declared input types (``testdata.draw``,
+The inputs are drawn for the model's declared input types (``cases.draw``,
 answered by a numpy ``Generator`` seeded from ``seed`` and the set's number, so
 the same call writes the same bytes); the outputs are what a backend
-(``onnxdata.testdata.backends``: ONNX Runtime, onnx's ReferenceEvaluator, or
+(``onnxdata.cases.backends``: ONNX Runtime, onnx's ReferenceEvaluator, or
 ``module:attr``) computes for them. Each set is written atomically, typed by
 the model, with ``onnxdata-make.json`` beside its ``.pb`` files recording the
 seed, the named dims drawn and the backend, so the run repeats
@@ -33,8 +33,8 @@ import numpy as np
 from onnxdata.errors import OnnxDataError
 from onnxdata.io.atomic import atomic_writer, staged_folder
 from onnxdata.model.types import DeclaredType, declared_type
-from onnxdata.testdata.backends import Backend, get_backend
-from onnxdata.testdata.draw import (
+from onnxdata.cases.backends import Backend, get_backend
+from onnxdata.cases.draw import (
     Dim,
     GenerationError,
     NumpyChoices,
@@ -43,8 +43,8 @@ from onnxdata.testdata.draw import (
     check_generable,
     generate,
 )
-from onnxdata.testdata.load import load_test_data_set
-from onnxdata.testdata.save import ModelArg, as_model, save_test_data_set
+from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.save import ModelArg, as_model, save_test_data_set
 
 __all__ = ["RECORD", "make_test_data_sets"]
 

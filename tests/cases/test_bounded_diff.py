@@ -17,7 +17,7 @@ import pytest
 
 import onnxdata
 from onnxdata.cli.main import main
-from onnxdata.testdata.compare import compare
+from onnxdata.cases.compare import compare
 
 
 def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
@@ -31,7 +31,7 @@ def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 def test_collect_counts_every_difference_and_keeps_the_first(tmp_path: Path) -> None:
-    from onnxdata.testdata.compare import collect
+    from onnxdata.cases.compare import collect
 
     a = [np.full(4, i, np.float32) for i in range(3000)] + [[1], {b"k": np.zeros(1)}]
     b = [x * 2 + 1 for x in a[:3000]] + [[1, 2], {b"j": np.zeros(1)}]
@@ -53,7 +53,7 @@ def test_equal_arrays_are_equal_by_their_bytes_and_nan_rules_still_hold() -> Non
 
 def test_diff_json_keeps_the_first_differences_and_counts_all(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from onnxdata.testdata import diff
+    from onnxdata.cases import diff
 
     pa, pb = _pair(tmp_path, diff.JSON_LIMIT + 500)
     assert main(["diff", str(pa), str(pb), "--json"]) == 1

@@ -14,8 +14,8 @@ import pytest
 import onnxdata
 from onnxdata import OnnxDataError, compare, run_test_data_set
 from onnxdata.cli.main import main
-from onnxdata.testdata.runner import test_data_sets
-from onnxdata.testdata.save import as_model as load_model
+from onnxdata.cases.runner import test_data_sets
+from onnxdata.cases.save import as_model as load_model
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 ort.set_default_logger_severity(4)  # a failing locale prints to stderr otherwise

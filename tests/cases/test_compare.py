@@ -131,7 +131,7 @@ def test_messages_compare_through_to_numpy() -> None:
 
 
 def test_large_arrays_are_compared_in_chunks_with_right_indices() -> None:
-    from onnxdata.testdata.compare import CHUNK_ELEMENTS
+    from onnxdata.cases.compare import CHUNK_ELEMENTS
 
     e = np.zeros((3, CHUNK_ELEMENTS), np.float32)
     a = e.copy()

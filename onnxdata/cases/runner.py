@@ -2,7 +2,7 @@
 
 ``run_test_data_set(model, folder)`` reads ``folder``'s inputs and expected
 outputs with the model's declared types (``load_test_data_set``), runs them on
-a backend (ONNX Runtime by default; ``onnxdata.testdata.backends`` does the conversions
+a backend (ONNX Runtime by default; ``onnxdata.cases.backends`` does the conversions
 each backend needs, and gives the outputs back as the model declares them) and
 compares each output with ``compare``. ``onnxdata run --write-outputs``
 adds the outputs to the sets that have no expected outputs (inputs only, as a user
@@ -21,11 +21,11 @@ from typing import Any, Literal
 
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.testdata.backends import Backend, BackendUnavailable, get_backend
-from onnxdata.testdata.case_run import test_data_sets
-from onnxdata.testdata.compare import Difference, compare
-from onnxdata.testdata.load import load_test_data_set
-from onnxdata.testdata.save import ModelArg, as_model
+from onnxdata.cases.backends import Backend, BackendUnavailable, get_backend
+from onnxdata.cases.case_run import test_data_sets
+from onnxdata.cases.compare import Difference, compare
+from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.save import ModelArg, as_model
 
 __all__ = ["OutputResult", "run_test_data_set", "test_data_sets"]
 
@@ -94,7 +94,7 @@ def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
     output with ``folder``'s ``output_K.pb``; one ``OutputResult`` per output.
 
     ``runtime`` is a backend name (``"onnxruntime"``/``"ort"``, ``"reference"``,
-    ``"module:attr"``: see ``onnxdata.testdata.backends``) or a backend. ONNX Runtime
+    ``"module:attr"``: see ``onnxdata.cases.backends``) or a backend. ONNX Runtime
     missing raises ImportError saying how to install it; a model the backend
     cannot load raises OnnxDataError with its message. A set that cannot be read
     or run gives one result with status "error".

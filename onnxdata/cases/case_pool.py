@@ -25,7 +25,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from onnxdata.testdata.case_run import CaseTask, SetResult, run_case, test_data_sets
+from onnxdata.cases.case_run import CaseTask, SetResult, run_case, test_data_sets
 
 __all__ = ["run_cases"]
 
@@ -81,7 +81,7 @@ def _lost(task: CaseTask, why: str, seconds: float) -> list[SetResult]:
 # ---------------------------------------------------------------- worker processes
 
 def _worker(conn: Connection, warm: tuple[str, ...]) -> None:
-    from onnxdata.testdata.backends import get_backend
+    from onnxdata.cases.backends import get_backend
 
     for name in warm:  # the backends imported before the first case's clock starts
         with contextlib.suppress(Exception):

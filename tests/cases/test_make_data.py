@@ -13,8 +13,8 @@ import pytest
 
 import onnxdata
 from onnxdata.cli.main import main
-from onnxdata.testdata.draw import GenerationError
-from onnxdata.testdata.make import RECORD, make_test_data_sets
+from onnxdata.cases.draw import GenerationError
+from onnxdata.cases.make import RECORD, make_test_data_sets
 from tests.conftest import import_onnx
 
 onnx = import_onnx()

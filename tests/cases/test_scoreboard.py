@@ -13,8 +13,8 @@ import pytest
 
 from onnxdata.cli.main import main
 from onnxdata.errors import OnnxDataError
-from onnxdata.testdata.case_run import SetResult
-from onnxdata.testdata.scoreboard import render_page, write_report
+from onnxdata.cases.case_run import SetResult
+from onnxdata.cases.scoreboard import render_page, write_report
 from tests.browser import launched, open_page
 
 DATA = Path(__file__).parents[1] / "data"

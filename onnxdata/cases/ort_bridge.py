@@ -32,7 +32,7 @@ from onnxdata.convert.values import le_bytes
 from onnxdata.core.dtypes import DATA_TYPES, STRING, DataType, data_type_for_dtype
 from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import DeclaredType, type_name
-from onnxdata.testdata.backend_errors import BackendCannotTake
+from onnxdata.cases.backend_errors import BackendCannotTake
 
 __all__ = ["needs_ort_value", "read_ort_value", "to_ort", "uses_ml_dtypes"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from onnxdata.io.atomic import atomic_writer
-from onnxdata.testdata.case_run import SetResult
+from onnxdata.cases.case_run import SetResult
 
 __all__ = ["render_page", "summarize", "write_report"]
 

@@ -1,4 +1,4 @@
-"""``onnxdata.testdata.backends``: ORT, onnx's reference, any onnx Backend; onnxdata's
+"""``onnxdata.cases.backends``: ORT, onnx's reference, any onnx Backend; onnxdata's
 values in and out."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import onnxdata
 from onnxdata import compare
 from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import DeclaredType
-from onnxdata.testdata.backends import BackendUnavailable, get_backend, to_declared
-from onnxdata.testdata.save import as_model
+from onnxdata.cases.backends import BackendUnavailable, get_backend, to_declared
+from onnxdata.cases.save import as_model
 
 DATA = Path(__file__).parents[1] / "data"
 NODE = DATA / "onnx-node"

@@ -24,7 +24,7 @@ from typing import Any
 
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
-from onnxdata.testdata.compare import Difference, collect
+from onnxdata.cases.compare import Difference, collect
 
 __all__ = ["JSON_LIMIT", "SHOWN", "FileDiff", "Noter", "diff_paths", "exit_code", "read_value"]
 

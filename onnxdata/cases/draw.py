@@ -3,7 +3,7 @@
 One walk of a ``DeclaredType`` builds the value (ndarrays, ``SparseParts``,
 lists, dicts with unique keys, None); every random decision on the way is asked
 of a ``Choices``. ``onnxdata.strategies`` answers them with hypothesis's
-``draw`` (so failures shrink), ``onnxdata.testdata.make`` with a seeded numpy
+``draw`` (so failures shrink), ``onnxdata.cases.make`` with a seeded numpy
 ``Generator`` (so ``onnxdata make --seed S`` repeats without hypothesis).
 
 Shapes follow the declared dims: a fixed dim is kept, a named (symbolic) dim

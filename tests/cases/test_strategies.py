@@ -21,7 +21,7 @@ from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
 from onnxdata.core.messages import KindName
 from onnxdata.model.types import DeclaredType
 from onnxdata.strategies import declared_types, inputs, messages, values
-from onnxdata.testdata.draw import GenerationError
+from onnxdata.cases.draw import GenerationError
 
 
 def _dense(p: SparseParts) -> np.ndarray[Any, Any]:

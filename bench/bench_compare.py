@@ -51,7 +51,7 @@ def worker(name: str, a: str, b: str, nbytes: int, count: int, case: str = "clos
     import numpy as np
 
     import onnxdata
-    from onnxdata.cases.compare import collect
+    from onnxdata.convert.compare import collect
 
     if name == "make":  # write both input files, untimed
         from onnxdata.cases.save import write_value

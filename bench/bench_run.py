@@ -101,7 +101,8 @@ def _ml_dtypes_check(data: Path) -> tuple[int, collections.Counter[tuple[str, st
     """Cases of the ml_dtypes types: onnxdata's verdict per set against the hand loop."""
     import onnx
 
-    from onnxdata import OnnxDataError, run_test_data_set
+    from onnxdata import OnnxDataError
+    from onnxdata.cases import run_test_data_set
     from onnxdata.cases.case_run import test_data_sets
     from tests.node_cases import uses_ml_dtypes
     from tests.ortvalue_loop import ortvalue_loop

@@ -2,9 +2,13 @@
 
 Typed message classes generated from ONNX's own schema under a package name of
 our own (so they live beside the ``onnx`` package), with loading, saving,
-validation, numpy conversion and an explorer built on them.
+validation, numpy conversion, comparison and an explorer built on them. The test
+loop (test data sets: load, save, make, run on backends) is ``onnxdata.cases``.
 """
 
+from typing import Any as _Any
+
+from onnxdata.convert.compare import Difference, Mismatch, assert_close, compare
 from onnxdata.convert.declared import as_declared
 from onnxdata.convert.values import (
     SparseParts,
@@ -35,11 +39,6 @@ from onnxdata.io.message_values import to_numpy
 from onnxdata.io.read import read
 from onnxdata.io.serialize import serialize
 from onnxdata.io.write import write
-from onnxdata.cases.compare import Difference, Mismatch, assert_close, compare
-from onnxdata.cases.load import load_test_data_set
-from onnxdata.cases.make import make_test_data_sets
-from onnxdata.cases.runner import OutputResult, run_test_data_set
-from onnxdata.cases.save import save_test_data_set
 
 __version__ = _version.VERSION
 
@@ -72,19 +71,13 @@ __all__ = [
     "Reading",
     "byte_table",
     "explore",
-    "load_test_data_set",
     "readings",
-    "save_test_data_set",
-    "make_test_data_sets",
     # comparing values
     "Difference",
     "as_declared",
     "Mismatch",
     "assert_close",
     "compare",
-    # running test data sets
-    "OutputResult",
-    "run_test_data_set",
     # errors
     "DecodeError",
     "OnnxDataError",
@@ -92,3 +85,20 @@ __all__ = [
     "UnknownFieldsWarning",
     "ValidationError",
 ]
+
+#: The test loop's names, here until 0.x+1: each now lives in ``onnxdata.cases``.
+_MOVED_TO_CASES = frozenset({"load_test_data_set", "save_test_data_set", "make_test_data_sets",
+                             "run_test_data_set", "OutputResult"})
+
+
+def __getattr__(name: str) -> _Any:
+    """The test loop's old top-level names, with a DeprecationWarning naming the new place."""
+    if name in _MOVED_TO_CASES:
+        import warnings
+
+        from onnxdata import cases
+
+        warnings.warn(f"onnxdata.{name} moved to onnxdata.cases.{name}; the old name goes in "
+                      "the next release", DeprecationWarning, stacklevel=2)
+        return getattr(cases, name)
+    raise AttributeError(f"module 'onnxdata' has no attribute {name!r}")

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.backends import BackendCannotTake, BackendUnavailable, get_backend
 from onnxdata.cases.case_run import SetResult, run_set, test_data_sets
 from onnxdata.cases.expectations import Expectations, read_expectations
+from onnxdata.errors import OnnxDataError
 
 __all__ = ["CaseFile", "SetItem"]
 

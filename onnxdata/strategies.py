@@ -26,11 +26,11 @@ import hypothesis.strategies as st
 import numpy as np
 from hypothesis.extra import numpy as hnp
 
+from onnxdata.cases.draw import Dim, Plan, Style, check_generable, generate
 from onnxdata.convert.declared import parse_type
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
 from onnxdata.core.messages import KindName, kind_name
 from onnxdata.model.types import DeclaredType
-from onnxdata.cases.draw import Dim, Plan, Style, check_generable, generate
 
 __all__ = ["declared_types", "inputs", "messages", "values"]
 

@@ -20,10 +20,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.draw import GenerationError
 from onnxdata.cases.make import make_test_data_sets
 from onnxdata.cases.runner import run_test_data_set
+from onnxdata.errors import OnnxDataError
 
 _OPEN = re.compile(r"^input \d+ '([^']+)' .*not declared \(no rank\)")
 

@@ -32,10 +32,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from onnxdata.core.dtypes import DATA_TYPES, STRING
-from onnxdata.errors import OnnxDataError
-from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.model.types import DeclaredType, declared_type
 from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
 from onnxdata.cases.ort_bridge import (
     as_ort_value,
@@ -46,6 +42,10 @@ from onnxdata.cases.ort_bridge import (
     to_ort,
 )
 from onnxdata.cases.save import as_model
+from onnxdata.core.dtypes import DATA_TYPES, STRING
+from onnxdata.errors import OnnxDataError
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.model.types import DeclaredType, declared_type
 
 __all__ = ["Backend", "BackendCannotTake", "BackendUnavailable", "Prepared", "get_backend",
            "to_declared"]

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.backends import Backend, BackendCannotTake, BackendUnavailable, get_backend
-from onnxdata.cases.compare import Difference, compare
 from onnxdata.cases.expectations import Expectation, Expectations
 from onnxdata.cases.load import load_test_data_set
+from onnxdata.convert.compare import Difference, compare
+from onnxdata.errors import OnnxDataError
 
 __all__ = ["CaseTask", "OutputCheck", "SetResult", "find_cases", "run_case", "shard"]
 

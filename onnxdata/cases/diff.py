@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxdata.convert.compare import Difference, collect
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
-from onnxdata.cases.compare import Difference, collect
 
 __all__ = ["JSON_LIMIT", "SHOWN", "FileDiff", "Noter", "diff_paths", "exit_code", "read_value"]
 

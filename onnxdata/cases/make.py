@@ -30,9 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from onnxdata.errors import OnnxDataError
-from onnxdata.io.atomic import atomic_writer, staged_folder
-from onnxdata.model.types import DeclaredType, declared_type
 from onnxdata.cases.backends import Backend, get_backend
 from onnxdata.cases.draw import (
     Dim,
@@ -45,6 +42,9 @@ from onnxdata.cases.draw import (
 )
 from onnxdata.cases.load import load_test_data_set
 from onnxdata.cases.save import ModelArg, as_model, save_test_data_set
+from onnxdata.errors import OnnxDataError
+from onnxdata.io.atomic import atomic_writer, staged_folder
+from onnxdata.model.types import DeclaredType, declared_type
 
 __all__ = ["RECORD", "make_test_data_sets"]
 

@@ -23,10 +23,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from onnxdata.cases.save import save_test_data_set
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.io.atomic import atomic_writer
-from onnxdata.cases.save import save_test_data_set
 
 __all__ = ["fill_in", "new_case", "start_case"]
 

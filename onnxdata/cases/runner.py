@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from onnxdata.errors import OnnxDataError
-from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.cases.backends import Backend, BackendUnavailable, get_backend
 from onnxdata.cases.case_run import test_data_sets
-from onnxdata.cases.compare import Difference, compare
 from onnxdata.cases.load import load_test_data_set
 from onnxdata.cases.save import ModelArg, as_model
+from onnxdata.convert.compare import Difference, compare
+from onnxdata.errors import OnnxDataError
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
 
 __all__ = ["OutputResult", "run_test_data_set", "test_data_sets"]
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from onnxdata.io.atomic import atomic_writer
 from onnxdata.cases.case_run import SetResult
+from onnxdata.io.atomic import atomic_writer
 
 __all__ = ["render_page", "summarize", "write_report"]
 

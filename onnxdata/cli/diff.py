@@ -11,10 +11,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from onnxdata.cases.diff import JSON_LIMIT, SHOWN, FileDiff, diff_paths, exit_code
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.messages import kind_word
 from onnxdata.errors import OnnxDataError
-from onnxdata.cases.diff import JSON_LIMIT, SHOWN, FileDiff, diff_paths, exit_code
 
 __all__ = ["add_parser", "add_tolerances", "kind_argument", "main", "print_file"]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from rich.text import Text
 
-from onnxdata.cli.console import console
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
+from onnxdata.cli.console import console
+from onnxdata.errors import OnnxDataError
 
 __all__ = ["add_parser", "main"]
 

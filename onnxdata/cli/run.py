@@ -17,9 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cli.console import console, write_text
-from onnxdata.core.version import VERSION
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.backends import BackendUnavailable, get_backend
 from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
@@ -27,6 +24,9 @@ from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
+from onnxdata.cli.console import console, write_text
+from onnxdata.core.version import VERSION
+from onnxdata.errors import OnnxDataError
 
 __all__ = ["run_command"]
 

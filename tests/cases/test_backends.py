@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 from onnxdata import compare
-from onnxdata.errors import OnnxDataError
-from onnxdata.model.types import DeclaredType
 from onnxdata.cases.backends import BackendUnavailable, get_backend, to_declared
 from onnxdata.cases.save import as_model
+from onnxdata.errors import OnnxDataError
+from onnxdata.model.types import DeclaredType
 
 DATA = Path(__file__).parents[1] / "data"
 NODE = DATA / "onnx-node"
@@ -45,7 +46,7 @@ def test_a_backend_runs_a_case_and_gives_the_expected_outputs(name: str, case: s
     backend = _backend(name)
     if name == "ort":
         _ort_loads(NODE / case)
-    inputs, expected = onnxdata.load_test_data_set(NODE / case / "test_data_set_0")
+    inputs, expected = onnxdata.cases.load_test_data_set(NODE / case / "test_data_set_0")
     got = backend.run(NODE / case / "model.onnx", inputs)
     assert compare(got, expected) == []
     assert len(got) == len(expected)
@@ -56,7 +57,7 @@ def test_the_model_may_be_a_folder_our_message_or_onnx_message(name: str) -> Non
     backend = _backend(name)
     onnx = pytest.importorskip("onnx")
     case = NODE / "test_sequence_insert_at_back"
-    inputs, expected = onnxdata.load_test_data_set(case / "test_data_set_0")
+    inputs, expected = onnxdata.cases.load_test_data_set(case / "test_data_set_0")
     for model in (case, str(case / "model.onnx"), as_model(case / "model.onnx"),
                   onnx.load(str(case / "model.onnx"))):
         prepared = backend.prepare(model)
@@ -67,7 +68,8 @@ def test_the_model_may_be_a_folder_our_message_or_onnx_message(name: str) -> Non
 def test_strings_come_back_as_bytes_from_every_backend() -> None:
     for name in ("ort", "reference"):
         backend = _backend(name)
-        inputs, _ = onnxdata.load_test_data_set(NODE / "test_string_concat" / "test_data_set_0")
+        inputs, _ = onnxdata.cases.load_test_data_set(
+            NODE / "test_string_concat" / "test_data_set_0")
         (out,) = backend.run(NODE / "test_string_concat" / "model.onnx", inputs)
         assert out.dtype == object and all(isinstance(x, bytes) for x in out.reshape(-1)), name
 
@@ -78,7 +80,7 @@ def test_an_onnx_backend_named_module_attr_runs() -> None:
     backend = get_backend("onnxruntime.backend:backend")
     assert backend.name == "onnxruntime.backend:backend"
     assert "onnxruntime" in backend.versions()
-    inputs, expected = onnxdata.load_test_data_set(NODE / "test_abs" / "test_data_set_0")
+    inputs, expected = onnxdata.cases.load_test_data_set(NODE / "test_abs" / "test_data_set_0")
     assert compare(backend.run(NODE / "test_abs", inputs), expected) == []
 
 

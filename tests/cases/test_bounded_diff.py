@@ -17,7 +17,7 @@ import pytest
 
 import onnxdata
 from onnxdata.cli.main import main
-from onnxdata.cases.compare import compare
+from onnxdata.convert.compare import compare
 
 
 def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
@@ -31,7 +31,7 @@ def _pair(tmp_path: Path, n: int = 3000) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 def test_collect_counts_every_difference_and_keeps_the_first(tmp_path: Path) -> None:
-    from onnxdata.cases.compare import collect
+    from onnxdata.convert.compare import collect
 
     a = [np.full(4, i, np.float32) for i in range(3000)] + [[1], {b"k": np.zeros(1)}]
     b = [x * 2 + 1 for x in a[:3000]] + [[1, 2], {b"j": np.zeros(1)}]

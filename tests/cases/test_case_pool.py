@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from onnxdata.cli.main import main
 from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, find_cases, shard
 from onnxdata.cases.expectations import ExpectationsError, read_expectations
 from onnxdata.cases.save import as_model
+from onnxdata.cli.main import main
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 pytest.importorskip("onnx", reason="the module:attr backends are onnx Backends")

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.cli.main import main
+import onnxdata.cases
 from onnxdata.cases.diff import diff_paths
 from onnxdata.cases.save import write_value
+from onnxdata.cli.main import main
 
 NODE = Path(__file__).parents[1] / "data" / "onnx-node"
 
@@ -48,9 +49,9 @@ def test_folders_are_matched_by_file_name(tmp_path: Path,
     case = tmp_path / "test_loop16_seq_none"
     shutil.copytree(NODE / "test_loop16_seq_none", case)
     theirs = case / "test_data_set_9"
-    inputs, outputs = onnxdata.load_test_data_set(case / "test_data_set_0")
+    inputs, outputs = onnxdata.cases.load_test_data_set(case / "test_data_set_0")
     outputs[0][3] = outputs[0][3] + np.array([0, 0.5, 0], np.float32)  # output 0: a sequence
-    onnxdata.save_test_data_set(theirs, inputs, outputs, model=case / "model.onnx")
+    onnxdata.cases.save_test_data_set(theirs, inputs, outputs, model=case / "model.onnx")
     ours = str(case / "test_data_set_0")
     assert main(["diff", ours, ours]) == 0
     assert main(["diff", ours, str(theirs)]) == 1

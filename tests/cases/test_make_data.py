@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import onnxdata
-from onnxdata.cli.main import main
+import onnxdata.cases
 from onnxdata.cases.draw import GenerationError
 from onnxdata.cases.make import RECORD, make_test_data_sets
+from onnxdata.cli.main import main
 from tests.conftest import import_onnx
 
 onnx = import_onnx()
@@ -40,7 +41,7 @@ def test_generated_sets_pass_on_onnx_runtime(case: str, tmp_path: Path) -> None:
     sets = make_test_data_sets(NODE / case / "model.onnx", 3, seed=1, out=tmp_path / case)
     assert [s.name for s in sets] == ["test_data_set_0", "test_data_set_1", "test_data_set_2"]
     for s in sets:
-        results = onnxdata.run_test_data_set(tmp_path / case / "model.onnx", s)
+        results = onnxdata.cases.run_test_data_set(tmp_path / case / "model.onnx", s)
         assert results and all(r.status == "pass" for r in results), [str(r) for r in results]
         assert json.loads((s / RECORD).read_text())["seed"] == 1
 
@@ -60,7 +61,7 @@ def test_a_symbolic_dim_takes_one_size_per_set_shared_by_the_inputs(tmp_path: Pa
     model = NODE / "test_sequence_map_add_1_sequence_1_tensor" / "model.onnx"
     sizes = set()
     for s in make_test_data_sets(model, 6, seed=3, out=tmp_path / "c", length=2):
-        (x0, x1), _ = onnxdata.load_test_data_set(s)
+        (x0, x1), _ = onnxdata.cases.load_test_data_set(s)
         n = json.loads((s / RECORD).read_text())["dims"]["N"]
         assert x1.shape == (n,) and all(x.shape == (n,) for x in x0)
         sizes.add(n)
@@ -76,9 +77,9 @@ def test_an_input_whose_rank_is_not_declared_is_refused_by_name_until_given(
     assert not (tmp_path / "x").exists()
     sets = make_test_data_sets(model, 2, out=tmp_path / "y", shapes={"sequence": (3,)},
                                length=2)
-    (seq, _), (out,) = onnxdata.load_test_data_set(sets[0])
+    (seq, _), (out,) = onnxdata.cases.load_test_data_set(sets[0])
     assert [x.shape for x in seq] == [(3,), (3,)] and len(out) == 3
-    assert all(r.status == "pass" for r in onnxdata.run_test_data_set(
+    assert all(r.status == "pass" for r in onnxdata.cases.run_test_data_set(
         tmp_path / "y" / "model.onnx", sets[1]))
 
 
@@ -137,7 +138,7 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
                  "--seed", "4", "--length", "2", "--dim", "N=3", "--out", str(out)]) == 0
     assert capsys.readouterr().out.split() == ["wrote", str(out / "test_data_set_0"),
                                                "wrote", str(out / "test_data_set_1")]
-    (x0, x1), _ = onnxdata.load_test_data_set(out / "test_data_set_1")
+    (x0, x1), _ = onnxdata.cases.load_test_data_set(out / "test_data_set_1")
     assert [x.shape for x in x0 + x1] == [(3,)] * 4
     assert main(["run", str(out)]) == 0
     capsys.readouterr()

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from onnxdata import OnnxDataError
-from onnxdata.cli.main import main
-from onnxdata.io.atomic import atomic_writer
 from onnxdata.cases.run_outputs import fill_in
 from onnxdata.cases.save import as_model
+from onnxdata.cli.main import main
+from onnxdata.io.atomic import atomic_writer
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 NODE = Path(__file__).parents[1] / "data" / "onnx-node"

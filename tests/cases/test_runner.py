@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import OnnxDataError, compare, run_test_data_set
-from onnxdata.cli.main import main
+import onnxdata.cases
+from onnxdata import OnnxDataError, compare
+from onnxdata.cases import run_test_data_set
 from onnxdata.cases.runner import test_data_sets
 from onnxdata.cases.save import as_model as load_model
+from onnxdata.cli.main import main
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 ort.set_default_logger_severity(4)  # a failing locale prints to stderr otherwise
@@ -71,7 +73,7 @@ def test_known_ort_differences_are_failures_with_path_and_values(name: str) -> N
     onnx = pytest.importorskip("onnx")
     case = KNOWN / name
     folder = case / "test_data_set_0"
-    inputs, expected = onnxdata.load_test_data_set(folder)
+    inputs, expected = onnxdata.cases.load_test_data_set(folder)
     model = onnx.load(str(case / "model.onnx"))
     got = reference.ReferenceEvaluator(model).run(
         None, {v.name: x for v, x in zip(model.graph.input, inputs, strict=True)})
@@ -216,7 +218,7 @@ def test_maps_go_to_ort_with_str_keys_and_come_back_typed(tmp_path: Path) -> Non
     onnx.save(model, tmp_path / "model.onnx")
     value = {b"a": np.float32(1.5), b"c": np.float32(-2.0)}
     expected_z = [{b"a": np.float32(1.5), b"b": np.float32(0.0), b"c": np.float32(-2.0)}]
-    onnxdata.save_test_data_set(tmp_path / "test_data_set_0", [value],
+    onnxdata.cases.save_test_data_set(tmp_path / "test_data_set_0", [value],
                                 [np.array([[1.5, 0.0, -2.0]], np.float32), expected_z],
                                 model=tmp_path / "model.onnx")
     results = run_test_data_set(tmp_path, tmp_path / "test_data_set_0")

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata import OnnxDataError, compare, load_test_data_set, save_test_data_set
-from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata import OnnxDataError, compare
+from onnxdata.cases import load_test_data_set, save_test_data_set
 from onnxdata.cases.save import as_model as load_model
+from onnxdata.generated.onnx_ml_pb2 import ModelProto
 
 NODE = Path(__file__).parents[1] / "data" / "onnx-node"
 SETS = sorted(p for p in NODE.glob("test_*/test_data_set_*"))

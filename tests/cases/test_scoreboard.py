@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from onnxdata.cli.main import main
-from onnxdata.errors import OnnxDataError
 from onnxdata.cases.case_run import SetResult
 from onnxdata.cases.scoreboard import render_page, write_report
+from onnxdata.cli.main import main
+from onnxdata.errors import OnnxDataError
 from tests.browser import launched, open_page
 
 DATA = Path(__file__).parents[1] / "data"

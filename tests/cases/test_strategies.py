@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onnxdata
+from onnxdata.cases.draw import GenerationError
 from onnxdata.convert.common import SparseParts
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES
 from onnxdata.core.messages import KindName
 from onnxdata.model.types import DeclaredType
 from onnxdata.strategies import declared_types, inputs, messages, values
-from onnxdata.cases.draw import GenerationError
 
 
 def _dense(p: SparseParts) -> np.ndarray[Any, Any]:

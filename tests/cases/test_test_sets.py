@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnxdata import load_test_data_set, save_test_data_set
+from onnxdata.cases import load_test_data_set, save_test_data_set
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 
@@ -38,7 +38,7 @@ def _model(path: Path, inputs: int = 3, outputs: int = 3) -> Path:
 SAVER = textwrap.dedent("""
     import sys
     import numpy as np
-    from onnxdata import save_test_data_set
+    from onnxdata.cases import save_test_data_set
     folder, model, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     for v in range(first, first + count):
         vals = [np.full(256, v, np.int64)] * 3
@@ -99,7 +99,7 @@ def test_a_full_disk_names_the_users_folder(tmp_path: Path) -> None:
     child = textwrap.dedent("""
         import resource, signal, sys
         import numpy as np
-        from onnxdata import save_test_data_set
+        from onnxdata.cases import save_test_data_set
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         try:

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnxdata.cli.main import EXIT_CODES, main
 from onnxdata.cases.save import write_value
+from onnxdata.cli.main import EXIT_CODES, main
 from tests.conftest import CORPUS
 
 TENSOR_SET = CORPUS / "test_abs" / "test_data_set_0"

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -41,7 +42,7 @@ def _zipmap_case(folder: Path, labels: Any) -> list[dict[Any, float]]:
     feed = x[:5]
     probs = [{k.item(): float(p) for k, p in zip(clf.classes_, row, strict=True)}
              for row in clf.predict_proba(feed).astype(np.float32)]
-    onnxdata.save_test_data_set(folder / "test_data_set_0", [feed],
+    onnxdata.cases.save_test_data_set(folder / "test_data_set_0", [feed],
                                 [clf.predict(feed), probs], model=folder / "model.onnx")
     return probs
 
@@ -68,7 +69,7 @@ def test_without_declared_a_zipmap_output_is_a_dtype_difference(
         tmp_path: Path) -> None:
     """Why the recipe passes declared=: Python floats are float64 to numpy."""
     probs = _zipmap_case(tmp_path, [0, 1, 2])
-    _, expected = onnxdata.load_test_data_set(tmp_path / "test_data_set_0")
+    _, expected = onnxdata.cases.load_test_data_set(tmp_path / "test_data_set_0")
     plain = [{k: float(v) for k, v in m.items()} for m in probs]
     found = onnxdata.compare(plain, expected[1])
     assert found and "actual dtype float64, expected float32" in str(found[0])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 from onnxdata import MapProto
 from tests.conftest import CORPUS
 
@@ -55,8 +56,9 @@ def test_the_first_string_that_is_not_utf8_is_named_by_path(tmp_path: Path) -> N
 def test_load_test_data_set_gives_str_for_a_string_model() -> None:
     if not STRING_CASE.exists():
         pytest.skip(f"{STRING_CASE.name} is not in this corpus")
-    inputs, outputs = onnxdata.load_test_data_set(STRING_CASE / "test_data_set_0", strings="str")
-    raw_in, _ = onnxdata.load_test_data_set(STRING_CASE / "test_data_set_0")
+    inputs, outputs = onnxdata.cases.load_test_data_set(STRING_CASE / "test_data_set_0",
+                                                        strings="str")
+    raw_in, _ = onnxdata.cases.load_test_data_set(STRING_CASE / "test_data_set_0")
     assert inputs[0].shape == raw_in[0].shape
     assert inputs[0].reshape(-1).tolist() == [s.decode() for s in raw_in[0].reshape(-1)]
     assert all(isinstance(s, str) for s in outputs[0].reshape(-1))

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from onnxdata import OnnxDataError, run_test_data_set
-from onnxdata.cli.main import main
+from onnxdata import OnnxDataError
+from onnxdata.cases import run_test_data_set
 from onnxdata.cases.runner import test_data_sets
+from onnxdata.cli.main import main
 from tests.ortvalue_loop import ortvalue_loop
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from onnxdata import compare
-from onnxdata.core.dtypes import DATA_TYPES, STRING
 from onnxdata.cases.backends import get_backend
 from onnxdata.cases.ort_bridge import uses_ml_dtypes
+from onnxdata.core.dtypes import DATA_TYPES, STRING
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 helper = pytest.importorskip("onnx.helper", reason="the models are built with onnx.helper")

@@ -13,6 +13,7 @@ import pytest
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import onnxdata
+import onnxdata.cases
 import onnxdata.model.file as model_file
 from onnxdata.cli.main import main
 from onnxdata.errors import DecodeError
@@ -270,7 +271,7 @@ def test_named_model_must_be_usable(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["explore", str(f), "--model", model, "--input", "0"]) == 2
     assert "runs past the end" in _flat(capsys.readouterr().err)
     with pytest.raises(DecodeError, match="runs past the end"):
-        onnxdata.load_test_data_set(f.parent)
+        onnxdata.cases.load_test_data_set(f.parent)
     with pytest.raises(DecodeError, match="no input 1"):
         onnxdata.explore(f, model=TENSOR_CASE / "model.onnx", io="input", index=1)
 
@@ -287,16 +288,16 @@ def test_good_model_still_declares(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_load_test_data_set_names_the_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope") as e:
-        onnxdata.load_test_data_set(tmp_path / "nope")
+        onnxdata.cases.load_test_data_set(tmp_path / "nope")
     assert "model.onnx" not in str(e.value) and "no such test data set folder" in str(e.value)
     f = _case(tmp_path, (TENSOR_CASE / "model.onnx").read_bytes())
     (tmp_path / "model.onnx").write_bytes(b"\x3a\x10\x00")  # a model one level up
     with pytest.raises(DecodeError, match=r"test case folder: pass one of its data sets "
                                           r"\(test_data_set_0\)"):
-        onnxdata.load_test_data_set(f.parent.parent)
+        onnxdata.cases.load_test_data_set(f.parent.parent)
     with pytest.raises(NotADirectoryError, match="not a test data set folder"):
-        onnxdata.load_test_data_set(f)
-    inputs, _ = onnxdata.load_test_data_set(f.parent)
+        onnxdata.cases.load_test_data_set(f)
+    inputs, _ = onnxdata.cases.load_test_data_set(f.parent)
     assert np.array_equal(inputs[0], onnxdata.read(f, "tensor"))
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 from onnxdata import SequenceProto, TensorProto
 from tests.conftest import CORPUS, import_onnx
 
@@ -90,9 +91,9 @@ def test_a_wrong_kind_that_does_not_parse_names_the_byte_and_hints(tmp_path: Pat
 
 def test_load_test_data_set_names_a_missing_or_case_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope"):
-        onnxdata.load_test_data_set(tmp_path / "nope")
+        onnxdata.cases.load_test_data_set(tmp_path / "nope")
     with pytest.raises(onnxdata.DecodeError, match=r"test case folder.*test_data_set_0"):
-        onnxdata.load_test_data_set(FOUR_WAY.parent.parent)
+        onnxdata.cases.load_test_data_set(FOUR_WAY.parent.parent)
 
 
 def test_save_into_a_missing_folder_names_the_users_path(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 from onnxdata import (
     MapProto,
     OnnxDataError,
@@ -180,7 +181,7 @@ def test_p13_more_input_files_than_model_inputs_names_the_file(tmp_path: Path) -
     shutil.copytree(source / "test_data_set_0", folder)
     shutil.copy(folder / "input_0.pb", folder / "input_1.pb")
     with pytest.raises(ValidationError, match=r"input_1\.pb: the model declares 1 inputs"):
-        onnxdata.load_test_data_set(folder)
+        onnxdata.cases.load_test_data_set(folder)
 
 
 def test_p13_explore_with_a_bad_io_or_index_is_not_an_index_error() -> None:

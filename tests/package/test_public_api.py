@@ -5,7 +5,10 @@ from __future__ import annotations
 import inspect
 import types
 
+import pytest
+
 import onnxdata
+import onnxdata.cases
 
 EXPECTED = {
     # messages
@@ -18,15 +21,17 @@ EXPECTED = {
     # validation
     "problems", "validate",
     # exploring files
-    "ByteRow", "Exploration", "Reading", "byte_table", "explore", "load_test_data_set",
-    "readings", "save_test_data_set", "make_test_data_sets",
+    "ByteRow", "Exploration", "Reading", "byte_table", "explore", "readings",
     # comparing values
     "Difference", "Mismatch", "as_declared", "assert_close", "compare",
-    # running test data sets
-    "OutputResult", "run_test_data_set",
     # errors
     "DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError",
 }
+
+
+#: The test loop, one level down.
+CASES = {"load_test_data_set", "save_test_data_set", "make_test_data_sets", "Backend",
+         "OutputResult", "get_backend", "run_test_data_set"}
 
 
 def test_all_is_exactly_the_public_surface() -> None:
@@ -34,11 +39,27 @@ def test_all_is_exactly_the_public_surface() -> None:
     assert len(onnxdata.__all__) == len(set(onnxdata.__all__)), "a name is listed twice"
 
 
-def test_every_name_in_all_exists_and_is_documented() -> None:
-    for name in onnxdata.__all__:
-        obj = getattr(onnxdata, name)
-        assert inspect.getdoc(obj), f"onnxdata.{name} has no docstring"
+def test_the_test_loop_is_in_cases() -> None:
+    assert set(onnxdata.cases.__all__) == CASES
+    assert len(onnxdata.cases.__all__) == len(CASES), "a name is listed twice"
+    assert not CASES & set(onnxdata.__all__)
+
+
+@pytest.mark.parametrize("package", [onnxdata, onnxdata.cases], ids=lambda p: p.__name__)
+def test_every_name_in_all_exists_and_is_documented(package: types.ModuleType) -> None:
+    for name in package.__all__:
+        obj = getattr(package, name)
+        assert inspect.getdoc(obj), f"{package.__name__}.{name} has no docstring"
         assert getattr(obj, "__module__", "").startswith("onnxdata"), name
+
+
+@pytest.mark.parametrize("name", ["load_test_data_set", "save_test_data_set",
+                                  "make_test_data_sets", "run_test_data_set", "OutputResult"])
+def test_the_old_top_level_names_warn_and_still_work(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=f"onnxdata.cases.{name}"):
+        old = getattr(onnxdata, name)
+    assert old is getattr(onnxdata.cases, name)
+    assert not hasattr(onnxdata, "no_such_name")
 
 
 def test_nothing_else_public_leaks() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import onnxdata
+import onnxdata.cases
 from onnxdata import Difference, assert_close, compare
 
 NODE = Path(__file__).parents[1] / "data" / "onnx-node"
@@ -131,7 +132,7 @@ def test_messages_compare_through_to_numpy() -> None:
 
 
 def test_large_arrays_are_compared_in_chunks_with_right_indices() -> None:
-    from onnxdata.cases.compare import CHUNK_ELEMENTS
+    from onnxdata.convert.compare import CHUNK_ELEMENTS
 
     e = np.zeros((3, CHUNK_ELEMENTS), np.float32)
     a = e.copy()
@@ -156,7 +157,7 @@ def test_large_arrays_are_compared_in_chunks_with_right_indices() -> None:
 def test_every_bundled_output_equals_itself_and_its_copy() -> None:
     for case in sorted(NODE.glob("test_*")):
         for folder in case.glob("test_data_set_*"):
-            inputs, outputs = onnxdata.load_test_data_set(folder)
+            inputs, outputs = onnxdata.cases.load_test_data_set(folder)
             assert compare(inputs + outputs, copy.deepcopy(inputs + outputs)) == [], case.name
 
 

@@ -33,7 +33,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.core.messages import kind_class
-from onnxdata.wire.fit import FitMessage, fit
+from onnxdata.wire.field_tree import FitMessage, field_tree
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 from onnxdata.wire.schema import message_schema
 
@@ -283,7 +283,7 @@ def _closed_enum_outlier(node: FitMessage) -> bool:
 
 def check_fit(data: bytes, kind: str) -> None:
     message = proto_parse(data, kind_class(kind))
-    result = fit(data, kind)
+    result = field_tree(data, kind)
     if message is None:
         if result.ok:
             raise WireMismatch(f"fit accepts {kind} but protobuf refuses: {data[:64]!r}")

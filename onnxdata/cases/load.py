@@ -22,7 +22,7 @@ from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_err
 from onnxdata.io.load_save import Buffer, load
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.types import IO, type_problems
-from onnxdata.wire.fit import fit
+from onnxdata.wire.field_tree import field_tree
 from onnxdata.wire.source import read_settled
 
 __all__ = ["load_test_data_set", "test_data_files"]
@@ -72,7 +72,7 @@ def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
     from onnxdata.convert.values import to_numpy
 
     declared = model.declared(io, index)
-    walked = fit(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
+    walked = field_tree(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
     if walked.misfit is not None:
         raise DecodeError(str(walked.misfit), source=os.fspath(path),
                           kind=MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name,

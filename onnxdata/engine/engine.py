@@ -46,8 +46,8 @@ from onnxdata.core.messages import (
     ElemType,
 )
 from onnxdata.core.paths import join_path
-from onnxdata.engine.groups import MIN_GROUPED, GroupWalk, TypeRuns, add_run
-from onnxdata.engine.summaries import (
+from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk, TypeRuns, add_run
+from onnxdata.engine.one_line import (
     SequenceFacts,
     map_summary,
     optional_summary,
@@ -81,9 +81,10 @@ from onnxdata.rules.tensor import (
 )
 from onnxdata.rules.validation import too_deep
 from onnxdata.wire.batches import occurrence_batches
+from onnxdata.wire.compiled import COMPILED
 from onnxdata.wire.external import OpenFiles
+from onnxdata.wire.field_values import string_values, varint_count, varints
 from onnxdata.wire.format import WireError
-from onnxdata.wire.payloads import string_values, varint_count, varints
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (
     MAP,
@@ -97,7 +98,6 @@ from onnxdata.wire.walk import (
     scan,
     whole,
 )
-from onnxdata.wire.walk_compiled import COMPILED
 
 __all__ = ["Engine", "Outcome"]
 
@@ -287,7 +287,7 @@ class Engine(TensorWalk, GroupWalk):
             detailed = tensors or code == ElemType.SPARSE_TENSOR
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
             if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
-                # a layout at a time (compiled): engine.groups, group_values
+                # a layout at a time (compiled): engine.by_layout, layout_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,
                                           mine_types, out if self.values else None)

@@ -21,8 +21,8 @@ from onnxdata.convert.values import from_le_bytes, unpack_bits
 from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
-from onnxdata.engine.entries import distinct_entries, plain_entry
-from onnxdata.engine.summaries import tensor_detail
+from onnxdata.engine.key_values import distinct_entries, plain_entry
+from onnxdata.engine.one_line import tensor_detail
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
 from onnxdata.rules.common import TYPED_FIELDS, ProblemSink
 from onnxdata.rules.containers import NestedType
@@ -36,8 +36,8 @@ from onnxdata.rules.tensor import (
 )
 from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
+from onnxdata.wire.field_values import fixed, string_values, varint_count, varints
 from onnxdata.wire.format import LEN, WireError, read_varint
-from onnxdata.wire.payloads import fixed, string_values, varint_count, varints
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (

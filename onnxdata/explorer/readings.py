@@ -34,7 +34,7 @@ from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, rows
 from onnxdata.model.file import Declared, declared_for
 from onnxdata.model.types import IO, DeclaredType, type_problems
 from onnxdata.rules.common import MAX_PROBLEMS
-from onnxdata.wire.fit import MESSAGE_NAMES, Fit, Misfit, fit
+from onnxdata.wire.field_tree import MESSAGE_NAMES, Fit, Misfit, field_tree
 from onnxdata.wire.format import WireBuffer, WireError
 from onnxdata.wire.source import Source, byte_buffer
 
@@ -108,7 +108,7 @@ class Reading:
 
     @cached_property
     def fit(self) -> Fit:
-        return fit(self.source, self.kind, max_depth=self.max_depth)
+        return field_tree(self.source, self.kind, max_depth=self.max_depth)
 
     def as_json(self) -> dict[str, Any]:
         m = self.misfit

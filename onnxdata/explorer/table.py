@@ -25,18 +25,18 @@ from onnxdata.core.messages import (
     OPTIONAL_FIELDS,
     ElemType,
 )
-from onnxdata.engine.summaries import ELEM_WORDS, dims_text, dtype_name
-from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
-from onnxdata.wire.payloads import decode_varints
-from onnxdata.wire.schema import FieldSpec, Schema, message_schema
-from onnxdata.wire.source import Source
-from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
-from onnxdata.wire.walk_compiled import (
+from onnxdata.engine.one_line import ELEM_WORDS, dims_text, dtype_name
+from onnxdata.wire.compiled import (
     PREFIX_BYTES,
     count_fields,
     count_prefix,
     element_groups,
 )
+from onnxdata.wire.field_values import decode_varints
+from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
+from onnxdata.wire.schema import FieldSpec, Schema, message_schema
+from onnxdata.wire.source import Source
+from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 
@@ -196,7 +196,7 @@ class _Table:
                 self.count(message, a, b, depth)
 
     def grouped(self, message: str, tags: list[int], s: Any, e: Any, depth: int) -> bool:
-        """Count a run of elements a layout at a time (``walk_compiled.element_groups``:
+        """Count a run of elements a layout at a time (``compiled.element_groups``:
         elements of one layout have as many fields, and the same wire): False where the
         compiled walk is off or gives no layouts (count them one by one)."""
         kind = KIND_OF_MESSAGE.get(message)

@@ -141,9 +141,9 @@ def _explore_hint(name: str) -> str:
 
 def _misfit(data: Buffer, message_name: str) -> tuple[str, int] | None:
     """Why and where the bytes break ``message_name``'s wire structure (None if they fit)."""
-    from onnxdata.wire.fit import fit
+    from onnxdata.wire.field_tree import field_tree
 
-    misfit = fit(data, message_name).misfit
+    misfit = field_tree(data, message_name).misfit
     return None if misfit is None else (misfit.reason, misfit.offset)
 
 

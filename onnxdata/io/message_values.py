@@ -2,7 +2,7 @@
 
 ``convert.values.to_numpy`` reads a message through protobuf's objects, one Python call per
 field: a SequenceProto of 44,000 one-key maps took 3.7 s. Serializing it takes 20 ms,
-and the engine reads those bytes a layout at a time (``group_values``), so a sequence,
+and the engine reads those bytes a layout at a time (``layout_values``), so a sequence,
 map or optional is read here that way. ``convert.values.to_numpy`` stays the reference: it
 reads tensors, and every message whose walk finds a problem or stops (over the densify
 budget, bad bytes, anything raised), so each error is the very one it gives. The value
@@ -136,7 +136,7 @@ def _engine_value(message: Any, kind: str, base_dir: StrPath | None) -> Any:
 def _densified(value: Any) -> Any:
     """``value`` with its sparse tensors densified and writable, as ``convert.values.to_numpy``
     densifies them: each ``engine.Deferred``, and the dense arrays built a layout at a time
-    (``group_values.dense_rows``, read-only as ``read`` takes them). Every other array the
+    (``layout_values.dense_rows``, read-only as ``read`` takes them). Every other array the
     engine left as made (``fixed_copies``); views of the bytes stay read-only."""
     if isinstance(value, Deferred):
         with shape_errors(value.path):

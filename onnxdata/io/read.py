@@ -54,8 +54,8 @@ from onnxdata.engine.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.io.gc_pause import gc_paused
 from onnxdata.rules.common import MAX_PROBLEMS
+from onnxdata.wire.field_values import VARINT_CHUNK, decode_varints
 from onnxdata.wire.format import WireError
-from onnxdata.wire.payloads import VARINT_CHUNK, decode_varints
 from onnxdata.wire.source import Mode, Source
 
 __all__ = ["VARINT_CHUNK", "decode_varints", "open_source", "read",

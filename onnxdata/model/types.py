@@ -1,7 +1,7 @@
 """The types a model declares for its inputs and outputs, and whether a value matches one.
 
 A ``TypeProto`` becomes a small ``DeclaredType`` (``optional(sequence(tensor(float)))``);
-``type_problems`` checks a value's wire facts (a ``FitMessage`` from ``onnxdata.wire.fit``)
+``type_problems`` checks a value's wire facts (a ``FitMessage`` from ``onnxdata.wire.field_tree``)
 against it, element types and shapes included, without parsing payloads.
 ``find_model`` finds ``model.onnx`` from ONNX's ``test_data_set_N/input_K.pb`` layout;
 ``onnxdata.model.file`` reads the declared types from it in bounded memory.
@@ -27,7 +27,7 @@ from onnxdata.core.messages import (
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
-from onnxdata.wire.fit import FitMessage
+from onnxdata.wire.field_tree import FitMessage
 
 __all__ = [
     "DeclaredType",

@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The compiled layouts of a sequence's elements (``walk_compiled.element_groups``,
+"""The compiled layouts of a sequence's elements (``compiled.element_groups``,
 ``layout_spans``): what every rule reads of an element, in C, so elements alike are
-walked once (engine/groups.py) and their values built a group at a time
-(engine/group_values.py)."""
+walked once (engine/by_layout.py) and their values built a group at a time
+(engine/layout_values.py)."""
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t

@@ -212,7 +212,7 @@ def join(const uint8_t[::1] window, long long base, const long long[::1] starts,
     """The runs ``[starts[k], ends[k])`` (offsets from ``window``'s first byte at
     ``base``; in order, inside the window) one after another in ``out`` (as long as the
     window): the bytes written, or ``-(k + 1)`` for the first run ``k`` whose last byte
-    continues a varint (``payloads._part``)."""
+    continues a varint (``field_values._part``)."""
     cdef Py_ssize_t k, n = starts.shape[0], at = 0, size
     cdef long long a, b
     if ends.shape[0] != n or out.shape[0] < window.shape[0]:

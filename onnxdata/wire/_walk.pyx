@@ -8,7 +8,7 @@ adds it: tags, lengths and varints read in C, the field's kind looked up in
 ``kinds`` (by field number; its name in ``names``), and the dicts, lists and
 arrays of ``Fields`` filled through the C API. No tuple is made per field. One
 difference: fixed-width values of one field one after another (a float_data written
-a value at a time) are one ROW piece (``stores.ROW``), where the Python walk keeps a
+a value at a time) are one ROW piece (``occurrences.ROW``), where the Python walk keeps a
 piece per value; the tests compare the two a value at a time.
 
 It returns the position where it stopped: ``end``, or the first field whose
@@ -42,7 +42,7 @@ cdef enum:
     COMPACT_PIECES = 4194304
     MAX_FIELD = 0x1FFFFFFF
     GROW_AHEAD = 1 << 20  # most occurrences a MANY field's arrays are sized ahead for
-    ROW = 16  # stores.ROW: fixed-width values one after another, each after a 1-byte tag
+    ROW = 16  # occurrences.ROW: fixed-width values one after another, each after a 1-byte tag
 
 cdef int[7] WANT = [0, 0, 2, 2, 5, 1, 0]  # wire type each kind takes unpacked
 
@@ -493,7 +493,7 @@ cdef inline Py_ssize_t _extend_row(_Into into, int k, int wt, Py_ssize_t tag_at,
 
 
 def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize_t long_value):
-    """``walk_compiled.short_runs``' counts of the first ``most`` fields of ``buf[:end]``,
+    """``compiled.short_runs``' counts of the first ``most`` fields of ``buf[:end]``,
     read as ``format.iter_fields`` reads them: ``(count, changes, fixed, long, cut)``;
     ``cut`` where a field breaks the wire format or runs past ``end`` (where iter_fields
     raises). In Python it was a tenth of the read of a 1 MB merged optional."""

@@ -1,8 +1,8 @@
 """A field's occurrences a batch at a time, as arrays, where ``walk.scan`` keeps too many
 to hold (past COMPACT_PIECES): a sequence's elements, which the engine then groups by
-layout a batch at a time (engine/groups.py), a merged message's occurrences, which the
+layout a batch at a time (engine/by_layout.py), a merged message's occurrences, which the
 compiled loop takes a batch a call, and a number field's pieces, as ``Compact`` batches
-for ``payloads``; instead of a Python step per occurrence."""
+for ``field_values``; instead of a Python step per occurrence."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.field_walk import RUN, Where, occurrences, walk_fields
+from onnxdata.wire.fields import RUN, Where, occurrences, walk_fields
 from onnxdata.wire.format import LEN, VARINT
+from onnxdata.wire.occurrences import Compact, range_bounds
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Compact, range_bounds
 
 __all__ = ["BATCH", "occurrence_batches", "piece_batches"]
 

@@ -1,6 +1,6 @@
 """Vectorised decoding of the wire format's bulk payloads, in pure numpy (and one C loop).
 
-Three primitives for the engine (``payloads`` decodes with the first and
+Three primitives for the engine (``field_values`` decodes with the first and
 third, ``walk.scan`` splits runs of strings and of a sequence's tensors with
 the second), each a few numpy passes over a payload instead of one Python
 step per value:
@@ -162,7 +162,7 @@ def join_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.i
     """The packed runs ``[starts[k], ends[k])`` (in order, apart; offsets from the window's
     first byte at ``base``) joined by the compiled loop: the bytes, and -1 or the first
     run whose last byte continues a varint. None where the loop is not built
-    (``payloads._part`` joins them with numpy)."""
+    (``field_values._part`` joins them with numpy)."""
     if _LOOP is None:
         return None
     out = np.empty(int(window.size), _U8)

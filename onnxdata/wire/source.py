@@ -109,7 +109,7 @@ class Source:
         self._np: npt.NDArray[np.uint8] | None = None
         #: The root message's fields, once walked (``walk.root_fields``).
         self.root_cache: Any = None
-        #: Facts of packed varint fields already counted (``payloads.measure``): two
+        #: Facts of packed varint fields already counted (``field_values.measure``): two
         #: readings of the root often see the same field (a map's keys, a sparse's dims).
         self.measured: dict[Any, tuple[int, bool, bool]] = {}
 

@@ -1,7 +1,7 @@
 """The one wire walk: a message's fields gathered by a schema, and where they are.
 
 Every consumer walks with it: the engine's validation and ``read``, the byte table,
-summaries. The fields themselves come from ``field_walk`` (``fields``, ``walk_fields``):
+summaries. The fields themselves come from ``fields`` (``fields``, ``walk_fields``):
 tags, lengths and varints through ``Source.window``, payloads skipped by length.
 
 ``scan`` gathers one message's fields by a schema (:data:`TENSOR`, ...). A
@@ -9,8 +9,8 @@ message given several times is merged (as protobuf merges it), so a message's
 place is a :class:`Where`: its occurrences. Repeated and message fields keep
 their occurrences compactly (16 bytes each, number fields' pieces 17) up to
 :data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked
-(``batches``: a batch of arrays at a time), so memory stays bounded (by depth and that
-constant), not by the file's size. A run of string values (``string_data``,
+(``fields.occurrence_batches``: a batch of arrays at a time), so memory stays bounded (by
+depth and that constant), not by the file's size. A run of string values (``string_data``,
 ``string_keys``) or of a sequence's tensors is split by numpy (``decode.split_strings``)
 over a pread window of :data:`RUN_BYTES` and kept as arrays, not one Python step per
 value.
@@ -25,7 +25,8 @@ from typing import Any, Final
 import numpy as np
 
 from onnxdata.wire.batches import occurrence_batches, piece_batches
-from onnxdata.wire.field_walk import (
+from onnxdata.wire.compiled import COMPILED, compiled_scan, short_runs
+from onnxdata.wire.fields import (
     COUNT,
     RUN,
     RUN_BYTES,
@@ -42,6 +43,7 @@ from onnxdata.wire.format import (
     LEN,
     VARINT,
 )
+from onnxdata.wire.occurrences import Compact, Piece, RangeStore, Rewalked
 from onnxdata.wire.schema import (
     FIXED32S,
     FIXED64S,
@@ -53,8 +55,6 @@ from onnxdata.wire.schema import (
     walk_schema,
 )
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Compact, Piece, RangeStore, Rewalked
-from onnxdata.wire.walk_compiled import COMPILED, compiled_scan, short_runs
 
 __all__ = ["KEEP", "RUN", "RUN_BYTES", "Compact", "Fields", "Piece", "RangeStore", "Rewalked",
            "Where", "fields", "fields_in", "occurrences", "scan", "walk_fields", "whole"]
@@ -115,7 +115,7 @@ class Fields:
     def pieces_of(self, name: str, parent: Where, schema: Schema,
                   src: Source) -> Iterable[Piece]:
         """The pieces of number field ``name``: those kept (the list or Compact itself, which
-        ``payloads.joined`` takes whole), or (past COMPACT_PIECES) the message walked
+        ``field_values.joined`` takes whole), or (past COMPACT_PIECES) the message walked
         again for them."""
         if name not in self.over:
             return self.pieces.get(name, ())

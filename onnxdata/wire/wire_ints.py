@@ -11,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.decode import scan_varints
-from onnxdata.wire.payloads import KEPT_INTS, decode_varints, iter_varints, joined, measure
+from onnxdata.wire.field_values import KEPT_INTS, decode_varints, iter_varints, joined, measure
+from onnxdata.wire.occurrences import Piece
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Piece
 
 __all__ = ["WireInts"]
 

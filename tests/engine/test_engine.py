@@ -242,7 +242,7 @@ def test_readings_take_any_bytes_like_and_refuse_other_types_clearly() -> None:
 def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
     import numpy as np
 
-    import onnxdata.wire.payloads as payloads
+    from onnxdata.wire import field_values
     from onnxdata.wire.format import WireError
     from onnxdata.wire.source import Source
 
@@ -252,13 +252,13 @@ def test_counting_varints_agrees_with_decoding(data: bytes, piece: int) -> None:
         except WireError:
             return "refused"
 
-    old = payloads.PIECE
-    payloads.PIECE = piece
+    old = field_values.PIECE
+    field_values.PIECE = piece
     try:
-        counted = outcome(lambda: payloads.count_varints(Source.of_buffer(data), 0, len(data)))
+        counted = outcome(lambda: field_values.count_varints(Source.of_buffer(data), 0, len(data)))
     finally:
-        payloads.PIECE = old
-    decoded = outcome(lambda: int(payloads.decode_varints(np.frombuffer(data, np.uint8)).size))
+        field_values.PIECE = old
+    decoded = outcome(lambda: int(field_values.decode_varints(np.frombuffer(data, np.uint8)).size))
     assert counted == decoded
 
 
@@ -429,7 +429,7 @@ def test_the_type_rule_by_runs_equals_it_by_element(runs: list[Any]) -> None:
     element's type in order."""
     import numpy as np
 
-    from onnxdata.engine.groups import TypeRuns, _add_runs, add_run
+    from onnxdata.engine.by_layout import TypeRuns, _add_runs, add_run
     from onnxdata.rules.containers import element_type_problems
 
     types = [t for t, n in runs for _ in range(n)]

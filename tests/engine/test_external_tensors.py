@@ -8,7 +8,7 @@
 - ``TensorWalk.plain`` takes external tensors too (``_external``): for any bytes it gives
   what the full scan gives (problems, summaries, values, errors), and it is what runs for
   the common valid tensor.
-- ``group_values`` builds the values of a sequence's external tensors a layout at a time:
+- ``layout_values`` builds the values of a sequence's external tensors a layout at a time:
   the same values, flags and errors as reading them one by one, each element's bytes
   taken from the call's budget.
 """
@@ -29,16 +29,16 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert import values as reference
-from onnxdata.engine import groups as engine_groups
+from onnxdata.engine import by_layout
 from onnxdata.engine import tensor as engine_tensor
-from onnxdata.engine.entries import plain_entry
+from onnxdata.engine.key_values import plain_entry
 from onnxdata.errors import Problem
 from onnxdata.explorer.readings import reading
 from onnxdata.rules import tensor as rules_tensor
 from onnxdata.rules.tensor import external_data_problems, external_data_report
 from onnxdata.rules.validation import problems
-from onnxdata.wire import walk_compiled
-from tests.engine.test_group_values import _spy as spy_group_values
+from onnxdata.wire import compiled
+from tests.engine.test_layout_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, varint, vint
 
@@ -307,7 +307,7 @@ def test_the_plain_path_is_what_reads_a_valid_external_tensor(
 
 # --- a sequence's external tensors, a layout at a time -----------------------------------
 
-needs_compiled = pytest.mark.skipif(not walk_compiled.COMPILED,
+needs_compiled = pytest.mark.skipif(not compiled.COMPILED,
                                     reason="values are built a layout at a time with the "
                                            "compiled walk only")
 
@@ -344,7 +344,7 @@ def _read_both(data: bytes, folder: Path, monkeypatch: pytest.MonkeyPatch
     with monkeypatch.context() as m:
         built = spy_group_values(m)
         grouped = _outcome(lambda: onnxdata.read(path, "sequence"))
-        m.setattr(engine_groups, "element_groups", lambda *args: None)
+        m.setattr(by_layout, "element_groups", lambda *args: None)
         one_by_one = _outcome(lambda: onnxdata.read(path, "sequence"))
     return grouped, one_by_one, built
 

@@ -21,7 +21,7 @@ import onnxdata.rules.containers as rules_containers
 import onnxdata.rules.validation as validation
 from onnxdata import SequenceProto, TensorProto, from_numpy, problems
 from onnxdata.convert import values as convert
-from onnxdata.engine.groups import MIN_GROUPED
+from onnxdata.engine.by_layout import MIN_GROUPED
 from tests.conftest import import_onnx
 
 N = MIN_GROUPED + 8

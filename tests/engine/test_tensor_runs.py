@@ -1,5 +1,5 @@
 """``read``, ``readings`` and validate of a sequence's many tensors, taken a layout at a
-time (``engine_groups``, ``group_values``): the values onnx reads, as one by one, and the
+time (``by_layout``, ``layout_values``): the values onnx reads, as one by one, and the
 same verdicts wherever one element breaks the run. (These were the tests of the bulk
 path ``plain_runs``, which the layout groups replaced.)"""
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.engine.groups import MIN_GROUPED, GroupWalk
-from onnxdata.wire.walk_compiled import COMPILED
+from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk
+from onnxdata.wire.compiled import COMPILED
 from tests.conftest import import_onnx
 from tests.engine.test_engine import check_same_verdicts
 

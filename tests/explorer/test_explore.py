@@ -26,7 +26,7 @@ from onnxdata.explorer.table import ELIDED_OFFSET
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
 from onnxdata.model.types import DeclaredType, declared_type, find_model
 from onnxdata.rules.validation import problems
-from onnxdata.wire.fit import MESSAGE_NAMES, fit
+from onnxdata.wire.field_tree import MESSAGE_NAMES, field_tree
 from onnxdata.wire.format import encode_varint
 from tests.conftest import CORPUS, MANIFEST, corpus_params
 from tests.wire_model import upb7_zero_in_group
@@ -297,7 +297,7 @@ def test_flipped_wire_types(path: Path) -> None:
     data = path.read_bytes()
     tags = set()
     for kind in MESSAGE_NAMES:
-        tags |= {f.offset for f in fit(data, kind).root.walk()}
+        tags |= {f.offset for f in field_tree(data, kind).root.walk()}
     assert tags
     for offset in sorted(tags):
         for wt in range(8):
@@ -360,7 +360,7 @@ def test_nesting_deeper_than_the_cap_is_a_misfit() -> None:
             b"\x10\x05\x3a" + encode_varint(len(inner)) + inner)
     r = _by_kind(inner)["OptionalProto"]
     assert not r.well_formed and "nested deeper than 100" in r.misfit.reason  # type: ignore[union-attr]
-    assert fit(inner, "OptionalProto", max_depth=200).ok
+    assert field_tree(inner, "OptionalProto", max_depth=200).ok
 
 
 

@@ -1,5 +1,5 @@
 """The byte table's count of the fields past its limit: the compiled count
-(``walk_compiled.count_fields``, and ``count_prefix`` a window at a time for a message
+(``compiled.count_fields``, and ``count_prefix`` a window at a time for a message
 past COUNT_BYTES) gives the Python count's number, or steps aside where
 the Python count raises (bad wire, nesting past 100) or meets a group, so the table and
 its error are the same either way: over hypothesis-made and mutated messages of every
@@ -19,7 +19,7 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import table
 from onnxdata.explorer.readings import byte_table
 from onnxdata.explorer.table import elided_count
-from onnxdata.wire import walk_compiled
+from onnxdata.wire import compiled
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -29,7 +29,7 @@ KINDS = {"sequence": "SequenceProto", "map": "MapProto", "optional": "OptionalPr
          "tensor": "TensorProto", "sparse_tensor": "SparseTensorProto"}
 HOSTILE = sorted((TESTS / "data" / "hostile").glob("*.pb"))
 
-pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED, reason="no compiled count")
+pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="no compiled count")
 
 
 def _table(data: bytes, kind: str) -> Any:
@@ -43,16 +43,16 @@ def _table(data: bytes, kind: str) -> Any:
 def _agree(data: bytes, kind: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The table with the compiled count, whole and (as for a message past COUNT_BYTES) a
     window of a few bytes at a time (``count_prefix``), is the Python count's."""
-    compiled = _table(data, kind)
+    whole = _table(data, kind)
     with monkeypatch.context() as m:
         m.setattr(table, "count_fields", lambda *args: None)
         m.setattr(table, "count_prefix", lambda *args: None)
-        assert _table(data, kind) == compiled
+        assert _table(data, kind) == whole
     for window in (1, 7, 40):
         with monkeypatch.context() as m:
-            m.setattr(walk_compiled, "COUNT_BYTES", window)
-            assert _table(data, kind) == compiled, window
-    return compiled
+            m.setattr(compiled, "COUNT_BYTES", window)
+            assert _table(data, kind) == whole, window
+    return whole
 
 
 @pytest.mark.slow

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 import onnxdata.io.read as fast_read
 import onnxdata.io.write as fast_write
-import onnxdata.wire.payloads as payloads
 from onnxdata import (
     DecodeError,
     MapProto,
@@ -41,6 +40,7 @@ from onnxdata import (
 from onnxdata.convert.values import SparseParts, from_numpy, to_numpy
 from onnxdata.io.read import decode_varints
 from onnxdata.rules.validation import problems
+from onnxdata.wire import field_values
 from onnxdata.wire.format import encode_varint, read_varint
 from onnxdata.wire.source import SMALL
 from tests.conftest import corpus_params
@@ -377,7 +377,7 @@ def test_varints_are_decoded_as_protobuf_does() -> None:
 
 
 def test_varint_decoding_works_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(payloads, "VARINT_CHUNK", 3)
+    monkeypatch.setattr(field_values, "VARINT_CHUNK", 3)
     numbers = [*range(0, 5000, 37), 2**40]
     data = b"".join(encode_varint(n) for n in numbers)
     assert decode_varints(np.frombuffer(data, np.uint8)).tolist() == numbers

@@ -555,9 +555,9 @@ def test_wire_reads_a_10_byte_varint_like_protobuf(tmp_path: Path) -> None:
     from onnxdata.wire.format import read_varint
 
     assert read_varint(OVERLONG, 1, len(OVERLONG)) == ((1 << 63) - 1, 11)
-    from onnxdata.wire.fit import fit
+    from onnxdata.wire.field_tree import field_tree
 
-    assert fit(OVERLONG + b"\x10\x01", "tensor").ok
+    assert field_tree(OVERLONG + b"\x10\x01", "tensor").ok
     path = tmp_path / "t.pb"
     path.write_bytes(OVERLONG + b"\x10\x01")
     fuzz_targets.read_compare(path, "tensor")

@@ -18,7 +18,7 @@ import onnxdata
 from onnxdata.convert import values as convert
 from onnxdata.io import message_values
 from onnxdata.strategies import messages
-from tests.engine.test_group_values import f32, ld, tensor, vint
+from tests.engine.test_layout_values import f32, ld, tensor, vint
 
 
 def _error(fn: Any, message: Any) -> str:

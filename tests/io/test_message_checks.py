@@ -23,7 +23,7 @@ from onnxdata.engine.engine import Engine
 from onnxdata.io import message_checks
 from onnxdata.rules import validation
 from onnxdata.strategies import messages
-from tests.engine.test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
+from tests.engine.test_layout_values import BUILT, DECLINED, f32, ld, tensor, vint
 from tests.io.test_message_values import KINDS, every_file_as_every_container
 
 

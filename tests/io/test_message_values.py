@@ -23,9 +23,9 @@ import onnxdata
 from onnxdata.convert import values as convert
 from onnxdata.io import message_values
 from onnxdata.strategies import messages
-from onnxdata.wire import walk_compiled
-from tests.engine.test_group_values import BUILT, DECLINED, f32, ld, tensor, vint
-from tests.engine.test_group_values import _spy as spy_group_values
+from onnxdata.wire import compiled
+from tests.engine.test_layout_values import BUILT, DECLINED, f32, ld, tensor, vint
+from tests.engine.test_layout_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
 
 DATA = Path(__file__).parents[1] / "data"
@@ -150,7 +150,7 @@ def test_which_arrays_are_writable(count: int, tmp_path: Path) -> None:
         assert _flags(onnxdata.read(path, "sequence")) == [False] * count, name
     sparse = (ld(1, tensor(1, [1], ld(9, f32(1)))) + ld(2, tensor(7, [1], ld(9, bytes(8)))) +
               vint(3, 3))
-    in_sequence = vint(2, 2) + ld(4, sparse)  # (read one by one: group_values declines)
+    in_sequence = vint(2, 2) + ld(4, sparse)  # (read one by one: layout_values declines)
     for data in (vint(2, 2) + ld(4, sparse) * count, vint(2, 3) + ld(5, in_sequence) * count):
         value = onnxdata.to_numpy(onnxdata.load(data, "sequence"))
         assert _flags(value) == [True] * count
@@ -181,7 +181,7 @@ SPARSE_FLOATS = vint(2, 2) + b"".join(ld(4, ld(1, tensor(1, [1], ld(4, f32(i))))
     2, tensor(7, [1], ld(9, bytes(8)))) + vint(3, 3)) for i in range(40))
 
 
-@pytest.mark.skipif(not walk_compiled.COMPILED,
+@pytest.mark.skipif(not compiled.COMPILED,
                     reason="values are built a layout at a time with the compiled walk only")
 @pytest.mark.parametrize("name", ["string-keys-float-data-packed", "complex64-float-data",
                                   "double-data", "string-keys-float-data-unpacked",
@@ -189,7 +189,7 @@ SPARSE_FLOATS = vint(2, 2) + b"".join(ld(4, ld(1, tensor(1, [1], ld(4, f32(i))))
 def test_float_data_is_built_a_layout_at_a_time(name: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """to_numpy's float_data arrays are writable copies (as the reference makes them), and
-    still built a group at a time: group_values builds them, it does not decline."""
+    still built a group at a time: layout_values builds them, it does not decline."""
     built = spy_group_values(monkeypatch)
     data = SPARSE_FLOATS if name == "sparse-float-data" else BUILT[name]
     got = json.loads(_agree(onnxdata.load(data, "sequence")))

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.wire.decode as decode
 from onnxdata import MapProto, TensorProto
+from onnxdata.wire import decode
 from onnxdata.wire.decode import decode_varints, split_strings, strings_array
 from onnxdata.wire.format import WireError, encode_varint, read_varint
 
@@ -193,7 +193,7 @@ def test_the_bytes_inside_packed_runs_are_those_a_running_count_finds(
         runs: list[tuple[int, int]], tail: int) -> None:
     # payloads._inside clears the gaps' bytes when runs are close, else counts; both
     # must mark exactly the bytes of the runs
-    from onnxdata.wire.payloads import _inside
+    from onnxdata.wire.field_values import _inside
 
     starts, ends, pos = [], [], 0
     for gap, length in runs:

@@ -109,7 +109,7 @@ def test_the_kept_descriptors_are_bounded(tmp_path: Path, opens: list[str]) -> N
     for i in range(70):
         (tmp_path / f"w{i}.bin").write_bytes(struct.pack("<f", i))
     # the second 70 with packed dims: 140 layouts, so each is read, grouped or not (a
-    # layout's other elements would be built from its first: group_values)
+    # layout's other elements would be built from its first: layout_values)
     data = vint(2, 1) + b"".join(ld(3, tensor_at(0, f"w{i}.bin")) for i in range(70)) + \
         b"".join(ld(3, tensor_at(0, f"w{i}.bin").replace(vint(1, 1), ld(1, b"\x01"), 1))
                  for i in range(70))

@@ -1,4 +1,4 @@
-"""A fixed-width repeated field in many pieces (payloads.fixed): floats and doubles
+"""A fixed-width repeated field in many pieces (field_values.fixed): floats and doubles
 written one at a time are read in one strided copy when every piece has one width at one
 stride, and piece by piece otherwise; the values are protobuf's either way."""
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert import values as convert
-from onnxdata.wire import payloads, walk_compiled
+from onnxdata.wire import compiled, field_values
 from tests.wire_bytes import ld, vint
 
 N = 3000  # past KEEP_PIECES: the pieces are kept as a Compact
@@ -48,25 +48,25 @@ CASES = {  # name: (bytes, values, strided)
 def test_values_are_protobufs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data, want, strided = CASES[name]
     taken: list[bool] = []
-    real = payloads._fixed_strided
+    real = field_values._fixed_strided
 
     def spied(*args: object) -> object:
         got = real(*args)  # type: ignore[arg-type]
         taken.append(got is not None)
         return got
     rows: list[int] = []
-    real_row = payloads._row
+    real_row = field_values._row
 
     def row(*args: Any) -> Any:
         rows.append(args[3] - args[2])
         return real_row(*args)
-    monkeypatch.setattr(payloads, "_fixed_strided", spied)
-    monkeypatch.setattr(payloads, "_row", row)
+    monkeypatch.setattr(field_values, "_fixed_strided", spied)
+    monkeypatch.setattr(field_values, "_row", row)
     path = tmp_path / "t.pb"
     path.write_bytes(data)
     got = onnxdata.read(path, "tensor")
     assert got.dtype == want.dtype and np.array_equal(got, want)
-    if not walk_compiled.COMPILED:  # the Python walk's single values: one strided copy
+    if not compiled.COMPILED:  # the Python walk's single values: one strided copy
         assert any(taken) == strided
     else:  # values one after another: a ROW piece (each one strided copy), however many
         assert sorted(rows) == {"a-name-between": [5 * (N - N // 2 - 1) - 1,
@@ -84,7 +84,7 @@ def test_values_are_protobufs(name: str, tmp_path: Path, monkeypatch: pytest.Mon
        st.booleans())
 def test_pieces_gathered_in_one_read_are_the_pieces_read_one_by_one(
         spec: list[tuple[str, int]], decode: bool) -> None:
-    """payloads._fixed_gathered (one read of the pieces' span, numpy gathers their bytes)
+    """field_values._fixed_gathered (one read of the pieces' span, numpy gathers their bytes)
     gives what reading them piece by piece gives: the count, the values, or the same
     WireError for the first packed run that is not whole values."""
     from onnxdata.wire.format import I32, LEN, WireError
@@ -110,8 +110,8 @@ def test_pieces_gathered_in_one_read_are_the_pieces_read_one_by_one(
         except WireError as exc:
             return f"{exc}"
         return count, None if values is None else values.tolist()
-    gathered = outcome(lambda: payloads._fixed_gathered(src, Compact(pieces), dtype, decode)
+    gathered = outcome(lambda: field_values._fixed_gathered(src, Compact(pieces), dtype, decode)
                        or (None, None))
     if gathered == (None, None):
         return  # (not taken: the pieces are read one by one)
-    assert gathered == outcome(lambda: payloads.fixed(src, list(pieces), dtype, decode))
+    assert gathered == outcome(lambda: field_values.fixed(src, list(pieces), dtype, decode))

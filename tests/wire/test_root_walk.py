@@ -1,7 +1,7 @@
 """Which loop walks a file's root (walk.scan): the Python walk takes long runs of one
 field of short values in bulk, the compiled loop takes fields that change at every step,
 come one number (fixed-width or varint) at a time or are long
-(``walk_compiled.short_runs``); either way the root's fields are the Python walk's."""
+(``compiled.short_runs``); either way the root's fields are the Python walk's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire import compiled, walk
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
 from tests.wire_bytes import ld, vint
@@ -47,7 +47,7 @@ ROOTS = {  # name: (bytes, schema, short runs)
 @pytest.mark.parametrize("name", sorted(ROOTS))
 def test_short_runs(name: str) -> None:
     data, _, short = ROOTS[name]
-    assert walk_compiled.short_runs(Source.of_buffer(data)) is short
+    assert compiled.short_runs(Source.of_buffer(data)) is short
 
 
 @pytest.mark.parametrize("name", sorted(ROOTS))
@@ -62,7 +62,7 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
         {k: list(v) for k, v in want.many.items()}
 
 
-@pytest.mark.skipif(not walk_compiled.COMPILED, reason="no compiled walk")
+@pytest.mark.skipif(not compiled.COMPILED, reason="no compiled walk")
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.binary(max_size=300),
                  st.lists(st.sampled_from([*(r[0][:200] for r in ROOTS.values()),
@@ -79,16 +79,16 @@ def test_the_compiled_sample_is_the_python_one(data: bytes, end: int, most: int,
     the same counts, and the same place where a field breaks the wire format; also for
     arguments short_runs never passes (no field asked, an end past the buffer, a negative
     length)."""
-    loop = walk_compiled._LOOP
+    loop = compiled._LOOP
     assert loop is not None
     assert loop.sample(data, end, most, long_value) == \
-        walk_compiled.sample_python(data, end, most, long_value)
+        compiled.sample_python(data, end, most, long_value)
 
 
 @pytest.mark.parametrize("name", sorted(ROOTS))
 def test_the_sample_of_each_root(name: str) -> None:
     data = ROOTS[name][0]
-    want = walk_compiled.sample_python(data, min(len(data), 4096), 64, 128)
+    want = compiled.sample_python(data, min(len(data), 4096), 64, 128)
     assert want[0] > 0
-    if walk_compiled._LOOP is not None:
-        assert walk_compiled._LOOP.sample(data, 4096, 64, 128) == want
+    if compiled._LOOP is not None:
+        assert compiled._LOOP.sample(data, 4096, 64, 128) == want

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.wire.decode as decode
+from onnxdata.wire import decode
 from onnxdata.wire.format import encode_varint
 from tests.wire.test_varints_compiled import LOOP, needs_loop, padded
 

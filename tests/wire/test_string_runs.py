@@ -1,4 +1,4 @@
-"""Strings and sequences taken a run at a time (walk._run, payloads.string_values) against
+"""Strings and sequences taken a run at a time (walk._run, field_values.string_values) against
 protobuf.
 
 ``read`` splits runs of ``string_data``/``string_keys`` fields with numpy over
@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-import onnxdata.wire.walk as walk
-import onnxdata.wire.walk_compiled as walk_compiled
 from onnxdata import (
     MapProto,
     OnnxDataError,
@@ -30,6 +28,7 @@ from onnxdata import (
 )
 from onnxdata.core.messages import KindName
 from onnxdata.engine.engine import Engine
+from onnxdata.wire import compiled, walk
 from onnxdata.wire.source import Source
 
 
@@ -137,7 +136,7 @@ def test_the_roots_record_replays_runs_for_every_kind(run_bytes: int) -> None:
             continue
         got = again.run(kind).value, again.problems.result()
         # the Python walk's record (the compiled loop walks the root again instead)
-        assert src.root_cache or walk_compiled.COMPILED, "the root's record is kept"
+        assert src.root_cache or compiled.COMPILED, "the root's record is kept"
         if isinstance(want[0], np.ndarray):
             assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
         else:

@@ -1,4 +1,4 @@
-"""``payloads.varints`` of many pieces (a Compact: packed runs and single values, as a
+"""``field_values.varints`` of many pieces (a Compact: packed runs and single values, as a
 bogus reading's keys or a merged int64_data come): the values in order, decoded into
 one array, as uint64 and as an int32 field's low 32 bits; a bad run names itself."""
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxdata.wire import payloads
+from onnxdata.wire import field_values
 from onnxdata.wire.format import LEN, VARINT, WireError, encode_varint
+from onnxdata.wire.occurrences import Compact
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import Compact
 
 values = st.lists(st.integers(0, 2**64 - 1), max_size=6)
 piece = st.tuples(st.booleans(), values)  # (packed?, values)
@@ -37,8 +37,8 @@ def built(pieces: list[tuple[bool, list[int]]]) -> tuple[bytes, Compact, list[in
 def test_many_pieces_decode_in_order(pieces: list[tuple[bool, list[int]]]) -> None:
     data, kept, want = built(pieces)
     src = Source.of_buffer(data)
-    assert payloads.varints(src, kept).tolist() == want
-    low = payloads.varints(src, kept, np.uint32)
+    assert field_values.varints(src, kept).tolist() == want
+    low = field_values.varints(src, kept, np.uint32)
     assert low.dtype == np.uint32 and low.tolist() == [v & 0xFFFFFFFF for v in want]
 
 
@@ -48,5 +48,5 @@ def test_a_bad_run_is_named_by_its_offset() -> None:
     src = Source.of_buffer(bad)
     kept = Compact([(LEN, 0, 2), (LEN, 2, 4)])
     with pytest.raises(WireError) as got:
-        payloads.varints(src, kept)
+        field_values.varints(src, kept)
     assert got.value.offset == 3

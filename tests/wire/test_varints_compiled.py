@@ -20,8 +20,8 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import onnxdata.wire.decode as decode
 from onnxdata import OptionalProto, SequenceProto, TensorProto
+from onnxdata.wire import decode
 from onnxdata.wire.format import WireError, encode_varint, read_varint
 from tests.conftest import CORPUS, MANIFEST
 

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from onnxdata.wire import walk, walk_compiled
+from onnxdata.wire import compiled, walk
 from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_varint
+from onnxdata.wire.occurrences import ROW
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import ROW
 from onnxdata.wire.walk import (
     ENTRY,
     MAP,
@@ -42,7 +42,7 @@ sys.path.insert(0, str(TESTS))
 from tests.wire.test_wire_differential import ld, message_bytes, mutated  # noqa: E402
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
-needs_loop = pytest.mark.skipif(not walk_compiled.COMPILED,
+needs_loop = pytest.mark.skipif(not compiled.COMPILED,
                                 reason="onnxdata.wire._walk is not built or "
                                 "ONNXDATA_PURE_PYTHON is set (test_the_loop_is_built says which)")
 SCHEMAS: dict[str, Schema] = {"TensorProto": TENSOR, "SparseTensorProto": SPARSE,
@@ -95,7 +95,7 @@ def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields 
     """The compiled loop's Fields as ``walk.scan`` returns them (the pieces of a field past
     COMPACT_PIECES forgotten, as python_scan forgets them), or None where it stops."""
     out = Fields()
-    ok = walk_compiled.compiled_scan(src, at.ranges, lambda: occurrence_batches(src, at), schema,
+    ok = compiled.compiled_scan(src, at.ranges, lambda: occurrence_batches(src, at), schema,
                                      out, limit)
     return walk._forget_over(out) if ok else None
 
@@ -133,7 +133,7 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the Python walk alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the Python walk is wanted here")
-    assert walk_compiled.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
+    assert compiled.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
     from onnxdata.wire import _layouts, _walk
 
     assert Path(_walk.__file__ or "").suffix in (".so", ".pyd")
@@ -296,8 +296,8 @@ def test_rows_of_values_written_one_at_a_time(data: bytes, cut: int) -> None:
 def test_a_row_read_across_windows(n: int) -> None:
     """A row of ``n`` floats, a name, then ``n`` doubles: read by pread windows (a row goes
     on from one window to the next), the rows are the Python walk's values, and
-    ``payloads.fixed`` gives protobuf's values from them."""
-    from onnxdata.wire.payloads import fixed
+    ``field_values.fixed`` gives protobuf's values from them."""
+    from onnxdata.wire.field_values import fixed
 
     data = _FLOAT * n + ld(8, b"x") + _DOUBLE * n
     check(data, TENSOR)

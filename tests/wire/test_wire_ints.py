@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxdata.rules.tensor import element_count
-from onnxdata.wire import payloads, wire_ints
+from onnxdata.wire import field_values, wire_ints
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import Compact
@@ -41,7 +41,7 @@ def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool
     given_pieces = Compact(pieces) if compact else pieces
     with pytest.MonkeyPatch.context() as mp:
         if not kept:
-            mp.setattr(payloads, "KEPT_INTS", 0)  # streamed: nothing kept
+            mp.setattr(field_values, "KEPT_INTS", 0)  # streamed: nothing kept
             mp.setattr(wire_ints, "KEPT_INTS", 0)
         wi = wire_ints.WireInts.measured(src, lambda: given_pieces)
         assert (wi._kept is not None) == (kept and bool(values))
@@ -67,7 +67,7 @@ def test_single_varint_values_are_kept_too() -> None:
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
-    """payloads._part joins many small packed runs with the compiled loop (decode.join_runs)
+    """field_values._part joins many small packed runs with the compiled loop (decode.join_runs)
     or with numpy (the reference): the same bytes, the same first bad run."""
     import numpy as np
 
@@ -90,7 +90,7 @@ def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
         assert bad >= 0 and ends[bad] == e[bad_numpy[0]]
     else:
         assert bad == -1
-        want = window[payloads._inside(s, e, int(window.size))] if s.size else window[:0]
+        want = window[field_values._inside(s, e, int(window.size))] if s.size else window[:0]
         assert part.tobytes() == want.tobytes()
 
 
@@ -99,10 +99,10 @@ def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
                      max_size=60),
        gaps=st.lists(st.one_of(st.integers(2, 8), st.integers(2, 400)), min_size=60,
                      max_size=60), piece=st.sampled_from(
-           [16, 64, payloads.PIECE]))
+           [16, 64, field_values.PIECE]))
 def test_runs_far_apart_are_joined_a_window_at_a_time(runs: list[list[int]], gaps: list[int],
                                                       piece: int) -> None:
-    """payloads._part reads runs a window of 4 * PIECE bytes at a time (runs far apart one
+    """field_values._part reads runs a window of 4 * PIECE bytes at a time (runs far apart one
     by one): the values are the same whatever the window, and a run cut inside a varint
     is refused at its last byte (16 MB of runs 11 bytes apart had been read run by run)."""
     data = bytearray()
@@ -114,7 +114,7 @@ def test_runs_far_apart_are_joined_a_window_at_a_time(runs: list[list[int]], gap
         data += body
     values = [v for run in runs for v in run]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(payloads, "PIECE", piece)
+        mp.setattr(field_values, "PIECE", piece)
         src = Source.of_buffer(bytes(data))
         assert list(wire_ints.WireInts.measured(src, lambda: Compact(pieces))) == values
         bad = bytearray(data)

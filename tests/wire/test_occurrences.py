@@ -1,4 +1,4 @@
-"""The walk's stores (wire/stores.py): a lone run is taken as the store's columns without a
+"""The walk's stores (wire/occurrences.py): a lone run is taken as the store's columns without a
 copy, and the store still reads, iterates and grows as one of arrays."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import onnxdata
 from bench import shapes
 from onnxdata.explorer.readings import reading
 from onnxdata.wire.format import LEN, VARINT
-from onnxdata.wire.stores import Compact, RangeStore
+from onnxdata.wire.occurrences import Compact, RangeStore
 
 
 def test_a_lone_run_is_the_range_stores_columns_uncopied() -> None:

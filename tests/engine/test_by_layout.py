@@ -1,4 +1,4 @@
-"""A sequence's elements validated a layout at a time (onnxdata/engine/groups.py) give
+"""A sequence's elements validated a layout at a time (onnxdata/engine/by_layout.py) give
 what protobuf's parse + validate gives, and what the walk of every element gives.
 
 Each case is a sequence of many elements of one layout whose contents differ where a
@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.engine import groups as engine_groups
+from onnxdata.engine import by_layout
 from onnxdata.errors import DecodeError
 from onnxdata.explorer.readings import reading
 from onnxdata.rules.validation import problems
-from onnxdata.wire import walk_compiled
+from onnxdata.wire import compiled
 from onnxdata.wire.format import encode_varint
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not compiled.COMPILED,
                                 reason="the grouping runs with the compiled walk only")
 
 
@@ -91,7 +91,7 @@ CASES: dict[str, tuple[bytes, int]] = {
 }
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch, module: Any = engine_groups) -> list[int]:
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any = by_layout) -> list[int]:
     """Count the groups of every grouped field in ``module``'s calls of element_groups
     (so a test sees the grouping ran)."""
     seen: list[int] = []
@@ -107,7 +107,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any = engine_groups) -> list[i
 
 
 def _one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
+    monkeypatch.setattr(by_layout, "element_groups", lambda *args: None)
 
 
 def _outcome(data: bytes, max_problems: int) -> Any:
@@ -136,13 +136,13 @@ def _check(data: bytes, max_problems: int, monkeypatch: pytest.MonkeyPatch,
     return groups
 
 
-@pytest.mark.skipif(not walk_compiled.COMPILED, reason="no compiled layouts")
+@pytest.mark.skipif(not compiled.COMPILED, reason="no compiled layouts")
 @pytest.mark.parametrize("width", [1000, 1024, 4000])
 def test_elements_of_a_few_kib_are_grouped(width: int, monkeypatch: pytest.MonkeyPatch,
                                            tmp_path: Any) -> None:
     """Tensors of 4 to 16 KB (under GROUP_MEAN) go by group, read and explored, with the
     values and reading of the walk one by one."""
-    assert 4 * width + 64 <= walk_compiled.GROUP_MEAN
+    assert 4 * width + 64 <= compiled.GROUP_MEAN
     values = [np.full(width, i, np.float32) for i in range(50)] + [np.arange(3, dtype=np.float32)]
     path = tmp_path / "seq.pb"
     onnxdata.write(values, path)
@@ -231,7 +231,7 @@ def _groups(data: bytes, number: int, kind: str) -> list[int] | None:
     ranges = [(a, b) for n, _, _, a, b in fields(src, 0, len(data)) if n == number]
     starts = np.array([a for a, _ in ranges], np.uint64)
     ends = np.array([b for _, b in ranges], np.uint64)
-    got = walk_compiled.element_groups(src, starts, ends, kind, 1)
+    got = compiled.element_groups(src, starts, ends, kind, 1)
     return None if got is None else got[0].tolist()
 
 
@@ -297,7 +297,7 @@ def test_layouts_taking_turns_keep_their_groups_from_call_to_call(
     """Layouts in turn (found in the call's table of layouts met): the same groups when
     each call of the compiled loop takes one element, a few, or all (the table made again
     from the layouts of the calls before)."""
-    monkeypatch.setattr(walk_compiled, "_GROUP_CHUNK", chunk)
+    monkeypatch.setattr(compiled, "_GROUP_CHUNK", chunk)
     code, number, element = KEPT["two-int-keys"]
     data = sequence(code, number, [element(i % 7) for i in range(N)])
     assert _groups(data, number, KIND[code]) == [i % 7 for i in range(N)]

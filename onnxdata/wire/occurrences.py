@@ -200,7 +200,7 @@ class Compact(_Waiting):
 class Rewalked:
     """The pieces of a number field past COMPACT_PIECES, not kept: found again by walking
     the message each time they are asked for, a ``Compact`` batch at a time
-    (``batches.piece_batches``), which ``payloads`` takes whole as it takes a Compact."""
+    (``fields.piece_batches``), which ``field_values`` takes whole as it takes a Compact."""
 
     def __init__(self, batches: Callable[[], Iterator[Compact]]) -> None:
         self.batches = batches

@@ -7,7 +7,7 @@ share their verdict, problems (but for the index in their path), type and summar
 kept aside; then it adds each element's problems in document order (re-pathed from its
 group's first, until the capped list is full, and counted after that) and its data
 type, type and summary in bulk; reading, the others' values are built from the first's
-(``group_values``). Only with the compiled walk: the Python walk, the reference, walks
+(``layout_values``). Only with the compiled walk: the Python walk, the reference, walks
 every element, and the differential test (tests/wire/test_walk_differential.py) checks the
 two agree.
 """
@@ -25,16 +25,16 @@ from onnxdata.convert.values import get_densify_limit
 from onnxdata.core.budget import budget_mark, budget_reset, spend
 from onnxdata.core.messages import ElemType
 from onnxdata.core.paths import join_path
-from onnxdata.engine.group_values import dense_rows, group_trees, group_values
-from onnxdata.engine.summaries import SequenceFacts
+from onnxdata.engine.layout_values import dense_rows, group_trees, layout_values
+from onnxdata.engine.one_line import SequenceFacts
 from onnxdata.engine.tensor import Outcome
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import NestedType
+from onnxdata.wire.compiled import LAYOUT_KINDS, element_groups
+from onnxdata.wire.occurrences import range_bounds
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import range_bounds
 from onnxdata.wire.walk import Where
-from onnxdata.wire.walk_compiled import LAYOUT_KINDS, element_groups
 
 __all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run"]
 
@@ -77,7 +77,7 @@ class GroupWalk:
         to ``codes``, ``types``, ``mine_types`` and ``facts`` what the one-by-one walk
         adds: ``(True, last summary)``, or ``(False, last)`` having added nothing (no
         layouts, or problems that cannot be re-pathed: walk them one by one). With
-        ``out``, reading: each element's value is added to it (``group_values``).
+        ``out``, reading: each element's value is added to it (``layout_values``).
         ``ranges`` may be a batch of a longer field as ``(starts, ends)`` arrays
         (``wire.batches``) whose first element is element ``offset``."""
         starts, ends = ranges if isinstance(ranges, tuple) else range_bounds(ranges)
@@ -111,7 +111,7 @@ class GroupWalk:
         if trees is not None and out is not None:
             values = None
             if not any(found for _, found in firsts_walked):
-                values = group_values(trees, ids, [got.value for got in outcomes])
+                values = layout_values(trees, ids, [got.value for got in outcomes])
                 if values is None:
                     self._undo(merged, mark)
                     return False, last

@@ -5,7 +5,7 @@ leaves out: names and doc strings (in no value), raw_data, float_data and double
 bytes, string_data, and a map's only key. So once the engine has read a group's first
 element, every other element's value is that value with its own contents:
 ``_layouts.layout_spans`` gives the first one's message tree and every member's contents,
-and ``group_values`` builds the values a field at a time, each tensor's arrays for the
+and ``layout_values`` builds the values a field at a time, each tensor's arrays for the
 whole group in one numpy call. The value it builds for the first element must equal the
 engine's, or the caller reads the elements one by one, as it does for merged messages,
 sparse tensors inside other elements, and anything else this module does not build.
@@ -31,10 +31,10 @@ import numpy.typing as npt
 from onnxdata.convert.common import SparseParts, from_le_bytes
 from onnxdata.core.budget import budget_mark, get_densify_limit, spend
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, raw_nbytes
+from onnxdata.wire.compiled import layout_spans
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk_compiled import layout_spans
 
-__all__ = ["dense_rows", "group_trees", "group_values"]
+__all__ = ["dense_rows", "group_trees", "layout_values"]
 
 _U64 = np.dtype(np.uint64)
 _TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL, _INDICES = 1, 2, 3, 4, 5, 6
@@ -436,7 +436,7 @@ def group_trees(src: Source, kind: int, depth: int, starts: npt.NDArray[np.uint6
     return out
 
 
-def group_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
+def layout_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
                  firsts: list[Any]) -> list[Any] | None:
     """Every element's value, from its group's tree and first value (``firsts``, by
     group), in document order; None where one group's cannot be built here, or their

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 import onnxdata
+from onnxdata.engine import by_layout
 from onnxdata.engine import engine as engine_module
-from onnxdata.engine import groups as engine_groups
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import batches, walk, walk_compiled
-from tests.engine.test_engine_groups import CASES
+from onnxdata.wire import batches, compiled, walk
+from tests.engine.test_by_layout import CASES
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not compiled.COMPILED,
                                 reason="the grouping runs with the compiled walk only")
 
 
@@ -76,12 +76,12 @@ def test_batches_give_what_one_grouping_gives(name: str, size: int, cap: int,
     data, _ = CASES[name]
     want = _everything(data, tmp_path, cap)
     grouped: list[int] = []
-    real = walk_compiled.element_groups
+    real = compiled.element_groups
 
     def counted(*args: Any) -> Any:
         grouped.append(1)
         return real(*args)
-    monkeypatch.setattr(engine_groups, "element_groups", counted)
+    monkeypatch.setattr(by_layout, "element_groups", counted)
     _not_kept(monkeypatch, size)
     got = _everything(data, tmp_path, cap)
     assert got[0] == want[0]  # verdict, problems with their indices, summaries

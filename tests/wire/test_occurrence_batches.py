@@ -1,6 +1,6 @@
 """Past COMPACT_PIECES a walk keeps no occurrences and no pieces; they are found again,
 a batch of arrays at a time (``wire.batches``): a merged message's occurrences for the
-compiled loop (``walk_compiled.compiled_scan``) and a number field's pieces as ``Compact``
+compiled loop (``compiled.compiled_scan``) and a number field's pieces as ``Compact``
 batches (``walk.Rewalked``), not a Python step each (16 MB of empty tensors took over
 20 s in the optional, map, tensor and sparse readings).
 
@@ -20,10 +20,10 @@ import pytest
 import onnxdata
 from bench import shapes
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import batches, field_walk, walk, walk_compiled
+from onnxdata.wire import batches, compiled, fields, walk
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
-from tests.engine.test_engine_batches import same_values
+from tests.engine.test_engine_occurrence_batches import same_values
 from tests.wire_bytes import key, ld, vint
 
 KINDS = ("sequence", "optional", "map", "tensor", "sparse_tensor")
@@ -96,7 +96,7 @@ def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.Mon
     assert got[0] == want[0]  # every reading: verdicts, problems, summaries
     assert same_values(got[1], want[1])  # the value, or the same error
     assert "pieces" in found or name in NO_PIECES
-    if walk_compiled.COMPILED:
+    if compiled.COMPILED:
         assert "occurrences" in found
 
 
@@ -143,13 +143,13 @@ def test_millions_of_pieces_and_occurrences_are_read_whole(monkeypatch: pytest.M
     n = walk.COMPACT_PIECES + 600_000  # past it by more than a window (RUN_BYTES)
     data = vint(2, 1) + ld(3, vint(1, 1)) * n
     counted: list[int] = []
-    real_count = field_walk.count_strings
+    real_count = fields.count_strings
 
     def count(*args: Any) -> Any:
         got = real_count(*args)
         counted.append(got[0])
         return got
-    monkeypatch.setattr(field_walk, "count_strings", count)
+    monkeypatch.setattr(fields, "count_strings", count)
     as_sequence = reading(data, "sequence").as_json()  # each element without a data type
     assert as_sequence["problem_count"] == n, as_sequence["problems"][-1]
     assert counted, "the runs past what the walk keeps were not only counted"

@@ -31,8 +31,8 @@ from onnxdata.wire.format import (
     read_varint,
     skip_field,
 )
+from onnxdata.wire.occurrences import RangeStore
 from onnxdata.wire.source import Source
-from onnxdata.wire.stores import RangeStore
 
 __all__ = ["COUNT", "RUN", "RUN_BYTES", "Where", "fields", "fields_in", "occurrences",
            "walk_fields", "whole"]

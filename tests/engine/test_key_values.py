@@ -1,4 +1,4 @@
-"""``entries.distinct_entries``: each entry's bytes are the distinct bytes it is said to
+"""``key_values.distinct_entries``: each entry's bytes are the distinct bytes it is said to
 be, and the distinct ones are each once; a table at a time of at most
 _CELLS bytes (730,000 external_data entries of a merged tensor are many tables), so
 entries past one table are grouped as those within it."""
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxdata.engine import entries
+from onnxdata.engine import key_values
 from onnxdata.wire.source import Source
 from tests.wire_bytes import ld
 
@@ -22,7 +22,7 @@ texts = st.sampled_from([b"", b"location", b"offset", b"length", b"x" * 40, b"\x
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(texts, texts), min_size=entries.MANY, max_size=200),
+@given(st.lists(st.tuples(texts, texts), min_size=key_values.MANY, max_size=200),
        st.sampled_from([8, 16, 64, 1 << 22]))
 def test_each_entry_is_the_distinct_bytes_it_is_said_to_be(
         pairs: list[tuple[bytes, bytes]], cells: int) -> None:
@@ -33,8 +33,8 @@ def test_each_entry_is_the_distinct_bytes_it_is_said_to_be(
         ranges.append((at + 2, at + len(part)))
         at += len(part)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(entries, "_CELLS", cells)
-        got = entries.distinct_entries(Source.of_buffer(data), ranges)
+        m.setattr(key_values, "_CELLS", cells)
+        got = key_values.distinct_entries(Source.of_buffer(data), ranges)
     assert got is not None
     distinct, which = got
     assert [distinct[w] for w in which] == [data[a:b] for a, b in ranges]
@@ -44,8 +44,8 @@ def test_each_entry_is_the_distinct_bytes_it_is_said_to_be(
 
 def test_long_or_few_entries_are_left_to_the_scan() -> None:
     few = entry(b"k", b"v")
-    assert entries.distinct_entries(Source.of_buffer(few * 3), [(0, 6)] * 3) is None
+    assert key_values.distinct_entries(Source.of_buffer(few * 3), [(0, 6)] * 3) is None
     long = entry(b"k", b"v" * 300)
     data = long * 20
     ranges = [(k * len(long), (k + 1) * len(long)) for k in range(20)]
-    assert entries.distinct_entries(Source.of_buffer(data), ranges) is None
+    assert key_values.distinct_entries(Source.of_buffer(data), ranges) is None

@@ -1,10 +1,10 @@
-"""``read`` of a sequence's elements a layout at a time (onnxdata/engine/group_values.py) gives
+"""``read`` of a sequence's elements a layout at a time (onnxdata/engine/layout_values.py) gives
 what reading every element gives: the same values, dtypes, shapes, read-only flags, key
 types and order, and the same errors.
 
 Each case is a sequence of many elements of one layout (or a few) whose values differ in
 the contents a layout leaves out: raw_data, float_data, double_data and string_data
-bytes, a map's only key, names. Those ``group_values`` builds must be built by it (a spy
+bytes, a map's only key, names. Those ``layout_values`` builds must be built by it (a spy
 sees it); those it does not build (sparse tensors, merged optionals) must be read one by
 one, and still right.
 """
@@ -20,14 +20,13 @@ import numpy as np
 import pytest
 
 import onnxdata
-from onnxdata.engine import group_values
-from onnxdata.engine import groups as engine_groups
-from onnxdata.wire import walk_compiled
+from onnxdata.engine import by_layout, layout_values
+from onnxdata.wire import compiled
 from onnxdata.wire.format import encode_varint
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not walk_compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not compiled.COMPILED,
                                 reason="values are built a layout at a time with the compiled "
                                        "walk only")
 
@@ -62,7 +61,7 @@ INT_KEYS = {3: (-128, 127), 2: (0, 255), 5: (-32768, 32767), 4: (0, 65535),
             6: (-2**31, 2**31 - 1), 12: (0, 2**32 - 1), 7: (-2**63, 2**63 - 1),
             13: (0, 2**64 - 1)}
 
-#: name: the sequence's bytes (all built by group_values)
+#: name: the sequence's bytes (all built by layout_values)
 BUILT: dict[str, bytes] = {
     "zipmap-string-keys": sequence(4, 6, [one_key_map(8, f"label{i}".encode(), scalar(i))
                                           for i in range(N)]),
@@ -126,7 +125,7 @@ BUILT |= {
         for i in range(N)]),
 }
 
-#: name: the sequence's bytes (read one by one: group_values builds none)
+#: name: the sequence's bytes (read one by one: layout_values builds none)
 DECLINED: dict[str, bytes] = {
     "sparse-inside-sequences": sequence(3, 5, [sequence(2, 4, [sparse(i)]) for i in range(N)]),
     # (a sequence's own external tensors are built: tests/engine/test_external_tensors.py)
@@ -146,15 +145,15 @@ def _read(path: Path) -> str:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Whether each call of group_values built the values (None: it declined)."""
+    """Whether each call of layout_values built the values (None: it declined)."""
     built: list[bool] = []
-    real = group_values.group_values
+    real = layout_values.layout_values
 
     def spied(*args: Any) -> Any:
         got = real(*args)
         built.append(got is not None)
         return got
-    monkeypatch.setattr(engine_groups, "group_values", spied)
+    monkeypatch.setattr(by_layout, "layout_values", spied)
     return built
 
 
@@ -165,7 +164,7 @@ def _both(data: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
     (tmp_path / "w.bin").write_bytes(f32(2.5))
     built = _spy(monkeypatch)
     grouped = _read(path)
-    monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
+    monkeypatch.setattr(by_layout, "element_groups", lambda *args: None)
     return grouped, _read(path), built
 
 
@@ -269,9 +268,9 @@ def test_a_declined_group_gives_back_its_budget(tmp_path: Path,
     def decline(*args: Any) -> None:
         declined.append(True)
     try:
-        monkeypatch.setattr(engine_groups, "group_values", decline)
+        monkeypatch.setattr(by_layout, "layout_values", decline)
         grouped = _read_bytes(data, tmp_path / "a.pb")
-        monkeypatch.setattr(engine_groups, "element_groups", lambda *args: None)
+        monkeypatch.setattr(by_layout, "element_groups", lambda *args: None)
         one_by_one = _read_bytes(data, tmp_path / "b.pb")
     finally:
         onnxdata.set_densify_limit(before)

@@ -79,7 +79,7 @@ class GroupWalk:
         layouts, or problems that cannot be re-pathed: walk them one by one). With
         ``out``, reading: each element's value is added to it (``layout_values``).
         ``ranges`` may be a batch of a longer field as ``(starts, ends)`` arrays
-        (``wire.batches``) whose first element is element ``offset``."""
+        (``fields.occurrence_batches``) whose first element is element ``offset``."""
         starts, ends = ranges if isinstance(ranges, tuple) else range_bounds(ranges)
         got_groups = element_groups(self.src, starts, ends, kind, depth + 1)
         if got_groups is None:

@@ -80,10 +80,10 @@ from onnxdata.rules.tensor import (
     tensor_storage_problems,
 )
 from onnxdata.rules.validation import too_deep
-from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.compiled import COMPILED
 from onnxdata.wire.external import OpenFiles
 from onnxdata.wire.field_values import string_values, varint_count, varints
+from onnxdata.wire.fields import occurrence_batches
 from onnxdata.wire.format import WireError
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import (
@@ -259,8 +259,8 @@ class Engine(TensorWalk, GroupWalk):
         def batched(kind: str, w: Where, field_name: str, code: int
                     ) -> Iterator[tuple[int, tuple[int, int]]]:
             """The elements of a field too long for ``scan`` to keep, grouped by layout a
-            batch at a time (``wire.batches``); those of a batch that does not group are
-            given back, to be walked one by one."""
+            batch at a time (``fields.occurrence_batches``); those of a batch that does not
+            group are given back, to be walked one by one."""
             nonlocal last
             offset = 0
             for starts, ends in occurrence_batches(src, w):

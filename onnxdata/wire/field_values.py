@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
-from onnxdata.wire.batches import occurrence_batches
 from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
+from onnxdata.wire.fields import occurrence_batches
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.occurrences import ROW, range_bounds
 from onnxdata.wire.source import Source

@@ -13,11 +13,12 @@ small elements is split by numpy (``decode.split_strings``) over a pread window 
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from onnxdata.wire.decode import count_strings, split_strings
 from onnxdata.wire.format import (
@@ -31,11 +32,11 @@ from onnxdata.wire.format import (
     read_varint,
     skip_field,
 )
-from onnxdata.wire.occurrences import RangeStore
+from onnxdata.wire.occurrences import Compact, RangeStore, range_bounds
 from onnxdata.wire.source import Source
 
-__all__ = ["COUNT", "RUN", "RUN_BYTES", "Where", "fields", "fields_in", "occurrences",
-           "walk_fields", "whole"]
+__all__ = ["BATCH", "COUNT", "RUN", "RUN_BYTES", "Where", "fields", "fields_in",
+           "occurrence_batches", "occurrences", "piece_batches", "walk_fields", "whole"]
 
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
 _HEAD: Final = 32
@@ -217,3 +218,118 @@ def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
     for n, wt, _at, a, b in fields_in(src, occurrences(src, where.parent)):
         if n == number and wt == LEN:
             yield a, b
+
+# A field's occurrences a batch at a time, as arrays, where ``walk.scan`` keeps too many to
+# hold (past COMPACT_PIECES): a sequence's elements (grouped by layout a batch at a time),
+# a merged message's occurrences (the compiled loop takes a batch a call), and a number
+# field's pieces, as ``Compact`` batches for ``field_values``; not a Python step each.
+#: Occurrences per batch (16 bytes each in the two arrays).
+BATCH: Final = 1 << 20
+
+Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
+
+
+def occurrence_batches(src: Source, where: Where, size: int | None = None) -> Iterator[Batch]:
+    """The occurrences of ``where`` in wire order, as ``(starts, ends)`` arrays of at most
+    ``size`` (BATCH) each: those kept, or found again by walking the parent (runs of the
+    field's one-byte tag split by numpy, as ``walk.scan`` splits them)."""
+    size = size or BATCH
+    if where.ranges is not None:
+        starts, ends = range_bounds(where.ranges)
+        for at in range(0, int(starts.size), size):
+            yield starts[at:at + size], ends[at:at + size]
+        return
+    assert where.parent is not None
+
+    def occurrence(wt: int, a: int, b: int) -> tuple[int, ...] | None:
+        return (a, b) if wt == LEN else None
+
+    for held in _found(src, where.parent, where.number, occurrence,
+                       lambda a, b: (_u64(a), _u64(b)), (np.uint64, np.uint64), size):
+        s, e = _joined(held)
+        for at in range(0, int(s.size), size):
+            yield s[at:at + size], e[at:at + size]
+
+
+def piece_batches(src: Source, parent: Where, number: int, want: int,
+                  size: int | None = None) -> Iterator[Compact]:
+    """The pieces of number field ``number`` (of wire type ``want``, or packed) of the
+    message at ``parent``, as ``walk.Fields`` keeps them, in ``Compact`` batches of about
+    ``size`` (BATCH): runs of packed pieces with a one-byte tag split by numpy."""
+
+    def piece(wt: int, a: int, b: int) -> tuple[int, ...] | None:
+        if wt == VARINT == want:
+            return VARINT, a, 0
+        return (wt, a, b) if wt in (want, LEN) else None
+
+    for held in _found(src, parent, number, piece,
+                       lambda a, b: (np.full(a.size, LEN, np.int8), _u64(a), _u64(b)),
+                       (np.int8, np.uint64, np.uint64), size or BATCH):
+        out = Compact([])
+        out.add_run(*_joined(held))
+        out.settle()  # payloads reads the arrays
+        yield out
+
+
+Columns = tuple[npt.NDArray[Any], ...]
+
+
+def _found(src: Source, parent: Where, number: int,
+           single: Callable[[int, Any, Any], tuple[int, ...] | None],
+           run: Callable[[Any, Any], Columns], dtypes: tuple[Any, ...], size: int
+           ) -> Iterator[list[Columns]]:
+    """Field ``number`` of the message at ``parent``, walked again: its runs (``run``'s
+    columns) and single fields (``single``'s row, None to skip one) held as columns and
+    given out about ``size`` at a time; a run of a quarter of that or more alone, not
+    joined with others."""
+    tag = number << 3 | LEN
+    runs = frozenset({tag}) if tag < 0x80 else frozenset()
+    held: list[Columns] = []
+    rows: list[tuple[int, ...]] = []
+    count = 0
+    for n, wt, _at, a, b in walk_fields(src, occurrences(src, parent), runs):
+        if n != number:
+            continue
+        if wt == RUN:
+            if count and (count + int(a.size) > size or 4 * int(a.size) >= size):
+                yield _with_rows(held, rows, dtypes)
+                held, rows, count = [], [], 0
+            _with_rows(held, rows, dtypes)  # (the rows before the run, first)
+            held.append(run(a, b))
+            count += int(a.size)
+        else:
+            row = single(wt, a, b)
+            if row is None:
+                continue
+            rows.append(row)
+            count += 1
+        if count >= size:
+            yield _with_rows(held, rows, dtypes)
+            held, rows, count = [], [], 0
+    if count:
+        yield _with_rows(held, rows, dtypes)
+
+
+def _with_rows(held: list[Columns], rows: list[tuple[int, ...]], dtypes: tuple[Any, ...]
+               ) -> list[Columns]:
+    """``held`` with the single rows after it added as columns (``rows`` then emptied)."""
+    if rows:
+        held.append(tuple(np.array(column, dtype)
+                          for column, dtype in zip(zip(*rows, strict=True), dtypes,
+                                                   strict=True)))
+        rows.clear()
+    return held
+
+
+def _joined(held: list[Columns]) -> Columns:
+    """The held columns one after another (a lone run's as they are)."""
+    if len(held) == 1:
+        return held[0]
+    return tuple(np.concatenate([h[k] for h in held]) for k in range(len(held[0])))
+
+
+def _u64(bounds: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
+    """A run's bounds (``split_strings``' intp, never negative) as uint64, not copied."""
+    if bounds.dtype == np.int64 and bounds.flags.c_contiguous:
+        return bounds.view(np.uint64)
+    return np.asarray(bounds, np.uint64)

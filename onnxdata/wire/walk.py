@@ -24,7 +24,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnxdata.wire.batches import occurrence_batches, piece_batches
 from onnxdata.wire.compiled import COMPILED, compiled_scan, short_runs
 from onnxdata.wire.fields import (
     COUNT,
@@ -33,7 +32,9 @@ from onnxdata.wire.fields import (
     Where,
     fields,
     fields_in,
+    occurrence_batches,
     occurrences,
+    piece_batches,
     walk_fields,
     whole,
 )

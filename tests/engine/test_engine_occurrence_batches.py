@@ -1,5 +1,5 @@
 """A sequence of more elements than ``walk.scan`` keeps (COMPACT_PIECES, 4,194,304) is
-grouped by layout a batch at a time (``wire.batches``; engine.sequence's ``batched``),
+grouped by layout a batch at a time (``fields.occurrence_batches``; engine.sequence's ``batched``),
 not walked element by element in Python (16 MB of empty tensors took over 20 s).
 
 Small cases run with the field made "not kept" and batches of a few elements: the
@@ -20,7 +20,7 @@ import onnxdata
 from onnxdata.engine import by_layout
 from onnxdata.engine import engine as engine_module
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import batches, compiled, walk
+from onnxdata.wire import compiled, fields, walk
 from tests.engine.test_by_layout import CASES
 from tests.wire_bytes import ld, vint
 
@@ -39,7 +39,7 @@ def _not_kept(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
             return walk.Where(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
-    real_batches = batches.occurrence_batches
+    real_batches = fields.occurrence_batches
     monkeypatch.setattr(engine_module, "occurrence_batches",
                         lambda src, w: real_batches(src, w, size))
 

@@ -1,5 +1,5 @@
 """Past COMPACT_PIECES a walk keeps no occurrences and no pieces; they are found again,
-a batch of arrays at a time (``wire.batches``): a merged message's occurrences for the
+a batch of arrays at a time (``fields.occurrence_batches``): a merged message's occurrences for the
 compiled loop (``compiled.compiled_scan``) and a number field's pieces as ``Compact``
 batches (``walk.Rewalked``), not a Python step each (16 MB of empty tensors took over
 20 s in the optional, map, tensor and sparse readings).
@@ -20,7 +20,7 @@ import pytest
 import onnxdata
 from bench import shapes
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import batches, compiled, fields, walk
+from onnxdata.wire import compiled, fields, walk
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
 from tests.engine.test_engine_occurrence_batches import same_values
@@ -59,7 +59,7 @@ def _not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     monkeypatch.setattr(walk.Fields, "over", _AllOver(), raising=False)
-    monkeypatch.setattr(batches, "BATCH", 3)
+    monkeypatch.setattr(fields, "BATCH", 3)
 
 
 def _everything(data: bytes, kind: str, tmp: Path) -> tuple[str, Any]:
@@ -80,7 +80,7 @@ def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.Mon
     data = shape(3000).data
     want = _everything(data, shape.kind, tmp_path)
     found: list[str] = []
-    real_pieces, real_occurrences = batches.piece_batches, batches.occurrence_batches
+    real_pieces, real_occurrences = fields.piece_batches, fields.occurrence_batches
 
     def pieces(*args: Any, **kw: Any) -> Iterator[Any]:
         found.append("pieces")
@@ -125,7 +125,7 @@ def test_piece_batches_are_the_pieces_in_order(size: int) -> None:
     for want in (VARINT, 5):
         got = []
         count = 0
-        for batch in batches.piece_batches(src, parent, 1, want, size):
+        for batch in fields.piece_batches(src, parent, 1, want, size):
             count += 1
             got += [(int(w), int(a), int(b)) for w, a, b in
                     zip(batch.wts, batch.starts, batch.ends, strict=True)]

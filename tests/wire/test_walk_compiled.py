@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import compiled, walk
-from onnxdata.wire.batches import occurrence_batches
+from onnxdata.wire.fields import occurrence_batches
 from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_varint
 from onnxdata.wire.occurrences import ROW
 from onnxdata.wire.schema import Schema

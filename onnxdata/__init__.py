@@ -8,16 +8,12 @@ loop (test data sets: load, save, make, run on backends) is ``onnxdata.cases``.
 
 from typing import Any as _Any
 
+from onnxdata.convert.common import SparseParts
 from onnxdata.convert.compare import Difference, Mismatch, assert_close, compare
 from onnxdata.convert.declared import as_declared
-from onnxdata.convert.values import (
-    SparseParts,
-    from_numpy,
-    get_densify_limit,
-    set_densify_limit,
-    sparse_parts,
-)
+from onnxdata.convert.values import from_numpy, sparse_parts
 from onnxdata.core import version as _version
+from onnxdata.core.budget import get_densify_limit, set_densify_limit
 from onnxdata.core.messages import (
     MapProto,
     OptionalProto,
@@ -32,7 +28,8 @@ from onnxdata.errors import (
     UnknownFieldsWarning,
     ValidationError,
 )
-from onnxdata.explorer.readings import ByteRow, Exploration, Reading, byte_table, explore, readings
+from onnxdata.explorer.readings import Exploration, Reading, byte_table, explore, readings
+from onnxdata.explorer.table import ByteRow
 from onnxdata.io.load_save import load, save
 from onnxdata.io.message_checks import problems, validate
 from onnxdata.io.message_values import to_numpy

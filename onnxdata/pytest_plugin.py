@@ -28,7 +28,8 @@ from typing import Any
 
 import pytest
 
-from onnxdata.cases.backends import BackendCannotTake, BackendUnavailable, get_backend
+from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
+from onnxdata.cases.backends import get_backend
 from onnxdata.cases.case_run import SetResult, run_set, test_data_sets
 from onnxdata.cases.expectations import Expectations, read_expectations
 from onnxdata.errors import OnnxDataError

@@ -160,10 +160,10 @@ def main(argv: list[str]) -> int:
     paths = Path(argv[1]).read_text().splitlines()
     counted = argv[argv.index("--count-calls") + 1:] if "--count-calls" in argv else []
     loaded = {name: preload_counted(name) for name in counted}
-    import onnxdata.wire.decode
+    import onnxdata.wire.loops
 
     files = {p: digest(p) for p in paths}
-    report = {"files": files, "varints_compiled": onnxdata.wire.decode.COMPILED,
+    report = {"files": files, "varints_compiled": onnxdata.wire.loops.COMPILED,
               "calls": {name: {**info, "in_sys_modules": f"onnxdata.wire.{name}" in sys.modules,
                                "count": sum(c for k, c in CALLS.items()
                                             if k.startswith(name + "."))}

@@ -47,8 +47,7 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.model.types import DeclaredType, declared_type
 
-__all__ = ["Backend", "BackendCannotTake", "BackendUnavailable", "Prepared", "get_backend",
-           "to_declared"]
+__all__ = ["Backend", "Prepared", "get_backend", "to_declared"]
 
 ORT_MISSING = ("the ort backend needs ONNX Runtime, an optional extra: "
                "pip install 'onnxdata[ort]' (or pip install onnxruntime)")

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cases.backends import Backend, BackendCannotTake, BackendUnavailable, get_backend
+from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
+from onnxdata.cases.backends import Backend, get_backend
 from onnxdata.cases.expectations import Expectation, Expectations
 from onnxdata.cases.load import load_test_data_set
 from onnxdata.convert.compare import Difference, compare

@@ -19,11 +19,11 @@ from typing import Any
 from onnxdata.core.messages import MESSAGE_CLASSES
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
-from onnxdata.io.load_save import Buffer, load
+from onnxdata.io.load_save import load
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.types import IO, type_problems
 from onnxdata.wire.field_tree import field_tree
-from onnxdata.wire.source import read_settled
+from onnxdata.wire.source import Buffer, read_settled
 
 __all__ = ["load_test_data_set", "test_data_files"]
 

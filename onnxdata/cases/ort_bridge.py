@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from onnxdata.cases.backend_errors import BackendCannotTake
-from onnxdata.convert.common import from_le_bytes
-from onnxdata.convert.values import le_bytes
+from onnxdata.convert.common import from_le_bytes, le_bytes
 from onnxdata.core.dtypes import DATA_TYPES, STRING, DataType, data_type_for_dtype
 from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import DeclaredType, type_name

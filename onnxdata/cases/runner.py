@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from onnxdata.cases.backends import Backend, BackendUnavailable, get_backend
-from onnxdata.cases.case_run import test_data_sets
+from onnxdata.cases.backend_errors import BackendUnavailable
+from onnxdata.cases.backends import Backend, get_backend
 from onnxdata.cases.load import load_test_data_set
 from onnxdata.cases.save import ModelArg, as_model
 from onnxdata.convert.compare import Difference, compare
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 
-__all__ = ["OutputResult", "run_test_data_set", "test_data_sets"]
+__all__ = ["OutputResult", "run_test_data_set"]
 
 Status = Literal["pass", "fail", "error", "unchecked"]
 ORT_MISSING = ("onnxdata run needs ONNX Runtime, an optional extra: "

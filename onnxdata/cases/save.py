@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
-from onnxdata.convert.values import SparseParts, from_numpy
+from onnxdata.convert.common import SparseParts
+from onnxdata.convert.values import from_numpy
 from onnxdata.core.dtypes import DATA_TYPES, STRING
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError

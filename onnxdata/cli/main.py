@@ -51,7 +51,6 @@ from onnxdata.cli import diff as cli_diff
 from onnxdata.cli import make as cli_make
 from onnxdata.cli import run_args
 from onnxdata.cli.args import (
-    STDIN,
     fail,
     file_arg,
     file_size,
@@ -67,18 +66,11 @@ from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_word
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
-from onnxdata.explorer.readings import (
-    ByteRow,
-    Exploration,
-    Reading,
-    ambiguity,
-    byte_table,
-    explore,
-)
-from onnxdata.explorer.table import DEFAULT_ROWS, elided_count
+from onnxdata.explorer.readings import Exploration, Reading, ambiguity, byte_table, explore
+from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, elided_count
 from onnxdata.wire.source import set_stream_limit
 
-__all__ = ["EXIT_CODES", "STDIN", "main"]
+__all__ = ["EXIT_CODES", "main"]
 
 #: The exit status of every command, said once (every --help shows it).
 EXIT_CODES = """exit status (every command):

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cases.backends import BackendUnavailable, get_backend
+from onnxdata.cases.backend_errors import BackendUnavailable
+from onnxdata.cases.backends import get_backend
 from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
 from onnxdata.cases.diff import SHOWN

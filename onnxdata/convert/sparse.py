@@ -10,13 +10,13 @@ import numpy as np
 
 from onnxdata.convert.common import MAX_INTP, Array, SparseParts, StrPath, check_message, fail_at
 from onnxdata.convert.tensor import checked_shape, plain_raw, read_tensor
-from onnxdata.core.budget import get_densify_limit, set_densify_limit, spend
+from onnxdata.core.budget import get_densify_limit, spend
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.paths import join_path
 from onnxdata.errors import OnnxDataError
 from onnxdata.rules.validation import quick_tensor
 
-__all__ = ["densify", "densify_cost", "get_densify_limit", "set_densify_limit"]
+__all__ = ["densify", "densify_cost"]
 
 
 # ---------------------------------------------------------------- parts and densify

@@ -72,19 +72,11 @@ from onnxdata.convert.common import (
     KeyType,
     SparseParts,
     StrPath,
-    from_le_bytes,
-    le_bytes,
     message_kind,
-    unpack_bits,
 )
 from onnxdata.convert.containers import READERS
-from onnxdata.convert.sparse import (
-    densify,
-    get_densify_limit,
-    read_sparse_parts,
-    set_densify_limit,
-)
-from onnxdata.core.budget import sparse_need
+from onnxdata.convert.sparse import read_sparse_parts
+from onnxdata.core.budget import get_densify_limit, sparse_need
 from onnxdata.core.messages import (
     Kind,
     MapProto,
@@ -100,19 +92,7 @@ from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.model.types import DeclaredType
 from onnxdata.rules.validation import validate
 
-__all__ = [
-    "SparseParts",
-    "from_numpy",
-    "get_densify_limit",
-    "set_densify_limit",
-    "sparse_parts",
-    "to_numpy",
-    # helpers the fast reader and writer share (not exported from the package)
-    "densify",
-    "from_le_bytes",
-    "le_bytes",
-    "unpack_bits",
-]
+__all__ = ["from_numpy", "sparse_parts", "to_numpy"]
 
 
 def _raise_if_invalid(message: object, base_dir: StrPath | None) -> None:

@@ -21,8 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 from onnxdata.convert.sparse import densify_cost
-from onnxdata.convert.values import get_densify_limit
-from onnxdata.core.budget import budget_mark, budget_reset, spend
+from onnxdata.core.budget import budget_mark, budget_reset, get_densify_limit, spend
 from onnxdata.core.messages import ElemType
 from onnxdata.core.paths import join_path
 from onnxdata.engine.layout_values import dense_rows, group_trees, layout_values
@@ -32,9 +31,9 @@ from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.wire.compiled import LAYOUT_KINDS, element_groups
+from onnxdata.wire.fields import Where
 from onnxdata.wire.occurrences import range_bounds
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import Where
 
 __all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run"]
 

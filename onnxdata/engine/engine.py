@@ -10,7 +10,7 @@ children's, children by field number), capped at ``max_problems`` with one
 "…and N more problems" at the end.
 
 Memory is bounded by nesting depth, not by the file: a sequence's elements
-are visited one at a time (``walk.occurrences``; their byte ranges are kept in
+are visited one at a time (``fields.occurrences``; their byte ranges are kept in
 16 bytes each, up to a fixed cap, else found again), nothing is built per
 element when validating, and a message's own problems that depend on its
 children (a sequence's shared data type) are inserted before the children's
@@ -28,13 +28,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert.sparse import densify_cost
-from onnxdata.convert.values import (
-    SparseParts,
-    densify,
-    get_densify_limit,
-)
-from onnxdata.core.budget import spend
+from onnxdata.convert.common import SparseParts
+from onnxdata.convert.sparse import densify, densify_cost
+from onnxdata.core.budget import get_densify_limit, spend
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
@@ -80,26 +76,15 @@ from onnxdata.rules.tensor import (
     tensor_storage_problems,
 )
 from onnxdata.rules.validation import too_deep
-from onnxdata.wire.compiled import COMPILED
 from onnxdata.wire.external import OpenFiles
 from onnxdata.wire.field_values import string_values, varint_count, varints
-from onnxdata.wire.fields import occurrence_batches
+from onnxdata.wire.fields import Where, occurrence_batches, occurrences, whole
 from onnxdata.wire.format import WireError
+from onnxdata.wire.loops import COMPILED
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import (
-    MAP,
-    OPTIONAL,
-    SEQUENCE,
-    SPARSE,
-    TENSOR,
-    Fields,
-    Where,
-    occurrences,
-    scan,
-    whole,
-)
+from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, SPARSE, TENSOR, Fields, scan
 
-__all__ = ["Engine", "Outcome"]
+__all__ = ["Engine"]
 
 #: Sequence elements up to this many bytes have their verdict cached by their bytes.
 _SMALL: Final = 64

@@ -11,9 +11,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.occurrences import range_bounds
+from onnxdata.wire.occurrences import RangeStore, range_bounds
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import RangeStore
 
 __all__ = ["distinct_entries", "plain_entry"]
 

@@ -17,7 +17,7 @@ from typing import Any, Final, cast
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.convert.values import from_le_bytes, unpack_bits
+from onnxdata.convert.common import from_le_bytes, unpack_bits
 from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
@@ -37,20 +37,12 @@ from onnxdata.rules.tensor import (
 from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
 from onnxdata.wire.field_values import fixed, string_values, varint_count, varints
+from onnxdata.wire.fields import Where, occurrences
 from onnxdata.wire.format import LEN, WireError, read_varint
+from onnxdata.wire.occurrences import Compact, Piece
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import (
-    ENTRY,
-    SEGMENT,
-    TENSOR,
-    Compact,
-    Fields,
-    Piece,
-    Where,
-    occurrences,
-    scan,
-)
+from onnxdata.wire.walk import ENTRY, SEGMENT, TENSOR, Fields, scan
 from onnxdata.wire.wire_ints import WireInts
 
 __all__ = ["Outcome", "TensorWalk", "external_value"]

@@ -38,20 +38,8 @@ from onnxdata.wire.field_tree import MESSAGE_NAMES, Fit, Misfit, field_tree
 from onnxdata.wire.format import WireBuffer, WireError
 from onnxdata.wire.source import Source, byte_buffer
 
-__all__ = [
-    "DEFAULT_ROWS",
-    "ByteRow",
-    "Exploration",
-    "Reading",
-    "ambiguity",
-    "byte_table",
-    "choose_kind",
-    "explore",
-    "kind_of_message",
-    "message_of_kind",
-    "readings",
-    "unmerged_choice",
-]
+__all__ = ["Exploration", "Reading", "ambiguity", "byte_table", "choose_kind", "explore",
+           "kind_of_message", "message_of_kind", "readings", "unmerged_choice"]
 
 _MESSAGE_OF: Final[dict[str, str]] = {kind: name for name, kind in KIND_OF_MESSAGE.items()}
 _ORDER: Final = {name: i for i, name in enumerate(MESSAGE_NAMES)}

@@ -1,6 +1,6 @@
 """The byte table: one reading laid out field by field, a view over the engine's walk.
 
-``rows(src, "SequenceProto", limit=200)`` walks with ``walk.fields`` in wire
+``rows(src, "SequenceProto", limit=200)`` walks with ``fields.fields`` in wire
 order, a nested message's header row before its own rows, and records rows
 only while fewer than ``limit`` are kept; after that it only counts, and the
 table ends with one row "… 999,800 more fields". Bytes that break the wire
@@ -33,10 +33,11 @@ from onnxdata.wire.compiled import (
     element_groups,
 )
 from onnxdata.wire.field_values import decode_varints
+from onnxdata.wire.fields import whole
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
 from onnxdata.wire.schema import FieldSpec, Schema, message_schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan, whole
+from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 
@@ -103,7 +104,7 @@ class _Table:
         return self.limit is not None and len(self.rows) >= self.limit
 
     def message(self, message: str, start: int, end: int, path: str, depth: int) -> None:
-        from onnxdata.wire.walk import fields
+        from onnxdata.wire.fields import fields
 
         if self.full():
             self.count(message, start, end, depth)
@@ -155,7 +156,7 @@ class _Table:
     def walked(self, message: str, start: int, end: int, depth: int, one: bool) -> int:
         """``count`` by the Python walk, of every field of ``[start, end)`` or (``one``) of
         the first field or run; where that stops."""
-        from onnxdata.wire.walk import RUN, walk_fields
+        from onnxdata.wire.fields import RUN, walk_fields
 
         schema = message_schema(message)
         for number, wt, offset, a, b in walk_fields(self.src, ((start, end),), (), repeats=True):

@@ -31,8 +31,7 @@ from onnxdata.io.atomic import atomic_writer
 from onnxdata.io.serialize import write_parts
 from onnxdata.wire.source import Buffer, Source, byte_buffer
 
-__all__ = ["Buffer", "PathOrBytes", "UnknownFieldsWarning", "byte_buffer", "kind_when_not_given",
-           "load", "save", "source_bytes"]
+__all__ = ["PathOrBytes", "kind_when_not_given", "load", "save", "source_bytes"]
 
 PathOrBytes: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 #: What ``load`` takes: a PathOrBytes, or a data message (ours or onnx's) to copy into ours.

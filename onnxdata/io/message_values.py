@@ -20,8 +20,8 @@ import numpy as np
 
 from onnxdata.convert import values as convert
 from onnxdata.convert.common import Array, StrPath
-from onnxdata.convert.values import densify, get_densify_limit
-from onnxdata.core.budget import densify_budget
+from onnxdata.convert.sparse import densify
+from onnxdata.core.budget import densify_budget, get_densify_limit
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import (
     KIND_OF_MESSAGE,

@@ -45,8 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from onnxdata.convert.values import get_densify_limit
-from onnxdata.core.budget import densify_budget
+from onnxdata.core.budget import densify_budget, get_densify_limit
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import Kind, KindName, kind_name
 from onnxdata.core.strings import Strings, convert_strings
@@ -54,12 +53,10 @@ from onnxdata.engine.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.io.gc_pause import gc_paused
 from onnxdata.rules.common import MAX_PROBLEMS
-from onnxdata.wire.field_values import VARINT_CHUNK, decode_varints
 from onnxdata.wire.format import WireError
 from onnxdata.wire.source import Mode, Source
 
-__all__ = ["VARINT_CHUNK", "decode_varints", "open_source", "read",
-           "read_source"]
+__all__ = ["open_source", "read", "read_source"]
 
 #: The nesting protobuf's parser allows; deeper values are refused the same way.
 

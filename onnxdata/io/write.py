@@ -29,8 +29,9 @@ from typing import IO, Any, Final, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata.convert.common import SparseParts, le_bytes
 from onnxdata.convert.declared import prepare
-from onnxdata.convert.values import SparseParts, from_numpy, le_bytes, with_arrays
+from onnxdata.convert.values import from_numpy, with_arrays
 from onnxdata.core.dtypes import DATA_TYPES, DataType, data_type_for_dtype, raw_nbytes
 from onnxdata.core.messages import (
     ELEM_FIELDS,

@@ -50,7 +50,8 @@ import numpy as np
 
 from onnxdata.core.messages import KIND_OF_MESSAGE
 from onnxdata.errors import OnnxDataError
-from onnxdata.explorer.readings import ByteRow, Exploration, Reading, byte_table
+from onnxdata.explorer.readings import Exploration, Reading, byte_table
+from onnxdata.explorer.table import ByteRow
 from onnxdata.page.pictures import clip, tensor_figure
 
 __all__ = ["DRAW_LIMIT", "HEX_LIMIT", "ROW_LIMIT", "render_page", "write_page"]
@@ -445,8 +446,7 @@ def _value_section(result: Exploration, chosen: Reading, first: bool = True) -> 
         return head + (f"<p>Not drawn: a {_size(result.size)} value of {', '.join(built)} "
                        "would be built whole in memory to draw it; "
                        f"<code>onnxdata.read(path, \"{chosen.kind_name}\")</code> gives it.</p>")
-    from onnxdata.convert.values import get_densify_limit
-    from onnxdata.core.budget import densify_budget
+    from onnxdata.core.budget import densify_budget, get_densify_limit
     from onnxdata.io.read import read
 
     try:

@@ -1,48 +1,33 @@
-"""The compiled loop of ``walk.scan`` (onnxdata/wire/_walk.pyx), where it is built: a schema as
-the loop reads it, and the windows of a message handed to it.
+"""The compiled loops' side of the walk (``_walk.pyx``, ``_layouts.pyx``): a schema as the
+loop reads it, the windows of a message handed to it, a sequence's elements grouped by
+layout, and the byte table's counts.
 
-``ONNXDATA_PURE_PYTHON=1`` (read at import) turns it off: ``walk.python_scan``, the
-reference, then gathers every message.
+The loops are loaded by ``loops`` (the one switch); where they are off, each function here
+that can decline says None and ``walk.scan_reference``, the Python walk, does the work.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 from array import array
 from collections.abc import Callable, Iterable
-from types import ModuleType
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
+from onnxdata.wire.loops import layout_loop, walk_loop
 from onnxdata.wire.source import Source
 
 Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
-__all__ = ["COMPILED", "COUNT_BYTES", "LAYOUT_KINDS", "PREFIX_BYTES", "compiled_scan",
+__all__ = ["COUNT_BYTES", "LAYOUT_KINDS", "PREFIX_BYTES", "compiled_scan",
            "count_fields", "count_prefix",
            "element_groups", "layout_spans", "short_runs"]
 
 
-def _compiled(name: str) -> ModuleType | None:
-    """The compiled module ``onnxdata.<name>``, unless it is not built or
-    ONNXDATA_PURE_PYTHON is set."""
-    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        return importlib.import_module(f"onnxdata.wire.{name}")
-    except ImportError:
-        return None
-
-
-_LOOP: Final = _compiled("_walk")
-_LAYOUTS: Final = _compiled("_layouts") if _LOOP is not None else None
-#: Whether ``walk.scan`` runs the compiled loop before the Python walk (and the engine
-#: groups elements by layout: onnxdata/wire/_layouts.pyx, built beside it).
-COMPILED: Final = _LOOP is not None and _LAYOUTS is not None
+_LOOP: Final = walk_loop
+_LAYOUTS: Final = layout_loop
 #: The loop's kinds: wire/walk.py's SCALAR ... FIXED64S, and data_location's closed enum.
 _ENUM: Final = 6
 #: Bytes a field's head can need (tag of 5 bytes + varint of 10), with room.

@@ -28,7 +28,7 @@ took as long as onnx's whole read, so it is not used. Still short of issue 14's
 package when a C compiler is at hand) imported, it decodes instead, in one
 pass of 64-bit loads (W5 ``read`` about 3x onnx); the numpy code stays as the
 fallback and decides every error, so both raise the same WireError.
-``ONNXDATA_PURE_PYTHON=1`` (read at import) forces the fallback.
+``ONNXDATA_PURE_PYTHON=1`` forces the fallback (``loops``, the one switch, reads it).
 
 Strings. Where each value starts depends on every length before it, so no
 numpy pass can find them all at once in general (a byte equal to the tag may
@@ -40,35 +40,22 @@ The bytes objects are then made in C through a fixed-width numpy array.
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.format import WireError
+from onnxdata.wire.loops import varint_loop
 
-__all__ = ["CHUNK", "COMPILED", "count_strings", "decode_varints", "decode_varints_into",
+__all__ = ["CHUNK", "count_strings", "decode_varints", "decode_varints_into",
            "has_long_run", "join_runs", "numpy_scan", "numpy_split_strings",
            "numpy_strings_array", "numpy_varints", "scan_varints", "split_strings",
            "strings_array"]
 
 
-def _compiled_loop() -> ModuleType | None:
-    """The compiled varint loop, unless it is not built or ONNXDATA_PURE_PYTHON is set."""
-    if os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        import onnxdata.wire._varints as loop
-    except ImportError:
-        return None
-    return loop
-
-
-_LOOP: Final = _compiled_loop()
-#: Whether :func:`decode_varints` runs the compiled loop (else :func:`numpy_varints`).
-COMPILED: Final = _LOOP is not None
+#: The compiled varint loop, or None (then the numpy references decode).
+_LOOP: Final = varint_loop
 
 #: Bytes of varints decoded per numpy pass.
 CHUNK: Final = 1 << 16

@@ -1,6 +1,6 @@
 """Does a buffer's wire structure fit message X exactly? A tree over the engine's walk.
 
-``field_tree(buf, "TensorProto")`` reads field tags and lengths with ``walk.fields``
+``field_tree(buf, "TensorProto")`` reads field tags and lengths with ``fields.fields``
 (the one walk the engine, ``read`` and the byte table use) and checks each
 against the schema of the message it is inside (taken from the generated
 classes' descriptors, so it is ONNX's own schema): the field number
@@ -25,6 +25,7 @@ from typing import Final
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.paths import join_path
 from onnxdata.wire.field_values import count_varints, decode_varints
+from onnxdata.wire.fields import fields
 from onnxdata.wire.format import (
     EGROUP,
     I32,
@@ -38,7 +39,6 @@ from onnxdata.wire.format import (
 )
 from onnxdata.wire.schema import FieldSpec, known_message, message_schema, schema_name
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import fields
 
 __all__ = [
     "MESSAGE_NAMES",
@@ -205,7 +205,7 @@ class _Stop(Exception):
 def field_tree(buf: WireBuffer | Source, message: str, start: int = 0, end: int | None = None, *,
         max_depth: int = MAX_DEPTH) -> Fit:
     """Walk ``buf[start:end]`` as ``message`` (a message name or kind name); never raises
-    for bad bytes. The walk is ``walk.fields``, the engine's; this builds the tree."""
+    for bad bytes. The walk is ``fields.fields``, the engine's; this builds the tree."""
     if not known_message(message):
         raise ValueError(f"unknown message {message!r}")
     name = schema_name(message)

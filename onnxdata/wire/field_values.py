@@ -18,11 +18,10 @@ import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
 from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
-from onnxdata.wire.fields import occurrence_batches
+from onnxdata.wire.fields import Where, occurrence_batches
 from onnxdata.wire.format import LEN, VARINT, WireError
-from onnxdata.wire.occurrences import ROW, range_bounds
+from onnxdata.wire.occurrences import ROW, Compact, Piece, Rewalked, range_bounds
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import Compact, Piece, Rewalked, Where
 
 __all__ = ["KEPT_INTS", "VARINT_CHUNK", "count_varints", "decode_varints", "fixed",
            "iter_varints", "string_values", "varint_count", "varints"]

@@ -24,19 +24,15 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnxdata.wire.compiled import COMPILED, compiled_scan, short_runs
+from onnxdata.wire.compiled import compiled_scan, short_runs
 from onnxdata.wire.fields import (
     COUNT,
     RUN,
-    RUN_BYTES,
     Where,
-    fields,
-    fields_in,
     occurrence_batches,
     occurrences,
     piece_batches,
     walk_fields,
-    whole,
 )
 from onnxdata.wire.format import (
     I32,
@@ -44,6 +40,7 @@ from onnxdata.wire.format import (
     LEN,
     VARINT,
 )
+from onnxdata.wire.loops import COMPILED
 from onnxdata.wire.occurrences import Compact, Piece, RangeStore, Rewalked
 from onnxdata.wire.schema import (
     FIXED32S,
@@ -57,8 +54,7 @@ from onnxdata.wire.schema import (
 )
 from onnxdata.wire.source import Source
 
-__all__ = ["KEEP", "RUN", "RUN_BYTES", "Compact", "Fields", "Piece", "RangeStore", "Rewalked",
-           "Where", "fields", "fields_in", "occurrences", "scan", "walk_fields", "whole"]
+__all__ = ["KEEP", "Fields", "scan"]
 
 #: Occurrences of one repeated or message field kept as a list by ``scan``; more go into
 #: a RangeStore (16 bytes each) up to COMPACT_PIECES, and past that are re-walked.

@@ -12,7 +12,8 @@ import pytest
 import onnxdata
 import onnxdata.cases
 from onnxdata import compare
-from onnxdata.cases.backends import BackendUnavailable, get_backend, to_declared
+from onnxdata.cases.backend_errors import BackendUnavailable
+from onnxdata.cases.backends import get_backend, to_declared
 from onnxdata.cases.save import as_model
 from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import DeclaredType

@@ -15,7 +15,7 @@ import onnxdata
 import onnxdata.cases
 from onnxdata import OnnxDataError, compare
 from onnxdata.cases import run_test_data_set
-from onnxdata.cases.runner import test_data_sets
+from onnxdata.cases.case_run import test_data_sets
 from onnxdata.cases.save import as_model as load_model
 from onnxdata.cli.main import main
 

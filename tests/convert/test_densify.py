@@ -22,7 +22,7 @@ from onnxdata import (
     read,
     to_numpy,
 )
-from onnxdata.convert.values import densify
+from onnxdata.convert.sparse import densify
 from onnxdata.rules.validation import problems
 
 

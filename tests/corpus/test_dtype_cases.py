@@ -9,7 +9,7 @@ import pytest
 
 from onnxdata import OnnxDataError
 from onnxdata.cases import run_test_data_set
-from onnxdata.cases.runner import test_data_sets
+from onnxdata.cases.case_run import test_data_sets
 from onnxdata.cli.main import main
 from tests.ortvalue_loop import ortvalue_loop
 

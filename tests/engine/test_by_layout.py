@@ -22,11 +22,11 @@ from onnxdata.engine import by_layout
 from onnxdata.errors import DecodeError
 from onnxdata.explorer.readings import reading
 from onnxdata.rules.validation import problems
-from onnxdata.wire import compiled
+from onnxdata.wire import compiled, loops
 from onnxdata.wire.format import encode_varint
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not loops.COMPILED,
                                 reason="the grouping runs with the compiled walk only")
 
 
@@ -136,7 +136,7 @@ def _check(data: bytes, max_problems: int, monkeypatch: pytest.MonkeyPatch,
     return groups
 
 
-@pytest.mark.skipif(not compiled.COMPILED, reason="no compiled layouts")
+@pytest.mark.skipif(not loops.COMPILED, reason="no compiled layouts")
 @pytest.mark.parametrize("width", [1000, 1024, 4000])
 def test_elements_of_a_few_kib_are_grouped(width: int, monkeypatch: pytest.MonkeyPatch,
                                            tmp_path: Any) -> None:
@@ -224,8 +224,8 @@ def test_nesting_at_the_limit_is_grouped_or_refused_as_protobuf_does(
 
 def _groups(data: bytes, number: int, kind: str) -> list[int] | None:
     """The group of each element of field ``number`` of the sequence ``data``."""
+    from onnxdata.wire.fields import fields
     from onnxdata.wire.source import Source
-    from onnxdata.wire.walk import fields
 
     src = Source.of_buffer(data)
     ranges = [(a, b) for n, _, _, a, b in fields(src, 0, len(data)) if n == number]

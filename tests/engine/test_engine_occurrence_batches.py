@@ -20,11 +20,11 @@ import onnxdata
 from onnxdata.engine import by_layout
 from onnxdata.engine import engine as engine_module
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import compiled, fields, walk
+from onnxdata.wire import compiled, fields, loops, walk
 from tests.engine.test_by_layout import CASES
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not loops.COMPILED,
                                 reason="the grouping runs with the compiled walk only")
 
 
@@ -33,10 +33,10 @@ def _not_kept(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     in batches of ``size``."""
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: walk.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and got.ranges is not None and schema is walk.SEQUENCE:
-            return walk.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     real_batches = fields.occurrence_batches
@@ -111,10 +111,10 @@ def test_strings_not_kept_are_found_again_as_arrays(monkeypatch: pytest.MonkeyPa
     want = onnxdata.read(path, "tensor")
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: walk.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and name == "string_data":
-            return walk.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     got = onnxdata.read(path, "tensor")

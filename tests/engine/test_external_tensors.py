@@ -37,7 +37,7 @@ from onnxdata.explorer.readings import reading
 from onnxdata.rules import tensor as rules_tensor
 from onnxdata.rules.tensor import external_data_problems, external_data_report
 from onnxdata.rules.validation import problems
-from onnxdata.wire import compiled
+from onnxdata.wire import loops
 from tests.engine.test_layout_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, varint, vint
@@ -307,7 +307,7 @@ def test_the_plain_path_is_what_reads_a_valid_external_tensor(
 
 # --- a sequence's external tensors, a layout at a time -----------------------------------
 
-needs_compiled = pytest.mark.skipif(not compiled.COMPILED,
+needs_compiled = pytest.mark.skipif(not loops.COMPILED,
                                     reason="values are built a layout at a time with the "
                                            "compiled walk only")
 

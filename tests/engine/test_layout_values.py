@@ -21,12 +21,12 @@ import pytest
 
 import onnxdata
 from onnxdata.engine import by_layout, layout_values
-from onnxdata.wire import compiled
+from onnxdata.wire import loops
 from onnxdata.wire.format import encode_varint
 from tests.walk_digest import value as digest
 from tests.wire_bytes import ld, vint
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED,
+pytestmark = pytest.mark.skipif(not loops.COMPILED,
                                 reason="values are built a layout at a time with the compiled "
                                        "walk only")
 

@@ -13,7 +13,7 @@ import pytest
 
 import onnxdata
 from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk
-from onnxdata.wire.compiled import COMPILED
+from onnxdata.wire.loops import COMPILED
 from tests.conftest import import_onnx
 from tests.engine.test_engine import check_same_verdicts
 

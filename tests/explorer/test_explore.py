@@ -446,7 +446,8 @@ def test_load_test_data_set_equals_onnx_runner(folder: str, onnx: Any) -> None:
 
 def test_load_test_data_set_reads_maps_and_sparse(tmp_path: Path) -> None:
     from onnxdata.cases.load import load_test_data_set
-    from onnxdata.convert.values import SparseParts, from_numpy
+    from onnxdata.convert.common import SparseParts
+    from onnxdata.convert.values import from_numpy
 
     model = ModelProto()
     kinds: list[TypeProto] = []

@@ -19,7 +19,7 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.explorer import table
 from onnxdata.explorer.readings import byte_table
 from onnxdata.explorer.table import elided_count
-from onnxdata.wire import compiled
+from onnxdata.wire import compiled, loops
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -29,7 +29,7 @@ KINDS = {"sequence": "SequenceProto", "map": "MapProto", "optional": "OptionalPr
          "tensor": "TensorProto", "sparse_tensor": "SparseTensorProto"}
 HOSTILE = sorted((TESTS / "data" / "hostile").glob("*.pb"))
 
-pytestmark = pytest.mark.skipif(not compiled.COMPILED, reason="no compiled count")
+pytestmark = pytest.mark.skipif(not loops.COMPILED, reason="no compiled count")
 
 
 def _table(data: bytes, kind: str) -> Any:

@@ -37,10 +37,11 @@ from onnxdata import (
     save,
     write,
 )
-from onnxdata.convert.values import SparseParts, from_numpy, to_numpy
-from onnxdata.io.read import decode_varints
+from onnxdata.convert.common import SparseParts
+from onnxdata.convert.values import from_numpy, to_numpy
 from onnxdata.rules.validation import problems
 from onnxdata.wire import field_values
+from onnxdata.wire.decode import decode_varints
 from onnxdata.wire.format import encode_varint, read_varint
 from onnxdata.wire.source import SMALL
 from tests.conftest import corpus_params

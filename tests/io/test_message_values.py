@@ -23,7 +23,7 @@ import onnxdata
 from onnxdata.convert import values as convert
 from onnxdata.io import message_values
 from onnxdata.strategies import messages
-from onnxdata.wire import compiled
+from onnxdata.wire import loops
 from tests.engine.test_layout_values import BUILT, DECLINED, f32, ld, tensor, vint
 from tests.engine.test_layout_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
@@ -181,7 +181,7 @@ SPARSE_FLOATS = vint(2, 2) + b"".join(ld(4, ld(1, tensor(1, [1], ld(4, f32(i))))
     2, tensor(7, [1], ld(9, bytes(8)))) + vint(3, 3)) for i in range(40))
 
 
-@pytest.mark.skipif(not compiled.COMPILED,
+@pytest.mark.skipif(not loops.COMPILED,
                     reason="values are built a layout at a time with the compiled walk only")
 @pytest.mark.parametrize("name", ["string-keys-float-data-packed", "complex64-float-data",
                                   "double-data", "string-keys-float-data-unpacked",

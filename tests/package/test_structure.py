@@ -1,5 +1,7 @@
 """The package's shape: its layers, in the one order written here, with no import upward,
-no import cycle, no private name imported from another module, and no module over 600 lines.
+no import cycle, no private name imported from another module, every name imported from
+the module that defines it (no internal re-exports), the compiled loops loaded in one
+module, and no module over 800 lines.
 
 Imports are read with ``ast`` from every module, function-level ones included, so an
 import hidden in a function to dodge a cycle is caught as well.
@@ -8,6 +10,7 @@ import hidden in a function to dodge a cycle is caught as well.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("onnxdata", "onnxdata.__main__", "onnxdata.strategies", "onnxdata.pytest_plugin"),
 ]
 
-MAX_LINES = 600
+#: One job a module; past this a module is split by job, not by length.
+MAX_LINES = 800
 
 
 def module_name(path: Path) -> str:
@@ -133,13 +137,96 @@ def cycles_in(edges: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+@functools.cache
+def defined_names(path: Path) -> frozenset[str]:
+    """The names a module's own top-level code binds: functions, classes and assignments
+    (in ``if``/``try`` blocks too), not the names it imports, but for the generated
+    classes it imports (their one home in our code: ``core.messages``)."""
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "onnxdata.generated"):
+                names.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.If):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return frozenset(names)
+
+
+def is_package(name: str) -> bool:
+    return name in MODULES and MODULES[name].name == "__init__.py"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_names_come_from_the_module_that_defines_them(name: str) -> None:
+    """``from onnxdata.a import f`` only where ``a`` defines ``f``: no module passes on a
+    name it imported, so a reader finds a name's home from the import line. A package's
+    ``__init__`` is a public surface and may gather names; nothing inside imports from one."""
+    passed_on = []
+    for line, target, names in imports(MODULES[name]):
+        if target not in MODULES or target == "onnxdata.generated" or \
+                target.startswith("onnxdata.generated."):
+            continue
+        if is_package(target):
+            if not is_package(name) and names and not all(is_module(f"{target}.{n}")
+                                                          for n in names):
+                passed_on.append(f"line {line}: {target} is a package surface")
+            continue
+        home = defined_names(MODULES[target])
+        passed_on += [f"line {line}: {target}.{n}" for n in names
+                      if n not in home and not is_module(f"{target}.{n}")]
+    assert passed_on == [], f"{name} imports names their module does not define: {passed_on}"
+
+
+def test_one_module_loads_the_compiled_loops() -> None:
+    """``wire/loops.py`` alone imports ``_walk``, ``_layouts`` and ``_varints`` and reads
+    ONNXDATA_PURE_PYTHON: the one switch every other module asks."""
+    loaders, readers = set(), set()
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if "ONNXDATA_PURE_PYTHON" in text and "environ" in text:
+            readers.add(name)
+        for _, target, names in imports(path):
+            if any(t.split(".")[-1] in {"_walk", "_layouts", "_varints"}
+                   for t in [target, *(f"{target}.{n}" for n in names)]):
+                loaders.add(name)
+        if "import_module(" in text and "_walk" in text:
+            loaders.add(name)
+    assert readers == {"onnxdata.wire.loops"}
+    assert loaders == {"onnxdata.wire.loops"}
+
+
+def test_a_name_passed_on_is_seen(tmp_path: Path) -> None:
+    """The re-export check sees a name a module only imports, and takes the names it binds."""
+    fake = tmp_path / "mod.py"
+    fake.write_text("from onnxdata.wire.format import LEN\nfrom onnxdata.generated.onnx_ml_pb2 "
+                    "import TensorProto\nX: int = 1\ndef f(): pass\nclass C: pass\n"
+                    "try:\n    Y = 2\nexcept ImportError:\n    Y = 3\n", encoding="utf-8")
+    assert defined_names(fake) == {"TensorProto", "X", "f", "C", "Y"}
+    assert "RangeStore" not in defined_names(MODULES["onnxdata.wire.walk"])
+
+
 def test_no_import_cycle() -> None:
     found = cycles_in(graph())
     assert found == [], "import cycles: " + "; ".join(" -> ".join(c) for c in found)
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_module_is_at_most_600_lines(name: str) -> None:
+def test_module_is_at_most_800_lines(name: str) -> None:
     lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines"
 
@@ -148,7 +235,7 @@ CYTHON = sorted(p for ext in ("*.pyx", "*.pxd") for p in PACKAGE.rglob(ext))
 
 
 @pytest.mark.parametrize("path", CYTHON, ids=lambda p: p.name)
-def test_cython_source_is_at_most_600_lines(path: Path) -> None:
+def test_cython_source_is_at_most_800_lines(path: Path) -> None:
     """The compiled loops keep the same limit as the Python modules."""
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.name} has {lines} lines"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.convert import values as convert
-from onnxdata.wire import compiled, field_values
+from onnxdata.wire import field_values, loops
 from tests.wire_bytes import ld, vint
 
 N = 3000  # past KEEP_PIECES: the pieces are kept as a Compact
@@ -66,7 +66,7 @@ def test_values_are_protobufs(name: str, tmp_path: Path, monkeypatch: pytest.Mon
     path.write_bytes(data)
     got = onnxdata.read(path, "tensor")
     assert got.dtype == want.dtype and np.array_equal(got, want)
-    if not compiled.COMPILED:  # the Python walk's single values: one strided copy
+    if not loops.COMPILED:  # the Python walk's single values: one strided copy
         assert any(taken) == strided
     else:  # values one after another: a ROW piece (each one strided copy), however many
         assert sorted(rows) == {"a-name-between": [5 * (N - N // 2 - 1) - 1,
@@ -88,8 +88,8 @@ def test_pieces_gathered_in_one_read_are_the_pieces_read_one_by_one(
     gives what reading them piece by piece gives: the count, the values, or the same
     WireError for the first packed run that is not whole values."""
     from onnxdata.wire.format import I32, LEN, WireError
+    from onnxdata.wire.occurrences import Compact
     from onnxdata.wire.source import Source
-    from onnxdata.wire.walk import Compact
 
     buf = bytearray()
     pieces = []

@@ -1,7 +1,7 @@
 """Past COMPACT_PIECES a walk keeps no occurrences and no pieces; they are found again,
 a batch of arrays at a time (``fields.occurrence_batches``): a merged message's occurrences for the
 compiled loop (``compiled.compiled_scan``) and a number field's pieces as ``Compact``
-batches (``walk.Rewalked``), not a Python step each (16 MB of empty tensors took over
+batches (``occurrences.Rewalked``), not a Python step each (16 MB of empty tensors took over
 20 s in the optional, map, tensor and sparse readings).
 
 The small cases here are read with every field made "not kept" and batches of 3: the
@@ -20,7 +20,7 @@ import pytest
 import onnxdata
 from bench import shapes
 from onnxdata.explorer.readings import reading
-from onnxdata.wire import compiled, fields, walk
+from onnxdata.wire import fields, loops, occurrences, walk
 from onnxdata.wire.format import LEN, VARINT
 from onnxdata.wire.source import Source
 from tests.engine.test_engine_occurrence_batches import same_values
@@ -52,10 +52,10 @@ class _AllOver:
 def _not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: walk.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and got.ranges is not None:
-            return walk.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     monkeypatch.setattr(walk.Fields, "over", _AllOver(), raising=False)
@@ -96,15 +96,15 @@ def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.Mon
     assert got[0] == want[0]  # every reading: verdicts, problems, summaries
     assert same_values(got[1], want[1])  # the value, or the same error
     assert "pieces" in found or name in NO_PIECES
-    if compiled.COMPILED:
+    if loops.COMPILED:
         assert "occurrences" in found
 
 
-def _one_by_one(src: Source, parent: walk.Where, number: int, want: int
+def _one_by_one(src: Source, parent: fields.Where, number: int, want: int
                 ) -> list[tuple[int, int, int]]:
     """The reference: the pieces as the walk finds them, a field at a time."""
     out = []
-    for n, wt, _at, a, b in walk.fields_in(src, walk.occurrences(src, parent)):
+    for n, wt, _at, a, b in fields.fields_in(src, fields.occurrences(src, parent)):
         if n == number and wt == VARINT == want:
             out.append((VARINT, a, 0))
         elif n == number and wt in (want, LEN):
@@ -121,7 +121,7 @@ def test_piece_batches_are_the_pieces_in_order(size: int) -> None:
         ld(1, b""), key(1, 5) + b"\0\0\0\0", ld(1, bytes([0x80, 1])) * 3, vint(1, 0),
     ])
     src = Source.of_buffer(body)
-    parent = walk.whole(0, len(body))
+    parent = fields.whole(0, len(body))
     for want in (VARINT, 5):
         got = []
         count = 0
@@ -155,9 +155,9 @@ def test_millions_of_pieces_and_occurrences_are_read_whole(monkeypatch: pytest.M
     assert counted, "the runs past what the walk keeps were not only counted"
     as_map = reading(data, "map").as_json()
     assert f"{2 * n} " in as_map["summary"].replace(",", ""), as_map["summary"]
-    keys = walk.scan(Source.of_buffer(data), walk.whole(0, len(data)), walk.MAP)
+    keys = walk.scan(Source.of_buffer(data), fields.whole(0, len(data)), walk.MAP)
     held = keys.pieces["keys"]  # past the limit: counted, its 68 MB of pieces let go
-    assert "keys" in keys.over and isinstance(held, walk.Compact)
+    assert "keys" in keys.over and isinstance(held, occurrences.Compact)
     assert len(held) == walk.COMPACT_PIECES  # (what it held: the walk counts no further)
     assert not (len(held.wts) or len(held.starts) or held.waiting)
     as_sparse = reading(data, "sparse_tensor").as_json()

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from onnxdata.wire import compiled, walk
+from onnxdata.wire import compiled, loops, walk
+from onnxdata.wire.fields import Where
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, Where, python_scan
+from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, python_scan
 from tests.wire_bytes import ld, vint
 
 SCALAR = vint(2, 1) + ld(9, struct.pack("<f", 2.5))
@@ -62,7 +63,7 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
         {k: list(v) for k, v in want.many.items()}
 
 
-@pytest.mark.skipif(not compiled.COMPILED, reason="no compiled walk")
+@pytest.mark.skipif(not loops.COMPILED, reason="no compiled walk")
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.binary(max_size=300),
                  st.lists(st.sampled_from([*(r[0][:200] for r in ROOTS.values()),

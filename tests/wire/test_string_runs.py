@@ -2,7 +2,7 @@
 protobuf.
 
 ``read`` splits runs of ``string_data``/``string_keys`` fields with numpy over
-pread windows of ``walk.RUN_BYTES``; here the window is made small so that
+pread windows of ``fields.RUN_BYTES``; here the window is made small so that
 runs break at window ends, on long lengths, on other fields in between, and
 in the root's record replayed for the other kinds, and every result is the
 slow path's (``to_numpy(load(...))``), every bad file its error class.
@@ -28,7 +28,7 @@ from onnxdata import (
 )
 from onnxdata.core.messages import KindName
 from onnxdata.engine.engine import Engine
-from onnxdata.wire import compiled, walk
+from onnxdata.wire import fields, loops
 from onnxdata.wire.source import Source
 
 
@@ -76,7 +76,7 @@ def _same(path: Path, kind: KindName, copy: bool) -> None:
 
 @pytest.fixture(params=[1 << 20, 97, 4096], ids=["window-1MiB", "window-97", "window-4KiB"])
 def run_bytes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(walk, "RUN_BYTES", request.param)
+    monkeypatch.setattr(fields, "RUN_BYTES", request.param)
     return int(request.param)
 
 
@@ -136,7 +136,7 @@ def test_the_roots_record_replays_runs_for_every_kind(run_bytes: int) -> None:
             continue
         got = again.run(kind).value, again.problems.result()
         # the Python walk's record (the compiled loop walks the root again instead)
-        assert src.root_cache or compiled.COMPILED, "the root's record is kept"
+        assert src.root_cache or loops.COMPILED, "the root's record is kept"
         if isinstance(want[0], np.ndarray):
             assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
         else:

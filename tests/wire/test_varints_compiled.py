@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata import OptionalProto, SequenceProto, TensorProto
-from onnxdata.wire import decode
+from onnxdata.wire import decode, loops
 from onnxdata.wire.format import WireError, encode_varint, read_varint
 from tests.conftest import CORPUS, MANIFEST
 
@@ -69,7 +69,7 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the fallback alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the numpy decoder is wanted here")
-    assert decode.COMPILED, "onnxdata.wire._varints did not import: was the extension built?"
+    assert loops.COMPILED, "onnxdata.wire._varints did not import: was the extension built?"
     assert LOOP is not None and Path(LOOP.__file__ or "").suffix in (".so", ".pyd")
 
 
@@ -183,9 +183,9 @@ def test_corpus_int_payloads() -> None:
 READ_CODE = """
 import hashlib, sys
 import numpy as np
-import onnxdata, onnxdata.wire.decode
+import onnxdata, onnxdata.wire.loops
 value = onnxdata.read(sys.argv[1])
-print(onnxdata.wire.decode.COMPILED, value.dtype, value.shape,
+print(onnxdata.wire.loops.COMPILED, value.dtype, value.shape,
       hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
 """
 

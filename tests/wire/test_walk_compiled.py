@@ -16,25 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from onnxdata.wire import compiled, walk
-from onnxdata.wire.fields import occurrence_batches
+from onnxdata.wire import compiled, fields, loops, walk
+from onnxdata.wire.fields import Where, occurrence_batches
 from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_varint
-from onnxdata.wire.occurrences import ROW
+from onnxdata.wire.occurrences import ROW, Compact, RangeStore
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import (
-    ENTRY,
-    MAP,
-    SEGMENT,
-    SEQUENCE,
-    SPARSE,
-    TENSOR,
-    Compact,
-    Fields,
-    RangeStore,
-    Where,
-    python_scan,
-)
+from onnxdata.wire.walk import ENTRY, MAP, SEGMENT, SEQUENCE, SPARSE, TENSOR, Fields, python_scan
 from tests.conftest import CORPUS, DATA, MANIFEST
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -42,7 +30,7 @@ sys.path.insert(0, str(TESTS))
 from tests.wire.test_wire_differential import ld, message_bytes, mutated  # noqa: E402
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
-needs_loop = pytest.mark.skipif(not compiled.COMPILED,
+needs_loop = pytest.mark.skipif(not loops.COMPILED,
                                 reason="onnxdata.wire._walk is not built or "
                                 "ONNXDATA_PURE_PYTHON is set (test_the_loop_is_built says which)")
 SCHEMAS: dict[str, Schema] = {"TensorProto": TENSOR, "SparseTensorProto": SPARSE,
@@ -123,7 +111,7 @@ def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 
                 continue
             if got is None:  # only a group past the window stops it on bytes the Python
                 # walk takes (many occurrences, a RangeStore, by pread: read at once)
-                assert any(wt == SGROUP for _, wt, *_ in walk.fields_in(src, walk.occurrences(
+                assert any(wt == SGROUP for _, wt, *_ in fields.fields_in(src, fields.occurrences(
                     src, at))), data.hex()
                 continue
             assert facts(got) == want, data.hex()
@@ -133,7 +121,7 @@ def test_the_loop_is_built() -> None:
     """CI must not pass on the Python walk alone: the dev venvs build the extension."""
     if PURE:
         pytest.skip("ONNXDATA_PURE_PYTHON is set: the Python walk is wanted here")
-    assert compiled.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
+    assert loops.COMPILED, "onnxdata.wire._walk or _layouts did not import: built?"
     from onnxdata.wire import _layouts, _walk
 
     assert Path(_walk.__file__ or "").suffix in (".so", ".pyd")

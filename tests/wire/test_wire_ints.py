@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxdata.rules.tensor import element_count
-from onnxdata.wire import field_values, wire_ints
+from onnxdata.wire import field_values, loops, wire_ints
 from onnxdata.wire.format import LEN, VARINT
+from onnxdata.wire.occurrences import Compact
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import Compact
 from tests.wire_bytes import varint
 
 INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
@@ -73,7 +73,7 @@ def test_compiled_join_equals_the_numpy_join(data: st.DataObject) -> None:
 
     from onnxdata.wire import decode
 
-    if not decode.COMPILED:
+    if not loops.COMPILED:
         pytest.skip("the compiled varint loop is not built or is turned off")
     window = np.frombuffer(data.draw(st.binary(min_size=1, max_size=200)), np.uint8)
     cuts = sorted(data.draw(st.lists(st.integers(0, window.size), max_size=30)))

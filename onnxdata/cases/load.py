@@ -3,8 +3,9 @@
 onnx's backend runner reads each file by the kind the model declares, but skips
 maps and sparse tensors (printing a message) and so shifts every later input by
 one. ``load_test_data_set`` reads every kind, checks each value against its
-declared type (element types and shapes included), and converts it with
-``to_numpy``.
+declared type (element types and shapes included), and builds it with the engine, the
+one route from bytes to a value that ``read`` takes (``io.read.read_source``), so a
+file gives the same value, problems and errors through either.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from onnxdata.core.messages import MESSAGE_CLASSES
-from onnxdata.core.strings import Strings, convert_strings
+from onnxdata.core.strings import Strings
 from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
-from onnxdata.io.load_save import load
+from onnxdata.io.read import read_source
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.types import IO, type_problems
 from onnxdata.wire.field_tree import field_tree
-from onnxdata.wire.source import Buffer, read_settled
+from onnxdata.wire.source import Buffer, Source, read_settled
 
 __all__ = ["load_test_data_set", "test_data_files"]
 
@@ -69,8 +70,6 @@ test_data_files.__test__ = False  # type: ignore[attr-defined]  # not a pytest t
 
 def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
           strings: Strings) -> Any:
-    from onnxdata.convert.values import to_numpy
-
     declared = model.declared(io, index)
     walked = field_tree(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
     if walked.misfit is not None:
@@ -80,8 +79,8 @@ def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
     mismatch = type_problems(walked.root, declared)
     if mismatch:
         raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
-    return convert_strings(to_numpy(load(data, declared.kind), base_dir=path.parent), strings,
-                           os.fspath(path))
+    return read_source(Source.of_buffer(data, os.fspath(path)), declared.kind,
+                       base_dir=path.parent, strings=strings)
 
 
 class _Replaced(Exception):

@@ -14,18 +14,20 @@ ONNX Runtime is an optional dependency: ``pip install 'onnxdata[ort]'``.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from onnxdata.cases.backend_errors import BackendUnavailable
 from onnxdata.cases.backends import Backend, get_backend
-from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.case_run import run_set
+from onnxdata.cases.expectations import Expectation
 from onnxdata.cases.save import ModelArg, as_model
-from onnxdata.convert.compare import Difference, compare
-from onnxdata.errors import OnnxDataError
-from onnxdata.generated.onnx_ml_pb2 import ModelProto
+from onnxdata.convert.compare import Difference
 
 __all__ = ["OutputResult", "run_test_data_set"]
 
@@ -68,25 +70,6 @@ class OutputResult:
         return head
 
 
-class _Session:
-    """A model prepared on a backend, with its path and declared types."""
-
-    def __init__(self, model: ModelArg, runtime: str | Backend = "ort") -> None:
-        try:
-            backend = get_backend("ort" if runtime == "onnxruntime" else runtime) \
-                if isinstance(runtime, str) else runtime
-        except BackendUnavailable as exc:
-            if runtime in ("ort", "onnxruntime"):
-                raise ImportError(ORT_MISSING) from exc
-            raise
-        self.backend = backend
-        self.prepared = backend.prepare(model)
-        self.path = Path(model) if isinstance(model, (str, os.PathLike)) else None
-        if self.path is not None and self.path.is_dir():
-            self.path = self.path / "model.onnx"
-        self.model = as_model(self.path if self.path is not None else model)
-
-
 def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
                       runtime: str | Backend = "onnxruntime", *, rtol: float = 1e-3,
                       atol: float = 1e-7) -> list[OutputResult]:
@@ -97,42 +80,40 @@ def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],
     ``"module:attr"``: see ``onnxdata.cases.backends``) or a backend. ONNX Runtime
     missing raises ImportError saying how to install it; a model the backend
     cannot load raises OnnxDataError with its message. A set that cannot be read
-    or run gives one result with status "error".
+    or run gives one result with status "error". The set runs on the one path every
+    runner shares (``case_run.run_set``: ``onnxdata run``, the pytest plugin, Dask).
     """
-    return _run(_Session(model, runtime), Path(folder), rtol, atol)
+    backend = _backend(runtime)
+    prepared = backend.prepare(model)
+    with _model_path(model) as path:
+        result = run_set([prepared], path, Path(folder), Expectation(rtol, atol), keep=True)
+    where = result.folder
+    if result.status in ("error", "skip") and not result.outputs:
+        return [OutputResult(where, -1, "", "error", error=result.message or result.reason)]
+    return [OutputResult(where, o.index, o.name, o.status,  # type: ignore[arg-type]
+                         o.differences, actual=o.value) for o in result.outputs]
 
 
-def _run(s: _Session, folder: Path, rtol: float, atol: float) -> list[OutputResult]:
-    where = os.fspath(folder)
+def _backend(runtime: str | Backend) -> Backend:
+    if not isinstance(runtime, str):
+        return runtime
     try:
-        inputs, expected = load_test_data_set(folder, model=s.path) if s.path is not None \
-            else _load_with(s.model, folder)
-    except (OnnxDataError, OSError, IndexError, ValueError) as exc:
-        return [OutputResult(where, -1, "", "error", error=f"cannot read the set: {exc}")]
-    try:
-        raw = s.prepared.run(inputs)
-    except OnnxDataError as exc:
-        return [OutputResult(where, -1, "", "error", error=str(exc))]
-    out: list[OutputResult] = []
-    names = [v.name for v in s.model.graph.output]
-    for k, (name, actual) in enumerate(zip(names, raw, strict=True)):
-        if k >= len(expected):
-            out.append(OutputResult(where, k, name, "unchecked", actual=actual))
-            continue
-        found = compare(actual, expected[k], rtol=rtol, atol=atol)
-        out.append(OutputResult(where, k, name, "fail" if found else "pass", tuple(found),
-                                actual=actual))
-    return out
+        return get_backend("ort" if runtime == "onnxruntime" else runtime)
+    except BackendUnavailable as exc:
+        if runtime in ("ort", "onnxruntime"):
+            raise ImportError(ORT_MISSING) from exc
+        raise
 
 
-def _load_with(model: ModelProto, folder: Path) -> tuple[list[Any], list[Any]]:
-    import tempfile
-
+@contextlib.contextmanager
+def _model_path(model: ModelArg) -> Iterator[Path]:
+    """The model's file (a case folder's model.onnx), or a ModelProto written to a
+    temporary one for the set's declared types."""
+    if isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        yield path / "model.onnx" if path.is_dir() else path
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "model.onnx"
-        path.write_bytes(model.SerializeToString())
-        return load_test_data_set(folder, model=path)
-
-
-
-
+        path.write_bytes(as_model(model).SerializeToString())
+        yield path

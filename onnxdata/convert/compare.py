@@ -216,9 +216,9 @@ def _describe(value: object) -> str:
 def _as_value(value: object) -> object:
     """Messages become numpy values; scalars and array-likes stay for _walk to read."""
     if hasattr(value, "DESCRIPTOR") and hasattr(value, "SerializeToString"):
-        from onnxdata.convert.values import to_numpy
+        from onnxdata.convert.values import to_numpy_reference
 
-        return to_numpy(value)
+        return to_numpy_reference(value)
     return value
 
 

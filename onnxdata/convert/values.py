@@ -90,20 +90,20 @@ from onnxdata.core.messages import (
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.errors import OnnxDataError, no_memory_error
 from onnxdata.model.types import DeclaredType
-from onnxdata.rules.validation import validate
+from onnxdata.rules.validation import validate_reference
 
-__all__ = ["from_numpy", "sparse_parts", "to_numpy"]
+__all__ = ["from_numpy", "sparse_parts", "to_numpy_reference"]
 
 
 def _raise_if_invalid(message: object, base_dir: StrPath | None) -> None:
     """``validate``'s ValidationError, listing every problem, when ``message`` has any."""
-    validate(cast(Message, message), base_dir=base_dir)
+    validate_reference(cast(Message, message), base_dir=base_dir)
 
 
 # ---------------------------------------------------------------- to_numpy
 
 @no_memory_error("message")
-def to_numpy(message: object, *, base_dir: StrPath | None = None,
+def to_numpy_reference(message: object, *, base_dir: StrPath | None = None,
              strings: Strings = "bytes") -> Any:
     """The numpy value of a message (see the module docstring for the mapping): the
     reference reader. ``onnxdata.to_numpy`` is ``io.message_values.to_numpy``, which reads

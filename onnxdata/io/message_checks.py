@@ -1,13 +1,13 @@
 """``problems`` and ``validate`` of a message: the wire engine's walk of its bytes, for the
 containers.
 
-``rules.validation.problems`` walks protobuf's objects, a Python call per field or so: a
+``rules.validation.problems_reference`` walks protobuf's objects, a Python call per field or so: a
 sequence of 100,000 small tensors took 0.19 s. A sequence, map or optional of small
 elements is serialized here (one C call) and its bytes checked by the engine, which
 takes them a layout at a time and gives the same problems in the same order (the
-engine's contract, checked by tests/io/test_message_checks.py). ``rules.validation.problems``
-stays the reference: it checks tensors, containers of big tensors, and any message the
-engine's walk cannot take.
+engine's contract, checked by tests/io/test_message_checks.py).
+``rules.validation.problems_reference`` stays the reference: it checks tensors,
+containers of big tensors, and any message the engine's walk cannot take.
 """
 
 from __future__ import annotations
@@ -31,20 +31,20 @@ def problems(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = MAX_DEPTH,
              max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's), in document order: see
-    ``onnxdata.rules.validation.problems``, whose result this is."""
+    ``onnxdata.rules.validation.problems_reference``, whose result this is."""
     kind = walked_kind(message)
     if kind is not None:
         found = _engine_problems(message, kind, base_dir, max_depth, max_problems)
         if found is not None:
             return found
-    return validation.problems(message, base_dir=base_dir, max_depth=max_depth,
+    return validation.problems_reference(message, base_dir=base_dir, max_depth=max_depth,
                                max_problems=max_problems)
 
 
 def validate(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every
-    problem (see ``onnxdata.rules.validation.validate``)."""
+    problem (see ``onnxdata.rules.validation.validate_reference``)."""
     found = problems(message, base_dir=base_dir, max_depth=max_depth,
                      max_problems=max_problems)
     if found:

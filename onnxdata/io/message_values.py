@@ -85,7 +85,7 @@ def to_numpy(message: object, *, base_dir: StrPath | None = None,
             raise value
         if value is not _NOT_READ:
             return convert_strings(value, strings)
-    return convert.to_numpy(message, base_dir=base_dir, strings=strings)
+    return convert.to_numpy_reference(message, base_dir=base_dir, strings=strings)
 
 
 def walked_kind(message: object) -> str | None:

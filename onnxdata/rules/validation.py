@@ -1,6 +1,6 @@
 """Validation: every rule of the format, each fault reported with a path from the root.
 
-``problems(message)`` walks a message (ours or the ``onnx`` package's, read in
+``problems_reference(message)`` walks a message (ours or the ``onnx`` package's, read in
 place through their shared descriptors) and returns every :class:`Problem`;
 ``validate(message)`` raises :class:`ValidationError` carrying them all.
 
@@ -114,10 +114,10 @@ from onnxdata.wire.format import VARINT
 __all__ = [
     "PlainTensor",
     "node_problems",
-    "problems",
+    "problems_reference",
     "quick_tensor",
     "too_deep",
-    "validate",
+    "validate_reference",
 ]
 
 
@@ -372,7 +372,7 @@ def _children(kind: str, path: str, message: Any, depth: int) -> list[_Node]:
 
 
 @no_memory_error("message")
-def problems(message: Message, *, base_dir: PathLike | None = None,
+def problems_reference(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = MAX_DEPTH,
              max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """Every problem of ``message`` (ours or onnx's, read in place), in document order.
@@ -441,14 +441,14 @@ _CHECKS: Final[dict[str, Callable[[str, Any, PathLike | None], list[Problem]]]] 
 
 
 @no_memory_error("message")
-def validate(message: Message, *, base_dir: PathLike | None = None,
+def validate_reference(message: Message, *, base_dir: PathLike | None = None,
              max_depth: int = MAX_DEPTH, max_problems: int = MAX_PROBLEMS) -> None:
     """Return None if ``message`` is valid, else raise ValidationError listing every problem.
 
     Accepts our messages and onnx's (``onnx.SequenceProto``, ...) without
     copying. See the module docstring for the rules and the choices made.
     """
-    found = problems(message, base_dir=base_dir, max_depth=max_depth,
+    found = problems_reference(message, base_dir=base_dir, max_depth=max_depth,
                      max_problems=max_problems)
     if found:
         raise ValidationError(found)

@@ -503,7 +503,7 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
     cdef int wt
     if end > buf.shape[0]:
         end = buf.shape[0]
-    if long_value < 0:  # (as 0: every LEN value is long, as in sample_python)
+    if long_value < 0:  # (as 0: every LEN value is long, as in sample_reference)
         long_value = 0
     while i < end and count < most:
         tag_at = i

@@ -53,7 +53,7 @@ def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch
                   schema: dict[int, tuple[str, int]], out: Any, limit: int) -> bool:
     """Add the fields of one message (``ranges``, or the ``batches()`` of its occurrences
     when they are not kept) to ``out`` (a ``walk.Fields``) by the compiled loop; False
-    where it stops (a group, bad bytes), and ``walk.python_scan`` then walks the message
+    where it stops (a group, bad bytes), and ``walk.scan_reference`` then walks the message
     again and says why."""
     assert _LOOP is not None
     kinds, names = _table(schema)
@@ -181,7 +181,7 @@ def short_runs(src: Source) -> bool:
         return True
     buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
     stop = min(len(buf), _SAMPLE_BYTES)
-    sample = sample_python if _LOOP is None else _LOOP.sample
+    sample = sample_reference if _LOOP is None else _LOOP.sample
     count, changes, fixed, long, cut = sample(buf, stop, _SAMPLE, _LONG_VALUE)
     if cut:  # a field past the sample's end: a long value's (a LEN field's length says so)
         long += src.size > _SAMPLE_BYTES and count < _SAMPLE
@@ -192,7 +192,7 @@ def short_runs(src: Source) -> bool:
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
 
 
-def sample_python(buf: Any, end: int, most: int, long_value: int
+def sample_reference(buf: Any, end: int, most: int, long_value: int
                   ) -> tuple[int, int, int, int, bool]:
     """``_walk.sample`` in Python (its reference): the first ``most`` fields of
     ``buf[:end]``: how many, how many change field number, are numbers, are LEN values of

@@ -49,8 +49,8 @@ from onnxdata.wire.format import WireError
 from onnxdata.wire.loops import varint_loop
 
 __all__ = ["CHUNK", "count_strings", "decode_varints", "decode_varints_into",
-           "has_long_run", "join_runs", "numpy_scan", "numpy_split_strings",
-           "numpy_strings_array", "numpy_varints", "scan_varints", "split_strings",
+           "has_long_run", "join_runs", "scan_varints_reference", "split_strings_reference",
+           "strings_array_reference", "decode_varints_reference", "scan_varints", "split_strings",
            "strings_array"]
 
 
@@ -80,10 +80,10 @@ def decode_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64) -> 
     the low 32 bits, as protobuf reads an int32 field. Raises WireError (its
     offset counted from the start of ``data``) for a varint longer than 10
     bytes or cut off at the end. The compiled loop where it is built, else
-    :func:`numpy_varints`; the same values and errors either way.
+    :func:`decode_varints_reference`; the same values and errors either way.
     """
     if _LOOP is None:
-        return numpy_varints(data, dtype)
+        return decode_varints_reference(data, dtype)
     want = np.dtype(dtype)
     if want not in (_U32, _U64):
         raise TypeError(f"decode_varints gives uint32 or uint64, not {want}")
@@ -96,7 +96,7 @@ def decode_varints_into(data: npt.NDArray[np.uint8], out: npt.NDArray[Any]) -> i
     byte of ``data``): how many values; so many runs decode into one array, not each
     into its own and then joined (170 MB of int64_data: 0.4 s of fresh pages)."""
     if _LOOP is None:
-        values = numpy_varints(data, out.dtype)
+        values = decode_varints_reference(data, out.dtype)
         out[:values.size] = values
         return int(values.size)
     data = np.ascontiguousarray(data, _U8)
@@ -107,7 +107,7 @@ def decode_varints_into(data: npt.NDArray[np.uint8], out: npt.NDArray[Any]) -> i
 
 
 def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) -> None:
-    """Raise what :func:`numpy_varints` raises for ``data``, whose first bad varint (over
+    """Raise what :func:`decode_varints_reference` raises for ``data``, whose first bad varint (over
     10 bytes or cut off) starts at ``bad``.
 
     The numpy decoder goes by chunks and may name a later varint of the chunk holding
@@ -124,7 +124,7 @@ def _raise_as_numpy(data: npt.NDArray[np.uint8], bad: int, want: np.dtype[Any]) 
             break
         at = int(ends[k]) + 1
     try:
-        numpy_varints(data[at:], want)
+        decode_varints_reference(data[at:], want)
     except WireError as exc:
         raise WireError(exc.reason, (exc.offset or 0) + at) from None
     # not reached (both decoders find the same bad varints); the loop's own finding
@@ -141,7 +141,7 @@ def scan_varints(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
     if _LOOP is not None:
         count, long, negative, zero = _LOOP.scan(np.ascontiguousarray(part, _U8))
         return int(count), bool(long), bool(negative), bool(zero)
-    return numpy_scan(part)
+    return scan_varints_reference(part)
 
 
 def join_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.int64],
@@ -159,7 +159,7 @@ def join_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.i
     return (out[:got], -1) if got >= 0 else (out[:0], -got - 1)
 
 
-def numpy_scan(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
+def scan_varints_reference(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:
     """:func:`scan_varints` in numpy passes (the fallback)."""
     low = part < 0x80
     if has_long_run(~low):
@@ -227,7 +227,7 @@ def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
     return False
 
 
-def numpy_varints(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64
+def decode_varints_reference(data: npt.NDArray[np.uint8], dtype: npt.DTypeLike = _U64
                   ) -> npt.NDArray[Any]:
     """:func:`decode_varints` in numpy passes, a chunk at a time (the fallback)."""
     want = np.dtype(dtype)
@@ -355,12 +355,12 @@ def _bytewise(part: npt.NDArray[np.uint8], ends: npt.NDArray[np.intp],
 def split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
                   partial: bool = False, offset: int = 0
                   ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
-    """:func:`numpy_split_strings` by the compiled loop (``_varints.split``: one pass, a
+    """:func:`split_strings_reference` by the compiled loop (``_varints.split``: one pass, a
     few ns a value; numpy's strided rows cost 15 to 30 ns a value of a sequence's empty
     elements) where it is built; the same bounds (``offset`` added to them: where
     ``data`` starts in a file), stop and None."""
     if _LOOP is None:
-        got = numpy_split_strings(data, pos, end, tag, partial=partial)
+        got = split_strings_reference(data, pos, end, tag, partial=partial)
         if got is None or not offset:
             return got
         return got[0] + offset, got[1] + offset, got[2]
@@ -388,7 +388,7 @@ def count_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int
     """``split_strings(..., partial=True)``'s count of values and stop, without their
     bounds (a field past what a walk keeps is only counted)."""
     if _LOOP is None:
-        got = numpy_split_strings(data, pos, end, tag, partial=True)
+        got = split_strings_reference(data, pos, end, tag, partial=True)
         return None if got is None else (int(got[0].size), got[2])
     count, stop, _cut = _LOOP.split(np.ascontiguousarray(data, _U8), pos, end, tag,
                                     _NO_BOUNDS, _NO_BOUNDS)
@@ -398,7 +398,7 @@ def count_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int
 _NO_BOUNDS: Final = np.empty(0, np.intp)
 
 
-def numpy_split_strings(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
+def split_strings_reference(data: npt.NDArray[np.uint8], pos: int, end: int, tag: int, *,
                         partial: bool = False
                         ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], int] | None:
     """Where the values of the run of one-byte-``tag`` length-delimited fields at ``pos``
@@ -487,17 +487,17 @@ _FEW: Final = 32
 def strings_array(buf: Any, starts: npt.NDArray[np.intp],
                   ends: npt.NDArray[np.intp]) -> npt.NDArray[np.object_]:
     """An object array of the bytes ``buf[starts[i]:ends[i]]``: by the compiled loop, or
-    ``numpy_strings_array``."""
+    ``strings_array_reference``."""
     n = int(starts.size)
     out = np.empty(n, dtype=object)
     if n and _LOOP is not None and _LOOP.strings(
             np.frombuffer(buf, _U8), np.ascontiguousarray(starts, np.int64),
             np.ascontiguousarray(ends, np.int64), out):
         return out
-    return numpy_strings_array(buf, starts, ends, out)
+    return strings_array_reference(buf, starts, ends, out)
 
 
-def numpy_strings_array(buf: Any, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp],
+def strings_array_reference(buf: Any, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp],
                         out: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
     """``strings_array`` into ``out`` without the compiled loop (and its reference).
 

@@ -137,7 +137,7 @@ class Fields:
 def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
     """One message's fields by ``schema``, its occurrences merged in order (as protobuf):
     by the compiled loop where it is built, else (or where it meets bytes it does not
-    take: a group, bad wire) by ``python_scan``, the reference."""
+    take: a group, bad wire) by ``scan_reference``, the reference."""
     ranges = where.ranges
     root = ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size)
     # the root: the Python walk's record and runs measured faster, but for fields that
@@ -147,10 +147,10 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
         if compiled_scan(src, ranges, lambda: occurrence_batches(src, where), schema, out,
                          limit):
             return _forget_over(out)
-    return python_scan(src, where, schema, limit)
+    return scan_reference(src, where, schema, limit)
 
 
-def python_scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
+def scan_reference(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
     """``scan`` in Python: the reference the compiled loop is checked against."""
     out = Fields()
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last

@@ -23,7 +23,7 @@ from onnxdata import (
     to_numpy,
 )
 from onnxdata.convert.sparse import densify
-from onnxdata.rules.validation import problems
+from onnxdata.rules.validation import problems_reference
 
 
 def _parts(indices: Any, shape: tuple[int, ...]) -> SparseParts:
@@ -61,7 +61,7 @@ def test_densify_is_one_scatter(picks: list[int], rank2: bool) -> None:
     got = densify(SparseParts(values, indices, shape), "")
     assert np.array_equal(got, want.reshape(shape))
     message = from_numpy(SparseParts(values, indices, shape))
-    assert problems(message) == []
+    assert problems_reference(message) == []
     assert np.array_equal(to_numpy(message), got)
 
 
@@ -80,7 +80,7 @@ def test_any_linear_indices_get_validates_verdict(indices: list[int], raw: bool)
     else:
         sp.indices.int64_data.extend(indices)
     ok = all(0 <= i < 64 for i in indices) and all(a < b for a, b in pairwise(indices))
-    assert (problems(sp) == []) == ok
+    assert (problems_reference(sp) == []) == ok
     if ok:
         assert np.count_nonzero(to_numpy(sp)) == len(indices)
         assert np.array_equal(_read(sp), to_numpy(sp))

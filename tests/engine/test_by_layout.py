@@ -21,7 +21,7 @@ import onnxdata
 from onnxdata.engine import by_layout
 from onnxdata.errors import DecodeError
 from onnxdata.explorer.readings import reading
-from onnxdata.rules.validation import problems
+from onnxdata.rules.validation import problems_reference
 from onnxdata.wire import compiled, loops
 from onnxdata.wire.format import encode_varint
 from tests.wire_bytes import ld, vint
@@ -119,7 +119,7 @@ def _check(data: bytes, max_problems: int, monkeypatch: pytest.MonkeyPatch,
            tmp: Any) -> list[int]:
     seen = _spy(monkeypatch)
     r = reading(data, "sequence", max_problems=max_problems)
-    expected = problems(onnxdata.load(data, "sequence"), max_problems=max_problems)
+    expected = problems_reference(onnxdata.load(data, "sequence"), max_problems=max_problems)
     assert list(r.problems) == expected  # protobuf's parse + validate
     grouped = _outcome(data, max_problems)
     path = tmp / "value.pb"
@@ -215,7 +215,7 @@ def test_nesting_at_the_limit_is_grouped_or_refused_as_protobuf_does(
     seen = _spy(monkeypatch)
     r = reading(data, "sequence")
     try:
-        expected: Any = problems(onnxdata.load(data, "sequence"))
+        expected: Any = problems_reference(onnxdata.load(data, "sequence"))
     except DecodeError:
         expected = None
     assert (list(r.problems) if r.well_formed else None) == expected

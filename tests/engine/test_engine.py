@@ -26,7 +26,7 @@ from onnxdata.core.messages import KIND_NAMES
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer.readings import byte_table, reading
 from onnxdata.explorer.table import elided_count
-from onnxdata.rules.validation import problems
+from onnxdata.rules.validation import problems_reference
 from tests.conftest import CORPUS, DATA, MANIFEST
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def _via_load(data: bytes, kind: str) -> list[Problem] | str:
         message = onnxdata.load(data, kind)
     except DecodeError:
         return REFUSED
-    return problems(message)
+    return problems_reference(message)
 
 
 def _via_reading(data: bytes, kind: str) -> list[Problem] | str:
@@ -158,7 +158,7 @@ def test_read_reports_every_problem_like_validate(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         onnxdata.read(path, "sequence")
     assert len(info.value.problems) == 14
-    assert info.value.problems == problems(onnxdata.load(data, "sequence"))
+    assert info.value.problems == problems_reference(onnxdata.load(data, "sequence"))
 
 
 # --------------------------------------------------------------------------- caps
@@ -169,9 +169,9 @@ def test_problems_are_capped_with_a_count() -> None:
     r = reading(data, "sequence", max_problems=1000)
     assert len(r.problems) == 1001 and r.problem_count == 5000
     assert r.problems[-1].message == "…and 4,000 more problems"
-    assert list(r.problems) == problems(onnxdata.load(data, "sequence"))
+    assert list(r.problems) == problems_reference(onnxdata.load(data, "sequence"))
     assert list(reading(data, "sequence", max_problems=10).problems) == \
-        problems(onnxdata.load(data, "sequence"), max_problems=10)
+        problems_reference(onnxdata.load(data, "sequence"), max_problems=10)
 
 
 def test_problem_messages_are_short() -> None:
@@ -180,7 +180,7 @@ def test_problem_messages_are_short() -> None:
     r = reading(data, "tensor")
     assert r.problems and all(len(p.message) <= 200 for p in r.problems)
     assert "…" in r.problems[0].message
-    assert list(r.problems) == problems(onnxdata.load(data, "tensor"))
+    assert list(r.problems) == problems_reference(onnxdata.load(data, "tensor"))
 
 
 def test_byte_table_is_capped_with_an_elision_row() -> None:
@@ -209,7 +209,7 @@ def test_millions_of_dims_are_walked_in_chunks() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 40 << 20  # a list of the dims alone would be about 80 MiB
-    assert list(r.problems) == problems(onnxdata.load(data, "sparse_tensor"))
+    assert list(r.problems) == problems_reference(onnxdata.load(data, "sparse_tensor"))
     src = Source.of_buffer(data)
     for values in ([3, 1, 2, 0, 7], [2] * 70, [5, -1, 0], [0, 1 << 62, 1 << 62], [1, 1]):
         raw = b"".join(bytes([v | 0x80 if i < 9 else v for i, v in enumerate(
@@ -269,7 +269,7 @@ def test_external_data_strings_that_are_not_utf8_read_alike() -> None:
     for data in (b"p\x01\x10\x01j\x0d\n\x08location\x12\x01\x80",
                  b"p\x01\x10\x00\x08\x00\t" + bytes(8) + b"j\x03\n\x01\x80"):
         assert list(reading(data, "tensor").problems) == \
-            problems(onnxdata.load(data, "tensor"))
+            problems_reference(onnxdata.load(data, "tensor"))
 
 
 @pytest.mark.filterwarnings("ignore::onnxdata.errors.UnknownFieldsWarning")
@@ -277,7 +277,7 @@ def test_a_sequences_element_types_come_before_its_tensors_data_type() -> None:
     # validate's walk checks the tensors' shared data type last (a case hypothesis found)
     data = b"*\x06\x1a\x02\x10\x01\x08\x00*\n\x1a\x00\x08\x002\x002\x02\x10\x01"
     assert list(reading(data, "optional").problems) == \
-        problems(onnxdata.load(data, "optional"))
+        problems_reference(onnxdata.load(data, "optional"))
 
 
 def _many_elements(seed: int) -> bytes:
@@ -320,7 +320,7 @@ def test_many_small_elements_read_alike_and_tables_count_alike(seed: int) -> Non
         except DecodeError:
             assert not r.well_formed
             continue
-        assert r.well_formed and list(r.problems) == problems(msg)
+        assert r.well_formed and list(r.problems) == problems_reference(msg)
         everything = byte_table(data, kind, limit=None)
         misfit = [row for row in everything if row.value.startswith("does not fit")]
         n = len(everything) - len(misfit)

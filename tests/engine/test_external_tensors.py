@@ -36,7 +36,7 @@ from onnxdata.errors import Problem
 from onnxdata.explorer.readings import reading
 from onnxdata.rules import tensor as rules_tensor
 from onnxdata.rules.tensor import external_data_problems, external_data_report
-from onnxdata.rules.validation import problems
+from onnxdata.rules.validation import problems_reference
 from onnxdata.wire import loops
 from tests.engine.test_layout_values import _spy as spy_group_values
 from tests.walk_digest import value as digest
@@ -275,7 +275,7 @@ def test_the_plain_path_says_what_the_scan_says(folder: Path, data: bytes) -> No
         message = onnxdata.load(data, "tensor")
     except onnxdata.DecodeError:
         return
-    theirs = [str(p) for p in problems(message, base_dir=folder)]
+    theirs = [str(p) for p in problems_reference(message, base_dir=folder)]
     assert fast[f"reading {folder}"][3] == theirs
 
 
@@ -361,7 +361,7 @@ def test_external_elements_are_built_by_layout_as_one_by_one(
         assert built == [True] and not grouped.startswith(("ValidationError", "OnnxData"))
     message = onnxdata.load(SEQUENCES[name], "sequence")
     assert _outcome(lambda: onnxdata.to_numpy(message, base_dir=folder)) == \
-        _outcome(lambda: reference.to_numpy(message, base_dir=folder))
+        _outcome(lambda: reference.to_numpy_reference(message, base_dir=folder))
 
 
 @needs_compiled

@@ -1,8 +1,8 @@
 """Many like tensors in a sequence, checked and read by the engine a layout at a time
 (``onnxdata.problems`` and ``onnxdata.to_numpy`` of the message), give the reference's
-verdict and values (``validation.problems``, ``convert.to_numpy``: one by one), whatever
-one tensor's bytes turn into. (These were the tests of the bulk path ``uniform``, which
-the layout groups replaced.)"""
+verdict and values (``validation.problems_reference``, ``convert.to_numpy_reference``: one
+by one), whatever one tensor's bytes turn into. (These were the tests of the bulk path
+``uniform``, which the layout groups replaced.)"""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def like_tensors(n: int = N, name: str = "") -> SequenceProto:
 
 
 def one_by_one(seq: Any) -> list[Any]:
-    return validation.problems(seq)
+    return validation.problems_reference(seq)
 
 
 def test_like_tensors_pass() -> None:
@@ -162,7 +162,7 @@ def test_to_numpy_of_like_tensors_is_views_of_one_buffer(shape: tuple[int, ...],
     arrays = [np.full(shape, i, dtype) for i in range(N)]
     seq = from_numpy(arrays, "sequence")
     got = onnxdata.to_numpy(seq)
-    slow = convert.to_numpy(seq)
+    slow = convert.to_numpy_reference(seq)
     assert len(got) == N
     for g, s, a in zip(got, slow, arrays, strict=True):
         assert g.shape == a.shape and g.dtype == a.dtype and np.array_equal(g, a)

@@ -160,7 +160,7 @@ def test_memory_error_becomes_our_error_naming_the_source(
     onnxdata.save(value, path)
     monkeypatch.setitem(convert_containers.READERS, "sequence", out_of_memory)
     monkeypatch.setattr(message_values.Engine, "run", out_of_memory)  # the engine's walk
-    for to_numpy in (onnxdata.to_numpy, convert.to_numpy):  # (and the reference reader)
+    for to_numpy in (onnxdata.to_numpy, convert.to_numpy_reference):  # (and the reference reader)
         with pytest.raises(onnxdata.OnnxDataError, match="<SequenceProto>: out of memory in "
                                                          "to_numpy") as info:
             to_numpy(value)

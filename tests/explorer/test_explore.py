@@ -25,7 +25,7 @@ from onnxdata.explorer.readings import Reading, byte_table, explore, reading, re
 from onnxdata.explorer.table import ELIDED_OFFSET
 from onnxdata.generated.onnx_ml_pb2 import ModelProto, TypeProto
 from onnxdata.model.types import DeclaredType, declared_type, find_model
-from onnxdata.rules.validation import problems
+from onnxdata.rules.validation import problems_reference
 from onnxdata.wire.field_tree import MESSAGE_NAMES, field_tree
 from onnxdata.wire.format import encode_varint
 from tests.conftest import CORPUS, MANIFEST, corpus_params
@@ -264,7 +264,7 @@ def assert_readings_hold(data: bytes) -> list[Reading]:
             assert r.misfit is None and r.valid == (r.problems == ())
             assert r.problem_count >= len(r.problems)
             assert message is not None, f"{r.kind}: we read {data!r}, protobuf refuses it"
-            assert list(r.problems) == problems(message)
+            assert list(r.problems) == problems_reference(message)
         else:
             assert r.misfit is not None and 0 <= r.misfit.offset <= len(data)
             assert not r.valid and r.problems == ()

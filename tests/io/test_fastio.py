@@ -1,4 +1,5 @@
-"""onnxdata.read and write against the slow path: to_numpy(load(...)), save(from_numpy(...)).
+"""onnxdata.read and write against the slow path: to_numpy_reference(load(...)) and
+save(from_numpy(...)).
 
 Differential everywhere: the corpus, property-generated values, typed-field
 tensors, bad inputs (same class of error), plus what only the fast path has:
@@ -38,8 +39,8 @@ from onnxdata import (
     write,
 )
 from onnxdata.convert.common import SparseParts
-from onnxdata.convert.values import from_numpy, to_numpy
-from onnxdata.rules.validation import problems
+from onnxdata.convert.values import from_numpy, to_numpy_reference
+from onnxdata.rules.validation import problems_reference
 from onnxdata.wire import field_values
 from onnxdata.wire.decode import decode_varints
 from onnxdata.wire.format import encode_varint, read_varint
@@ -69,7 +70,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 def slow(path: Path, kind: str, base_dir: Path | None = None) -> Any:
-    return to_numpy(load(path, kind), base_dir=base_dir or path.parent)
+    return to_numpy_reference(load(path, kind), base_dir=base_dir or path.parent)
 
 
 def outcome(fn: Any) -> tuple[Any, type[BaseException] | None]:
@@ -449,7 +450,7 @@ def test_a_shape_numpy_cannot_hold_is_a_validation_error(tmp_path: Path, dims: l
     save(t, path)
     with pytest.raises(ValidationError, match="numpy array"):
         read(path, "tensor")
-    assert problems(t), "validate agrees with read (issue 10, P14)"
+    assert problems_reference(t), "validate agrees with read (issue 10, P14)"
     s = SequenceProto(elem_type=1)
     s.tensor_values.add().CopyFrom(t)
     save(s, path)

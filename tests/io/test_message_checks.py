@@ -1,6 +1,6 @@
 """``onnxdata.problems`` / ``onnxdata.validate`` of a sequence, map or optional
 (onnxdata/io/message_checks.py: the engine's walk of the message's bytes) give what
-``validation.problems`` (the reference, through protobuf's objects) gives: the same
+``validation.problems_reference`` (the reference, through protobuf's objects) gives: the same
 problems, paths and order, message for message.
 
 Over every .pb file the tests hold, read as each container kind, with and without
@@ -29,7 +29,7 @@ from tests.io.test_message_values import KINDS, every_file_as_every_container
 
 def _agree(message: Any, **kwargs: Any) -> list[Any]:
     ours = message_checks.problems(message, **kwargs)
-    assert ours == validation.problems(message, **kwargs)
+    assert ours == validation.problems_reference(message, **kwargs)
     return ours
 
 

@@ -1,5 +1,5 @@
 """``onnxdata.to_numpy`` of a sequence, map or optional (onnxdata/io/message_values.py: the
-engine's walk of the message's bytes) gives what ``convert.to_numpy`` (the reference,
+engine's walk of the message's bytes) gives what ``convert.to_numpy_reference`` (the reference,
 through protobuf's objects) gives: the same values, dtypes, shapes, read-only flags, key
 types and order, or the same error, message for message.
 
@@ -53,7 +53,7 @@ def _outcome(fn: Any, message: Any, **kwargs: Any) -> str:
 
 def _agree(message: Any, **kwargs: Any) -> str:
     ours = _outcome(message_values.to_numpy, message, **kwargs)
-    assert ours == _outcome(convert.to_numpy, message, **kwargs)
+    assert ours == _outcome(convert.to_numpy_reference, message, **kwargs)
     return ours
 
 

@@ -27,7 +27,7 @@ from onnxdata.core.dtypes import DATA_TYPES
 from onnxdata.rules.common import MAX_REPORTED
 from onnxdata.rules.containers import map_problems, sparse_index_problems
 from onnxdata.rules.tensor import external_data_problems, tensor_storage_problems
-from onnxdata.rules.validation import problems, validate
+from onnxdata.rules.validation import problems_reference, validate_reference
 from onnxdata.rules.wire import wire_field_problems
 from tests.conftest import corpus_params
 
@@ -59,22 +59,22 @@ def int_map(keys: list[int], key_type: int = INT64, n_values: int | None = None)
 
 
 def only(message: Any, **kw: Any) -> Problem:
-    found = problems(message, **kw)
+    found = problems_reference(message, **kw)
     assert len(found) == 1, found
     return found[0]
 
 
 def assert_valid(message: Any, **kw: Any) -> None:
     """No problem found, and validate agrees: it returns instead of raising."""
-    assert problems(message, **kw) == []
-    validate(message, **kw)
+    assert problems_reference(message, **kw) == []
+    validate_reference(message, **kw)
 
 
 def assert_problem(message: Any, path: str, words: str, **kw: Any) -> None:
-    found = problems(message, **kw)
+    found = problems_reference(message, **kw)
     assert any(p.path == path and words in p.message for p in found), found
     with pytest.raises(ValidationError) as info:
-        validate(message, **kw)
+        validate_reference(message, **kw)
     assert info.value.problems == found
 
 
@@ -83,8 +83,8 @@ def assert_problem(message: Any, path: str, words: str, **kw: Any) -> None:
 @pytest.mark.parametrize(("path", "kind"), corpus_params())
 def test_corpus_file_is_valid(path: Path, kind: str) -> None:
     message = onnxdata.load(path, kind)
-    assert problems(message, base_dir=path.parent) == []
-    validate(message)
+    assert problems_reference(message, base_dir=path.parent) == []
+    validate_reference(message)
 
 
 @pytest.mark.parametrize(("path", "kind"), corpus_params())
@@ -93,7 +93,7 @@ def test_corpus_file_is_valid_as_onnx_message(onnx: Any, path: Path, kind: str) 
            "optional": onnx.OptionalProto, "map": onnx.MapProto,
            "sparse_tensor": onnx.SparseTensorProto}[kind]
     message = cls.FromString(path.read_bytes())
-    assert problems(message) == problems(onnxdata.load(path, kind)) == []
+    assert problems_reference(message) == problems_reference(onnxdata.load(path, kind)) == []
 
 
 def test_valid_values_of_every_kind() -> None:
@@ -118,7 +118,7 @@ def test_float_tensor_read_as_sequence_has_unknown_fields() -> None:
     data = tensor([1.0, 2.0, 3.0]).SerializeToString()
     s = SequenceProto.FromString(data)  # protobuf accepts it silently
     assert len(s.tensor_values) == 0
-    found = problems(s)
+    found = problems_reference(s)
     assert Problem("name", "field 1 (name) has wire type VARINT, but the schema says LEN; "
                            "were these bytes another message?") in found
     assert any(p.path == "" and p.message.startswith("unknown field 9 (LEN)") for p in found)
@@ -227,7 +227,7 @@ def test_optional_two_values() -> None:
     o = OptionalProto(elem_type=SEQ_TENSOR)
     o.tensor_value.CopyFrom(tensor())
     o.sequence_value.elem_type = SEQ_TENSOR
-    found = problems(o)
+    found = problems_reference(o)
     assert Problem("", "tensor_value and sequence_value are all set; an optional holds at most "
                        "one value") in found
     assert Problem("sequence_value", "set, but elem_type TENSOR keeps its value in "
@@ -248,7 +248,7 @@ def test_typed_empty_optional_is_valid() -> None:
 # ----------------------------------------------------------------------------- MapProto
 
 def test_map_key_type_missing_and_values_missing() -> None:
-    found = problems(MapProto(name="m"))
+    found = problems_reference(MapProto(name="m"))
     assert found == [Problem("key_type", "key_type is missing"),
                      Problem("values", "values is missing; a map needs its values sequence, "
                                        "even when empty")]
@@ -347,13 +347,13 @@ STORAGE = [
 def test_tensor_storage_counts_every_type(code: int, n: int, nbytes: int, entries: int) -> None:
     dt = DATA_TYPES[code]
     ok_raw = TensorProto(data_type=code, dims=[n], raw_data=bytes(nbytes))
-    assert problems(ok_raw) == []
+    assert problems_reference(ok_raw) == []
     bad_raw = TensorProto(data_type=code, dims=[n], raw_data=bytes(nbytes + 1))
     assert only(bad_raw).path == "raw_data"
     assert f"raw_data has {nbytes + 1} bytes" in only(bad_raw).message
     ok_typed = TensorProto(data_type=code, dims=[n])
     getattr(ok_typed, dt.field).extend([0] * entries)
-    assert problems(ok_typed) == []
+    assert problems_reference(ok_typed) == []
     bad_typed = TensorProto(data_type=code, dims=[n])
     getattr(bad_typed, dt.field).extend([0] * (entries + 1))
     assert only(bad_typed).message.endswith(f"but {dt.field} has {entries + 1}")
@@ -423,8 +423,8 @@ def test_dims_bomb_refused_without_allocating() -> None:
     many = TensorProto(data_type=FLOAT, dims=[(1 << 62)] * 10_000, raw_data=bytes(4))
     tracemalloc.start()
     try:
-        found = problems(bomb)
-        found_many = problems(many)
+        found = problems_reference(bomb)
+        found_many = problems_reference(many)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -496,14 +496,14 @@ def test_external_location_missing() -> None:
 @pytest.mark.parametrize("value", ["-1", "1.5", "0x10", " 4", "+4", "", "١٢"])
 def test_external_offset_length_integers(value: str) -> None:
     t = external([("location", "w.bin"), ("offset", value), ("length", value)])
-    found = problems(t)
+    found = problems_reference(t)
     assert [p.path for p in found] == ["external_data[1]", "external_data[2]"]
     assert f"offset {value!r} is not an integer >= 0" in found[0].message
 
 
 def test_external_unknown_and_repeated_keys() -> None:
     t = external([("location", "w.bin"), ("shape", "3"), ("location", "x.bin")])
-    assert problems(t) == [
+    assert problems_reference(t) == [
         Problem("external_data[1]", "unknown key 'shape'; expected one of location, offset, "
                                     "length, checksum"),
         Problem("external_data[2]", "key 'location' appears again (first at "
@@ -647,7 +647,7 @@ def test_multiple_problems_reported_together() -> None:
     b.map_values.add().CopyFrom(int_map([1, 1000, 1], key_type=INT8, n_values=2))
     s.optional_values.add()
     with pytest.raises(ValidationError) as info:
-        validate(s)
+        validate_reference(s)
     assert [str(p) for p in info.value.problems] == [
         "optional_values: 1 element here, but elem_type SEQUENCE keeps its elements in "
         "sequence_values",
@@ -666,7 +666,7 @@ def test_multiple_problems_reported_together() -> None:
 
 def test_not_a_message() -> None:
     with pytest.raises(TypeError, match="not an ONNX data message"):
-        problems(42)  # type: ignore[arg-type]  # deliberately wrong, checks the runtime guard
+        problems_reference(42)  # type: ignore[arg-type]  # deliberately wrong, checks the runtime guard
 
 
 # ----------------------------------------------------------------------------- depth
@@ -694,7 +694,7 @@ def test_depth_cap_settable_and_no_recursion_error() -> None:
     assert_valid(chain(5), max_depth=4)
     very = chain(3000)
     assert only(very).message.startswith("nested deeper than 100")
-    assert problems(very, max_depth=5000) == []
+    assert problems_reference(very, max_depth=5000) == []
 
 
 # ----------------------------------------------------------------------------- onnx's messages
@@ -715,7 +715,7 @@ def test_onnx_messages_accepted_in_place(onnx: Any) -> None:
     m.values.tensor_values.append(t)
     assert_valid(m)
     unknown = onnx.SequenceProto.FromString(t.SerializeToString())
-    assert any("unknown field" in p.message for p in problems(unknown))
+    assert any("unknown field" in p.message for p in problems_reference(unknown))
 
 
 def test_onnx_accepts_int8_key_1000_we_refuse(onnx: Any) -> None:
@@ -725,7 +725,7 @@ def test_onnx_accepts_int8_key_1000_we_refuse(onnx: Any) -> None:
     m.values.tensor_values.append(numpy_helper.from_array(np.array([1.0], np.float32)))
     assert list(numpy_helper.to_dict(m)) == [1000]  # onnx: an INT8 key of 1000
     with pytest.raises(ValidationError, match=r"keys\[0\]: 1000 is outside INT8's range"):
-        validate(m)
+        validate_reference(m)
 
 
 def test_onnx_collapses_duplicate_keys_we_refuse(onnx: Any) -> None:
@@ -736,7 +736,7 @@ def test_onnx_collapses_duplicate_keys_we_refuse(onnx: Any) -> None:
         m.values.tensor_values.append(numpy_helper.from_array(np.array([v], np.float32)))
     assert len(numpy_helper.to_dict(m)) == 1  # onnx: two values, one survives
     with pytest.raises(ValidationError, match=r"keys\[1\]: 5 appears again"):
-        validate(m)
+        validate_reference(m)
 
 
 def test_onnx_accepts_float_key_type_we_refuse(onnx: Any) -> None:
@@ -746,7 +746,7 @@ def test_onnx_accepts_float_key_type_we_refuse(onnx: Any) -> None:
     m.values.tensor_values.append(numpy_helper.from_array(np.array([1.0], np.float32)))
     assert list(numpy_helper.to_dict(m)) == [5]
     with pytest.raises(ValidationError, match="key_type: FLOAT is not a key type"):
-        validate(m)
+        validate_reference(m)
 
 
 def test_onnx_accepts_mixed_dtypes_in_sequence_we_refuse(onnx: Any) -> None:
@@ -756,7 +756,7 @@ def test_onnx_accepts_mixed_dtypes_in_sequence_we_refuse(onnx: Any) -> None:
     s.tensor_values.append(numpy_helper.from_array(np.array([1], np.int64)))
     assert [a.dtype for a in numpy_helper.to_list(s)] == [np.float32, np.int64]
     with pytest.raises(ValidationError, match=r"tensor_values\[1\]: data type INT64 differs"):
-        validate(s)
+        validate_reference(s)
 
 
 def test_onnx_to_list_silently_drops_data_under_wrong_field_we_refuse(onnx: Any) -> None:
@@ -768,7 +768,7 @@ def test_onnx_to_list_silently_drops_data_under_wrong_field_we_refuse(onnx: Any)
     assert numpy_helper.to_list(s) == []  # onnx: the map vanishes
     with pytest.raises(ValidationError, match="map_values: 1 element here, but elem_type "
                                               "TENSOR keeps its elements in tensor_values"):
-        validate(s)
+        validate_reference(s)
 
 
 # ----------------------------------------------------------------------------- property
@@ -806,9 +806,9 @@ def test_validate_random_bytes_raises_only_validation_error(kind: Any, data: byt
         message = kind.FromString(data)
     except Exception:
         return  # not a message at all: load's job, not validate's
-    found = problems(message)
+    found = problems_reference(message)
     try:
-        validate(message)
+        validate_reference(message)
     except ValidationError as e:
         assert found and e.problems == found
     else:

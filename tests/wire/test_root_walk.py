@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from onnxdata.wire import compiled, loops, walk
 from onnxdata.wire.fields import Where
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, python_scan
+from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, scan_reference
 from tests.wire_bytes import ld, vint
 
 SCALAR = vint(2, 1) + ld(9, struct.pack("<f", 2.5))
@@ -56,7 +56,7 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
     data, schema, _ = ROOTS[name]
     root = Where([(0, len(data))])
     got = walk.scan(Source.of_buffer(data), root, schema)
-    want = python_scan(Source.of_buffer(data), root, schema)
+    want = scan_reference(Source.of_buffer(data), root, schema)
     for part in ("scalars", "counts", "last", "unknown"):
         assert getattr(got, part) == getattr(want, part), part
     assert {k: list(v) for k, v in got.many.items()} == \
@@ -76,20 +76,20 @@ def test_the_root_has_the_python_walks_fields(name: str) -> None:
 @example(b"\x08\x01\x0a\x05", 90, 9, 0)  # an end past the buffer: cut at its end
 def test_the_compiled_sample_is_the_python_one(data: bytes, end: int, most: int,
                                                long_value: int) -> None:
-    """``_walk.sample`` (what short_runs reads) against ``sample_python``, its reference:
+    """``_walk.sample`` (what short_runs reads) against ``sample_reference``, its reference:
     the same counts, and the same place where a field breaks the wire format; also for
     arguments short_runs never passes (no field asked, an end past the buffer, a negative
     length)."""
     loop = compiled._LOOP
     assert loop is not None
     assert loop.sample(data, end, most, long_value) == \
-        compiled.sample_python(data, end, most, long_value)
+        compiled.sample_reference(data, end, most, long_value)
 
 
 @pytest.mark.parametrize("name", sorted(ROOTS))
 def test_the_sample_of_each_root(name: str) -> None:
     data = ROOTS[name][0]
-    want = compiled.sample_python(data, min(len(data), 4096), 64, 128)
+    want = compiled.sample_reference(data, min(len(data), 4096), 64, 128)
     assert want[0] > 0
     if compiled._LOOP is not None:
         assert compiled._LOOP.sample(data, 4096, 64, 128) == want

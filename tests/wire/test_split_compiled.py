@@ -1,6 +1,6 @@
 """The compiled split of a run of length-delimited fields (``_varints.split``, behind
 ``decode.split_strings``) against the numpy split it stands in for
-(``decode.numpy_split_strings``): the same bounds, stop and None, on runs of rows of one
+(``decode.split_strings_reference``): the same bounds, stop and None, on runs of rows of one
 length (numpy's strided path), of varied lengths, of long and padded lengths, cut off,
 running past the end, over 10 bytes, with other fields and tags inside values."""
 
@@ -44,7 +44,7 @@ def assert_alike(data: bytes, pos: int, end: int) -> None:
     """The compiled split gives the numpy split's outcome, and both (split_strings with
     the compiled loop off) add an ``offset`` to the bounds alike."""
     for partial in (False, True):
-        numpy = outcome(decode.numpy_split_strings, data, pos, end, partial)
+        numpy = outcome(decode.split_strings_reference, data, pos, end, partial)
         where = (data.hex() if len(data) < 300 else len(data), pos, end, partial)
         for loop in (LOOP, None):
             with mock.patch.object(decode, "_LOOP", loop):

@@ -61,7 +61,7 @@ def assert_alike(data: bytes, chunk: int = decode.CHUNK) -> None:
     for dtype in (np.uint64, np.uint32):
         with mock.patch.object(decode, "CHUNK", chunk), mock.patch.object(decode, "_LOOP", LOOP):
             compiled = outcome(decode.decode_varints, data, dtype)
-            numpy = outcome(decode.numpy_varints, data, dtype)
+            numpy = outcome(decode.decode_varints_reference, data, dtype)
         assert compiled == numpy, (data.hex() if len(data) < 200 else len(data), chunk)
 
 
@@ -241,11 +241,11 @@ def test_the_compiled_scan_gives_the_numpy_facts(data: bytes) -> None:
     numpy scan says no more than "long" once it finds a long run, as measure then raises)."""
     assert LOOP is not None
     count, long, negative, zero = LOOP.scan(u8(data))
-    expected = decode.numpy_scan(u8(data))
+    expected = decode.scan_varints_reference(u8(data))
     assert (count, long) == expected[:2]
     if not long:
         assert (negative, zero) == expected[2:]
-        values = [] if not data else decode.numpy_varints(u8(data)).tolist()
+        values = [] if not data else decode.decode_varints_reference(u8(data)).tolist()
         assert count == len(values)
         assert negative == any(v >= 1 << 63 for v in values)
 
@@ -255,7 +255,7 @@ def test_the_compiled_scan_gives_the_numpy_facts(data: bytes) -> None:
 @given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 320), st.integers(0, 40)),
                                          max_size=60))
 def test_strings_are_the_numpy_strings(data: bytes, spans: list[tuple[int, int]]) -> None:
-    """``_varints.strings`` against ``numpy_strings_array``: the same bytes objects for
+    """``_varints.strings`` against ``strings_array_reference``: the same bytes objects for
     spans within the data (NUL bytes at their ends, empty ones, 40 bytes long: numpy's
     rows), and False, nothing written, where a span runs past it."""
     starts = np.array([a for a, _ in spans], np.int64)
@@ -265,7 +265,7 @@ def test_strings_are_the_numpy_strings(data: bytes, spans: list[tuple[int, int]]
     out = np.empty(len(spans), dtype=object)
     assert LOOP.strings(u8(data), starts, ends, out) is inside
     if inside:
-        want = decode.numpy_strings_array(data, starts, ends, np.empty(len(spans), object))
+        want = decode.strings_array_reference(data, starts, ends, np.empty(len(spans), object))
         sliced = [data[a:b] for a, b in zip(starts, ends, strict=True)]
         assert out.tolist() == want.tolist() == sliced
         assert decode.strings_array(data, starts, ends).tolist() == out.tolist()

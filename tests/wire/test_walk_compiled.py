@@ -1,5 +1,5 @@
 """The compiled scan (onnxdata.wire._walk) against the Python walk it stands in for
-(``walk.python_scan``, the reference): the same Fields for every message, in memory and
+(``walk.scan_reference``, the reference): the same Fields for every message, in memory and
 read by pread windows, where the compiled loop stops the Python walk raises (or skips a
 group), and built where we develop."""
 
@@ -22,7 +22,7 @@ from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_var
 from onnxdata.wire.occurrences import ROW, Compact, RangeStore
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import ENTRY, MAP, SEGMENT, SEQUENCE, SPARSE, TENSOR, Fields, python_scan
+from onnxdata.wire.walk import ENTRY, MAP, SEGMENT, SEQUENCE, SPARSE, TENSOR, Fields, scan_reference
 from tests.conftest import CORPUS, DATA, MANIFEST
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def facts(f: Fields) -> dict[str, Any]:
 
 def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
     """The compiled loop's Fields as ``walk.scan`` returns them (the pieces of a field past
-    COMPACT_PIECES forgotten, as python_scan forgets them), or None where it stops."""
+    COMPACT_PIECES forgotten, as scan_reference forgets them), or None where it stops."""
     out = Fields()
     ok = compiled.compiled_scan(src, at.ranges, lambda: occurrence_batches(src, at), schema,
                                      out, limit)
@@ -105,7 +105,7 @@ def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 
             at = where or Where([(0, len(data))])
             got = compiled_scan(src, at, schema, limit)
             try:
-                want = facts(python_scan(Source.of_buffer(data), at, schema, limit))
+                want = facts(scan_reference(Source.of_buffer(data), at, schema, limit))
             except WireError:
                 assert got is None, "the compiled loop took bytes the Python walk refuses"
                 continue
@@ -198,7 +198,7 @@ def test_many_occurrences_and_pieces(n: int) -> None:
     check(b"\x08\x03" * n + b"\x10\x05", SEQUENCE)  # unknown VARINTs, over the cap of 1000
     check(b"\x70\x02" * 3 + b"\x70\x01", TENSOR)  # data_location out of its enum, then 1
     src = Source.of_buffer(seq)
-    outer = python_scan(src, Where([(0, len(seq))]), SEQUENCE)
+    outer = scan_reference(src, Where([(0, len(seq))]), SEQUENCE)
     tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
     assert tensors is not None
     check(seq, TENSOR, tensors)
@@ -214,7 +214,7 @@ def test_ranges_sized_ahead_from_the_first_occurrences(big: int) -> None:
     seq = small + ld(3, b"\x10\x01" + ld(9, b"\x00" * big)) + small * 3
     check(seq, SEQUENCE)
     src = Source.of_buffer(seq)
-    outer = python_scan(src, Where([(0, len(seq))]), SEQUENCE)
+    outer = scan_reference(src, Where([(0, len(seq))]), SEQUENCE)
     tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
     assert tensors is not None and len(tensors.ranges) == 401
     check(seq, TENSOR, tensors)

@@ -26,12 +26,12 @@ from onnxdata.core.messages import ElemType
 from onnxdata.core.paths import join_path
 from onnxdata.engine.layout_values import dense_rows, group_trees, layout_values
 from onnxdata.engine.one_line import SequenceFacts
-from onnxdata.engine.tensor import Outcome
+from onnxdata.engine.tensor import WalkResult
 from onnxdata.errors import Problem, ValidationError
 from onnxdata.rules.common import ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.wire.compiled import LAYOUT_KINDS, element_groups
-from onnxdata.wire.fields import Where
+from onnxdata.wire.fields import Occurrences
 from onnxdata.wire.occurrences import range_bounds
 from onnxdata.wire.source import Source
 
@@ -63,7 +63,7 @@ class GroupWalk:
     merged_count: int
     deferred: int
 
-    def message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
+    def message(self, kind: str, where: Occurrences, path: str, depth: int) -> WalkResult:
         raise NotImplementedError  # the Engine's
 
     def grouped(self, kind: str, ranges: Any, path: str, field_name: str, depth: int,
@@ -136,14 +136,14 @@ class GroupWalk:
         return True, last
 
     def _first_of_group(self, kind: str, at: tuple[int, int], path: str, depth: int
-                        ) -> tuple[Outcome, list[Problem]] | None:
+                        ) -> tuple[WalkResult, list[Problem]] | None:
         """The first element of a group walked with its problems kept aside: its outcome
         and problems, or None when they cannot stand for another element's (some were
         dropped, or one names the element's path outside its own)."""
         sink = self.problems
         aside = self.problems = ProblemSink(sink.cap)
         try:
-            got = self.message(kind, Where([at]), path, depth + 1)
+            got = self.message(kind, Occurrences([at]), path, depth + 1)
         finally:
             self.problems = sink
         found = aside.items
@@ -184,7 +184,7 @@ class GroupWalk:
                     values[i] = dense
 
     def _add_problems(self, ids: np.ndarray[Any, Any], firsts: list[int],
-                      walked: list[tuple[Outcome, list[Problem]]], path: str,
+                      walked: list[tuple[WalkResult, list[Problem]]], path: str,
                       field_name: str, offset: int) -> None:
         """Each element's problems in document order: its group's first's, re-pathed, until
         the list is full; then only their count."""
@@ -248,7 +248,7 @@ def _add_runs(runs: TypeRuns, per_group: list[NestedType], ids: np.ndarray[Any, 
         add_run(runs, types[t], b - a)
 
 
-def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[Outcome],
+def _note_summaries(facts: SequenceFacts, code: int, outcomes: list[WalkResult],
                     ids: np.ndarray[Any, Any], last: str | None) -> str | None:
     """Add each element's summary to ``facts`` as the one-by-one walk does (a run of one
     summary is one ``add`` and a count); the last summary noted."""

@@ -51,9 +51,9 @@ from onnxdata.engine.one_line import (
     sparse_detail,
 )
 from onnxdata.engine.tensor import (
-    Outcome,
     Tensor,
     TensorWalk,
+    WalkResult,
     as_int32,
     read_only,
     shape_errors,
@@ -78,7 +78,7 @@ from onnxdata.rules.tensor import (
 from onnxdata.rules.validation import too_deep
 from onnxdata.wire.external import OpenFiles
 from onnxdata.wire.field_values import string_values, varint_count, varints
-from onnxdata.wire.fields import Where, occurrence_batches, occurrences, whole
+from onnxdata.wire.fields import Occurrences, occurrence_batches, occurrences, whole
 from onnxdata.wire.format import WireError
 from onnxdata.wire.loops import COMPILED
 from onnxdata.wire.source import Source
@@ -92,7 +92,7 @@ _SMALL: Final = 64
 
 #: An invalid element remembered by its bytes: its outcome, path, problems (None when
 #: they cannot be added again under another path) and how many it added.
-_Remembered = tuple[Outcome, str, list[Problem] | None, int]
+_Remembered = tuple[WalkResult, str, list[Problem] | None, int]
 
 
 class Deferred:
@@ -119,7 +119,7 @@ def densify_deferred(value: Any) -> Any:
 
 
 class Engine(TensorWalk, GroupWalk):
-    """One walk of ``src`` as one kind. ``run`` returns the root's Outcome; the problems
+    """One walk of ``src`` as one kind. ``run`` returns the root's WalkResult; the problems
     found are in ``problems`` (a capped ProblemSink); bad wire raises WireError."""
 
     def __init__(self, src: Source, *, base_dir: Path | None = None,
@@ -134,7 +134,7 @@ class Engine(TensorWalk, GroupWalk):
         self.last_seq: tuple[int | None, dict[str, int]] = (None, {})
         #: Outcomes of small valid elements by their bytes (a million empty optionals are
         #: one walk of one optional), for elements whose value is None.
-        self.small: dict[str, dict[bytes, Outcome]] = {}
+        self.small: dict[str, dict[bytes, WalkResult]] = {}
         #: Outcomes of small invalid elements by their bytes, with the problems they added
         #: (``remember``), so 500,000 empty tensors are one walk of one tensor.
         self.small_bad: dict[str, dict[bytes, _Remembered]] = {}
@@ -159,7 +159,7 @@ class Engine(TensorWalk, GroupWalk):
             if len(self.merged) < 8:
                 self.merged.append((join_path(path, field_name), n))
 
-    def remember(self, got: Outcome, before: tuple[int, int], path: str) -> _Remembered:
+    def remember(self, got: WalkResult, before: tuple[int, int], path: str) -> _Remembered:
         """What the element at ``path`` added to the problems since ``before``: their count,
         and (when none was dropped, and each lies inside the element and names no path)
         the problems themselves, to add again for an element of the same bytes."""
@@ -173,7 +173,7 @@ class Engine(TensorWalk, GroupWalk):
             found = None
         return got, path, found, count
 
-    def replay(self, kept: _Remembered, path: str) -> Outcome | None:
+    def replay(self, kept: _Remembered, path: str) -> WalkResult | None:
         """The outcome of an element whose bytes equal a remembered one's, its problems
         added again under ``path`` (None: walk it, the problems cannot be told apart)."""
         got, old, found, count = kept
@@ -187,7 +187,7 @@ class Engine(TensorWalk, GroupWalk):
         sink.add([Problem(path + p.path[cut:], p.message) for p in found])
         return got
 
-    def run(self, kind: str) -> Outcome:
+    def run(self, kind: str) -> WalkResult:
         try:
             return self.message(kind, whole(0, self.src.size), "", 0)
         finally:
@@ -195,7 +195,7 @@ class Engine(TensorWalk, GroupWalk):
 
     # -- dispatch
 
-    def message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
+    def message(self, kind: str, where: Occurrences, path: str, depth: int) -> WalkResult:
         try:
             return self._message(kind, where, path, depth)
         except WireError as exc:
@@ -203,7 +203,7 @@ class Engine(TensorWalk, GroupWalk):
                 exc.path = path  # type: ignore[attr-defined]
             raise
 
-    def _message(self, kind: str, where: Where, path: str, depth: int) -> Outcome:
+    def _message(self, kind: str, where: Occurrences, path: str, depth: int) -> WalkResult:
         if depth > self.max_depth:
             if depth > MAX_DEPTH:
                 raise WireError(f"messages nested deeper than {MAX_DEPTH}", where.first)
@@ -211,7 +211,7 @@ class Engine(TensorWalk, GroupWalk):
             code = None
             if kind == "tensor":  # a sequence still compares its data type
                 code = as_int32(scan(self.src, where, TENSOR).scalars.get("data_type", 0))
-            return Outcome(None, code)
+            return WalkResult(None, code)
         if kind == "tensor":
             return self.tensor(where, path)
         if kind == "sequence":
@@ -224,7 +224,7 @@ class Engine(TensorWalk, GroupWalk):
 
     # -- containers
 
-    def sequence(self, where: Where, path: str, depth: int) -> Outcome:
+    def sequence(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
         f = scan(src, where, SEQUENCE, self.problems.cap)
         at = self.problems.mark()
@@ -241,7 +241,7 @@ class Engine(TensorWalk, GroupWalk):
         deep_ok = depth + 1 <= self.max_depth
         last: str | None = None
 
-        def batched(kind: str, w: Where, field_name: str, code: int
+        def batched(kind: str, w: Occurrences, field_name: str, code: int
                     ) -> Iterator[tuple[int, tuple[int, int]]]:
             """The elements of a field too long for ``scan`` to keep, grouped by layout a
             batch at a time (``fields.occurrence_batches``); those of a batch that does not
@@ -294,7 +294,7 @@ class Engine(TensorWalk, GroupWalk):
                 if got is None:
                     before = (len(self.problems.items), self.problems.dropped)
                     at_path = join_path(path, f"{field_name}[{i}]")
-                    got = self.message(kind, Where([(a, b)]), at_path, depth + 1)
+                    got = self.message(kind, Occurrences([(a, b)]), at_path, depth + 1)
                     if key is not None and got.value is None:
                         if before == (len(self.problems.items), self.problems.dropped):
                             if small is not None and len(small) < 4096:
@@ -331,12 +331,12 @@ class Engine(TensorWalk, GroupWalk):
         self.last_seq = (elem_type, counts)
         inner = sequence_inner_type(elem_type, [t for t, _ in mine_types]) \
             if elem_type in ELEM_FIELDS else None
-        result = Outcome(out if self.values else None, ntype=("sequence", inner))
+        result = WalkResult(out if self.values else None, ntype=("sequence", inner))
         if facts is not None:
             result.summary = sequence_summary(facts, sum(counts.values()))
         return result
 
-    def optional(self, where: Where, path: str, depth: int) -> Outcome:
+    def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         f = scan(self.src, where, OPTIONAL, self.problems.cap)
         elem_type = _int32(f, "elem_type")
         set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
@@ -345,7 +345,7 @@ class Engine(TensorWalk, GroupWalk):
         own += optional_problems(path, elem_type, set_fields)
         self.problems.add(own)
         code_of = elem_type or 0
-        result = Outcome(ntype=("optional", (KIND_OF_ELEM_TYPE[code_of],)
+        result = WalkResult(ntype=("optional", (KIND_OF_ELEM_TYPE[code_of],)
                                 if code_of in OPTIONAL_FIELDS else None))
         child_summary: str | None = None
         for code, kind in KIND_OF_ELEM_TYPE.items():
@@ -361,7 +361,7 @@ class Engine(TensorWalk, GroupWalk):
             result.summary = optional_summary(elem_type or 0, child_summary)
         return result
 
-    def map(self, where: Where, path: str, depth: int) -> Outcome:
+    def map(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
         f = scan(src, where, MAP, self.problems.cap)
         at = self.problems.mark()
@@ -398,7 +398,7 @@ class Engine(TensorWalk, GroupWalk):
                             values_elem_type=values_elem_type, values_present=w is not None,
                             n_values=n_values)
         self.problems.insert(at, own)
-        result = Outcome(ntype=("map", key_type if key_type is not None else 0,
+        result = WalkResult(ntype=("map", key_type if key_type is not None else 0,
                                 values_type[1] if values_type else None))
         if self.summaries:
             nkeys = len(string_keys) or len(keys)
@@ -407,7 +407,7 @@ class Engine(TensorWalk, GroupWalk):
             result.value = _map_value(key_type or 0, keys, string_keys, values or [])
         return result
 
-    def sparse(self, where: Where, path: str, depth: int) -> Outcome:
+    def sparse(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
         f = scan(src, where, SPARSE, self.problems.cap)
         dims = self.ints(f, "dims", where, SPARSE)
@@ -438,7 +438,7 @@ class Engine(TensorWalk, GroupWalk):
             if t is not None:
                 self.problems.add(t.problems)
         code = vt.code if vt is not None else None
-        result = Outcome(None, code, ntype=("sparse_tensor", code))
+        result = WalkResult(None, code, ntype=("sparse_tensor", code))
         if self.summaries:
             result.summary = "sparse tensor " + sparse_detail(
                 vt.code if vt is not None else 0, dims, vt.dims if vt is not None else None)

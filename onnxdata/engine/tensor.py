@@ -2,7 +2,7 @@
 fast from its few fields, any other scanned and checked as ``validate`` checks it, and
 its value built only once every check passed.
 
-The ``Outcome`` of one message lives here too: tensors make the most of them.
+The ``WalkResult`` of one message lives here too: tensors make the most of them.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from onnxdata.rules.tensor import (
 from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
 from onnxdata.wire.field_values import fixed, string_values, varint_count, varints
-from onnxdata.wire.fields import Where, occurrences
+from onnxdata.wire.fields import Occurrences, occurrences
 from onnxdata.wire.format import LEN, WireError, read_varint
 from onnxdata.wire.occurrences import Compact, Piece
 from onnxdata.wire.schema import Schema
@@ -45,7 +45,7 @@ from onnxdata.wire.source import Source
 from onnxdata.wire.walk import ENTRY, SEGMENT, TENSOR, Fields, scan
 from onnxdata.wire.wire_ints import WireInts
 
-__all__ = ["Outcome", "TensorWalk", "external_value"]
+__all__ = ["WalkResult", "TensorWalk", "external_value"]
 
 _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
@@ -70,7 +70,7 @@ def as_int32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-class Outcome:
+class WalkResult:
     """What one message gave: its value (when built), data type code, summary line, and
     type all the way down (``rules.containers.nested_type``'s, for the sequence rule)."""
 
@@ -90,7 +90,7 @@ class Tensor:
     __slots__ = ("code", "counts", "decoded", "dims", "external", "fields", "location", "more",
                  "path", "problems", "raw_len", "where")
 
-    def __init__(self, path: str, fields: Fields, where: Where) -> None:
+    def __init__(self, path: str, fields: Fields, where: Occurrences) -> None:
         self.path = path
         self.where = where
         self.fields = fields
@@ -134,7 +134,7 @@ class TensorWalk:
         return found
 
 
-    def tensor(self, where: Where, path: str) -> Outcome:
+    def tensor(self, where: Occurrences, path: str) -> WalkResult:
         if where.ranges is not None and len(where.ranges) == 1:
             plain = self.plain(*where.ranges[0], path)
             if plain is not None:
@@ -144,7 +144,7 @@ class TensorWalk:
         sink.add(t.problems)
         if t.more:
             sink.drop(t.more)
-        out = Outcome(None, t.code, ntype=("tensor", t.code))
+        out = WalkResult(None, t.code, ntype=("tensor", t.code))
         if self.summaries:
             out.summary = "tensor " + tensor_detail(t.code, t.dims, t.location == EXTERNAL)
         if self.values and not self.problems:
@@ -153,7 +153,7 @@ class TensorWalk:
                 out.value = value if self.fixed_copies else read_only(value)
         return out
 
-    def plain(self, start: int, end: int, path: str | None = None) -> Outcome | None:
+    def plain(self, start: int, end: int, path: str | None = None) -> WalkResult | None:
         """The common tensor, fast: only dims, data_type, name and raw_data (or float_data
         or double_data packed once: the same bytes), and valid; or with external_data and
         data_location EXTERNAL instead (``_external``).
@@ -256,7 +256,7 @@ class TensorWalk:
                 _PLAIN_OK[facts] = ok
         if not ok:
             return None
-        out = Outcome(None, code, ntype=("tensor", code))
+        out = WalkResult(None, code, ntype=("tensor", code))
         if self.summaries:
             out.summary = _summary(code, facts[1], False)
         if self.values:
@@ -272,7 +272,7 @@ class TensorWalk:
         return out
 
     def _external(self, code: int, dims: list[int], at: list[tuple[int, int]],
-                  path: str | None) -> Outcome | None:
+                  path: str | None) -> WalkResult | None:
         """``plain`` of a tensor whose data is external: valid when its storage is (cached
         per data_type and dims), each external_data entry is a key and a value as protobuf
         writes them (remembered by their bytes), and ``external_data_problems`` finds
@@ -307,7 +307,7 @@ class TensorWalk:
         if not external_data_clean(entries, self.base_dir, nbytes=raw_nbytes(dt, count),
                                    facts=self.file_facts):
             return None
-        out = Outcome(None, code, ntype=("tensor", code))
+        out = WalkResult(None, code, ntype=("tensor", code))
         if self.summaries:
             out.summary = _summary(code, facts[1], True)
         if self.values and path is not None and not self.problems:
@@ -317,7 +317,7 @@ class TensorWalk:
                 out.value = value if self.fixed_copies else read_only(value)
         return out
 
-    def scan_tensor(self, where: Where, path: str, room: int | None = None) -> Tensor:
+    def scan_tensor(self, where: Occurrences, path: str, room: int | None = None) -> Tensor:
         """Scan and check one TensorProto as ``validate`` checks it; of the problems of its
         external_data, only those that fit in ``room`` (None: all) are worded (``more``
         counts the rest: a capped list would drop them)."""
@@ -361,7 +361,7 @@ class TensorWalk:
         t.problems = problems
         return t
 
-    def ints(self, f: Fields, name: str, where: Where, schema: Schema) -> Sequence[int]:
+    def ints(self, f: Fields, name: str, where: Occurrences, schema: Schema) -> Sequence[int]:
         """A repeated int64 field (dims): a list, or when long a WireInts decoded chunk by
         chunk each time it is walked, so bogus readings with millions of dims stay small."""
         kept = f.pieces.get(name)
@@ -389,7 +389,7 @@ class TensorWalk:
 
         return WireInts.measured(src, pieces)
 
-    def entry_list(self, w: Where, path: str, name: str, problems: list[Problem]
+    def entry_list(self, w: Occurrences, path: str, name: str, problems: list[Problem]
                    ) -> list[tuple[str, str]]:
         """The key and value of each StringStringEntryProto of field ``name`` (``entry``);
         many at once by their distinct bytes (``entries.distinct_entries``)."""
@@ -428,7 +428,7 @@ class TensorWalk:
                 self.entries[data] = got
         if got is not None:
             return got
-        e = scan(self.src, Where([at]), ENTRY, self.problems.cap)
+        e = scan(self.src, Occurrences([at]), ENTRY, self.problems.cap)
         found = self._wire(path, "StringStringEntryProto", e)
         got = self.text(e.last.get("key")), self.text(e.last.get("value"))
         if data is not None and not found and len(self.entries) < _ENTRY_KEPT:

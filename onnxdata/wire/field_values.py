@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
 from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
-from onnxdata.wire.fields import Where, occurrence_batches
+from onnxdata.wire.fields import Occurrences, occurrence_batches
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.occurrences import ROW, Compact, Piece, Rewalked, range_bounds
 from onnxdata.wire.source import Source
@@ -465,7 +465,7 @@ def _fixed_gathered(src: Source, kept: Compact, dtype: np.dtype[Any], decode: bo
     return count, window[_inside(s - lo, e - lo, hi - lo)].view(dtype)
 
 
-def string_values(src: Source, where: Where | None, count: int | None = None
+def string_values(src: Source, where: Occurrences | None, count: int | None = None
                   ) -> npt.NDArray[np.object_]:
     """The values of a repeated bytes field (``string_data``, ``string_keys``) as an object
     array of bytes, read with pread (never from a mapping) a batch of values at a time and

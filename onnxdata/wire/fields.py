@@ -1,6 +1,6 @@
 """The field walk under ``walk.scan``: the fields of a message's byte ranges in wire order,
 one at a time or (a run of LEN fields with one one-byte tag) as arrays, and where a
-message is (``Where``: its occurrences kept, or found again by walking its parent).
+message is (``Occurrences``: its occurrences kept, or found again by walking its parent).
 
 ``fields(src, start, end)`` yields every field of one message in wire order as
 ``(number, wire_type, tag_at, a, b)``: for VARINT ``a`` is the value and ``b`` the
@@ -35,7 +35,7 @@ from onnxdata.wire.format import (
 from onnxdata.wire.occurrences import Compact, RangeStore, range_bounds
 from onnxdata.wire.source import Source
 
-__all__ = ["BATCH", "COUNT", "RUN", "RUN_BYTES", "Where", "fields", "fields_in",
+__all__ = ["BATCH", "COUNT", "RUN", "RUN_BYTES", "Occurrences", "fields", "fields_in",
            "occurrence_batches", "occurrences", "piece_batches", "walk_fields", "whole"]
 
 #: Bytes a field's header can need (tag of 5 bytes + varint of 10), with room.
@@ -50,12 +50,12 @@ COUNT: Final = 9
 
 
 @dataclass
-class Where:
+class Occurrences:
     """The occurrences of one message: ``ranges``, or (when there were too many to keep)
     the field ``number`` of the message at ``parent``, found again by walking it."""
 
     ranges: list[tuple[int, int]] | RangeStore | None
-    parent: Where | None = None
+    parent: Occurrences | None = None
     number: int = 0
 
     @property
@@ -63,8 +63,8 @@ class Where:
         return self.ranges[0][0] if self.ranges else 0
 
 
-def whole(start: int, end: int) -> Where:
-    return Where([(start, end)])
+def whole(start: int, end: int) -> Occurrences:
+    return Occurrences([(start, end)])
 
 
 class _Bytes:
@@ -208,7 +208,7 @@ def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[
 
 
 
-def occurrences(src: Source, where: Where) -> Iterator[tuple[int, int]]:
+def occurrences(src: Source, where: Occurrences) -> Iterator[tuple[int, int]]:
     """The byte ranges of one (possibly merged) message, in wire order."""
     if where.ranges is not None:
         yield from where.ranges
@@ -229,7 +229,7 @@ BATCH: Final = 1 << 20
 Batch = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
 
-def occurrence_batches(src: Source, where: Where, size: int | None = None) -> Iterator[Batch]:
+def occurrence_batches(src: Source, where: Occurrences, size: int | None = None) -> Iterator[Batch]:
     """The occurrences of ``where`` in wire order, as ``(starts, ends)`` arrays of at most
     ``size`` (BATCH) each: those kept, or found again by walking the parent (runs of the
     field's one-byte tag split by numpy, as ``walk.scan`` splits them)."""
@@ -251,7 +251,7 @@ def occurrence_batches(src: Source, where: Where, size: int | None = None) -> It
             yield s[at:at + size], e[at:at + size]
 
 
-def piece_batches(src: Source, parent: Where, number: int, want: int,
+def piece_batches(src: Source, parent: Occurrences, number: int, want: int,
                   size: int | None = None) -> Iterator[Compact]:
     """The pieces of number field ``number`` (of wire type ``want``, or packed) of the
     message at ``parent``, as ``walk.Fields`` keeps them, in ``Compact`` batches of about
@@ -274,7 +274,7 @@ def piece_batches(src: Source, parent: Where, number: int, want: int,
 Columns = tuple[npt.NDArray[Any], ...]
 
 
-def _found(src: Source, parent: Where, number: int,
+def _found(src: Source, parent: Occurrences, number: int,
            single: Callable[[int, Any, Any], tuple[int, ...] | None],
            run: Callable[[Any, Any], Columns], dtypes: tuple[Any, ...], size: int
            ) -> Iterator[list[Columns]]:

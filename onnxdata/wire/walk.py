@@ -6,9 +6,9 @@ tags, lengths and varints through ``Source.window``, payloads skipped by length.
 
 ``scan`` gathers one message's fields by a schema (:data:`TENSOR`, ...). A
 message given several times is merged (as protobuf merges it), so a message's
-place is a :class:`Where`: its occurrences. Repeated and message fields keep
+place is a :class:`Occurrences`: its occurrences. Repeated and message fields keep
 their occurrences compactly (16 bytes each, number fields' pieces 17) up to
-:data:`COMPACT_PIECES`; past that the ``Where`` re-walks the parent when asked
+:data:`COMPACT_PIECES`; past that the ``Occurrences`` re-walks the parent when asked
 (``fields.occurrence_batches``: a batch of arrays at a time), so memory stays bounded (by
 depth and that constant), not by the file's size. A run of string values (``string_data``,
 ``string_keys``) or of a sequence's tensors is split by numpy (``decode.split_strings``)
@@ -28,7 +28,7 @@ from onnxdata.wire.compiled import compiled_scan, short_runs
 from onnxdata.wire.fields import (
     COUNT,
     RUN,
-    Where,
+    Occurrences,
     occurrence_batches,
     occurrences,
     piece_batches,
@@ -109,7 +109,7 @@ class Fields:
     unknown_more: int = 0
     over: set[str] = field(default_factory=set)
 
-    def pieces_of(self, name: str, parent: Where, schema: Schema,
+    def pieces_of(self, name: str, parent: Occurrences, schema: Schema,
                   src: Source) -> Iterable[Piece]:
         """The pieces of number field ``name``: those kept (the list or Compact itself, which
         ``field_values.joined`` takes whole), or (past COMPACT_PIECES) the message walked
@@ -118,23 +118,23 @@ class Fields:
             return self.pieces.get(name, ())
         return self._rewalk(name, parent, schema, src)
 
-    def _rewalk(self, name: str, parent: Where, schema: Schema, src: Source) -> Rewalked:
+    def _rewalk(self, name: str, parent: Occurrences, schema: Schema, src: Source) -> Rewalked:
         number = NUMBERS[id(schema)][name]
         want = _WIRE_OF[schema[number][1]]
 
         return Rewalked(lambda: piece_batches(src, parent, number, want))
 
-    def where(self, name: str, parent: Where, schema: Schema) -> Where | None:
+    def where(self, name: str, parent: Occurrences, schema: Schema) -> Occurrences | None:
         """The occurrences of message field ``name`` (None when absent)."""
         if name not in self.counts:
             return None
         kept = self.many.get(name)
         if kept is not None:
-            return Where(kept)
-        return Where(None, parent, NUMBERS[id(schema)][name])
+            return Occurrences(kept)
+        return Occurrences(None, parent, NUMBERS[id(schema)][name])
 
 
-def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
+def scan(src: Source, where: Occurrences, schema: Schema, limit: int = 1000) -> Fields:
     """One message's fields by ``schema``, its occurrences merged in order (as protobuf):
     by the compiled loop where it is built, else (or where it meets bytes it does not
     take: a group, bad wire) by ``scan_reference``, the reference."""
@@ -150,7 +150,7 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields
     return scan_reference(src, where, schema, limit)
 
 
-def scan_reference(src: Source, where: Where, schema: Schema, limit: int = 1000) -> Fields:
+def scan_reference(src: Source, where: Occurrences, schema: Schema, limit: int = 1000) -> Fields:
     """``scan`` in Python: the reference the compiled loop is checked against."""
     out = Fields()
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last

@@ -33,10 +33,10 @@ def _not_kept(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     in batches of ``size``."""
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Occurrences, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and got.ranges is not None and schema is walk.SEQUENCE:
-            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Occurrences(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     real_batches = fields.occurrence_batches
@@ -111,10 +111,10 @@ def test_strings_not_kept_are_found_again_as_arrays(monkeypatch: pytest.MonkeyPa
     want = onnxdata.read(path, "tensor")
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Occurrences, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and name == "string_data":
-            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Occurrences(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     got = onnxdata.read(path, "tensor")

@@ -52,10 +52,10 @@ class _AllOver:
 def _not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     real_where = walk.Fields.where
 
-    def where(self: walk.Fields, name: str, parent: fields.Where, schema: Any) -> Any:
+    def where(self: walk.Fields, name: str, parent: fields.Occurrences, schema: Any) -> Any:
         got = real_where(self, name, parent, schema)
         if got is not None and got.ranges is not None:
-            return fields.Where(None, parent, walk.NUMBERS[id(schema)][name])
+            return fields.Occurrences(None, parent, walk.NUMBERS[id(schema)][name])
         return got
     monkeypatch.setattr(walk.Fields, "where", where)
     monkeypatch.setattr(walk.Fields, "over", _AllOver(), raising=False)
@@ -100,7 +100,7 @@ def test_found_again_in_batches_reads_as_kept(name: str, monkeypatch: pytest.Mon
         assert "occurrences" in found
 
 
-def _one_by_one(src: Source, parent: fields.Where, number: int, want: int
+def _one_by_one(src: Source, parent: fields.Occurrences, number: int, want: int
                 ) -> list[tuple[int, int, int]]:
     """The reference: the pieces as the walk finds them, a field at a time."""
     out = []

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import compiled, loops, walk
-from onnxdata.wire.fields import Where
+from onnxdata.wire.fields import Occurrences
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, TENSOR, scan_reference
 from tests.wire_bytes import ld, vint
@@ -54,7 +54,7 @@ def test_short_runs(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(ROOTS))
 def test_the_root_has_the_python_walks_fields(name: str) -> None:
     data, schema, _ = ROOTS[name]
-    root = Where([(0, len(data))])
+    root = Occurrences([(0, len(data))])
     got = walk.scan(Source.of_buffer(data), root, schema)
     want = scan_reference(Source.of_buffer(data), root, schema)
     for part in ("scalars", "counts", "last", "unknown"):

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.wire import compiled, fields, loops, walk
-from onnxdata.wire.fields import Where, occurrence_batches
+from onnxdata.wire.fields import Occurrences, occurrence_batches
 from onnxdata.wire.format import I32, I64, SGROUP, VARINT, WireError, encode_varint
 from onnxdata.wire.occurrences import ROW, Compact, RangeStore
 from onnxdata.wire.schema import Schema
@@ -79,7 +79,7 @@ def facts(f: Fields) -> dict[str, Any]:
     return got | {"pieces": {name: singles(kept) for name, kept in f.pieces.items()}}
 
 
-def compiled_scan(src: Source, at: Where, schema: Schema, limit: int) -> Fields | None:
+def compiled_scan(src: Source, at: Occurrences, schema: Schema, limit: int) -> Fields | None:
     """The compiled loop's Fields as ``walk.scan`` returns them (the pieces of a field past
     COMPACT_PIECES forgotten, as scan_reference forgets them), or None where it stops."""
     out = Fields()
@@ -99,10 +99,10 @@ def sources(data: bytes) -> list[Source]:
     return [Source.of_buffer(data), Source.of_file(str(path)), windows]
 
 
-def check(data: bytes, schema: Schema, where: Where | None = None, limit: int = 1000) -> None:
+def check(data: bytes, schema: Schema, where: Occurrences | None = None, limit: int = 1000) -> None:
     for src in sources(data):
         with src:
-            at = where or Where([(0, len(data))])
+            at = where or Occurrences([(0, len(data))])
             got = compiled_scan(src, at, schema, limit)
             try:
                 want = facts(scan_reference(Source.of_buffer(data), at, schema, limit))
@@ -153,7 +153,7 @@ def test_compiled_scan_of_occurrences_not_kept(case: tuple[str, list[bytes]],
     ``occurrence_batches``' arrays and gives the Python walk's fields."""
     name, parts = case
     parent = b"".join(between + ld(7, part) for part in parts)
-    check(parent, SCHEMAS[name], Where(None, Where([(0, len(parent))]), 7))
+    check(parent, SCHEMAS[name], Occurrences(None, Occurrences([(0, len(parent))]), 7))
 
 
 @needs_loop
@@ -198,8 +198,8 @@ def test_many_occurrences_and_pieces(n: int) -> None:
     check(b"\x08\x03" * n + b"\x10\x05", SEQUENCE)  # unknown VARINTs, over the cap of 1000
     check(b"\x70\x02" * 3 + b"\x70\x01", TENSOR)  # data_location out of its enum, then 1
     src = Source.of_buffer(seq)
-    outer = scan_reference(src, Where([(0, len(seq))]), SEQUENCE)
-    tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
+    outer = scan_reference(src, Occurrences([(0, len(seq))]), SEQUENCE)
+    tensors = outer.where("tensor", Occurrences([(0, len(seq))]), SEQUENCE)
     assert tensors is not None
     check(seq, TENSOR, tensors)
 
@@ -214,8 +214,8 @@ def test_ranges_sized_ahead_from_the_first_occurrences(big: int) -> None:
     seq = small + ld(3, b"\x10\x01" + ld(9, b"\x00" * big)) + small * 3
     check(seq, SEQUENCE)
     src = Source.of_buffer(seq)
-    outer = scan_reference(src, Where([(0, len(seq))]), SEQUENCE)
-    tensors = outer.where("tensor", Where([(0, len(seq))]), SEQUENCE)
+    outer = scan_reference(src, Occurrences([(0, len(seq))]), SEQUENCE)
+    tensors = outer.where("tensor", Occurrences([(0, len(seq))]), SEQUENCE)
     assert tensors is not None and len(tensors.ranges) == 401
     check(seq, TENSOR, tensors)
 
@@ -239,11 +239,11 @@ def test_like_elements_remembered(case: tuple[int, list[bytes], int], cap: int,
     ``validate(load(...))`` lists, capped at ``cap``, and read's verdict."""
     import onnxdata
     from onnxdata.explorer.readings import reading
-    from onnxdata.rules.validation import problems
+    from onnxdata.rules.validation import problems_reference
 
     number, elements, times = case
     data = b"\x10" + bytes([number - 2]) + b"".join(ld(number, e) for e in elements) * times
-    want = problems(onnxdata.load(data, "sequence"), max_problems=cap)
+    want = problems_reference(onnxdata.load(data, "sequence"), max_problems=cap)
     assert list(reading(data, "sequence", max_problems=cap).problems) == want
     if values and cap == 1000:
         path = Path(os.environ.get("TMPDIR", "/tmp")) / f"onnxdata-like-{os.getpid()}.pb"
@@ -291,15 +291,15 @@ def test_a_row_read_across_windows(n: int) -> None:
     check(data, TENSOR)
     for src in sources(data):
         with src:
-            f = compiled_scan(src, Where([(0, len(data))]), TENSOR, 1000)
+            f = compiled_scan(src, Occurrences([(0, len(data))]), TENSOR, 1000)
             assert f is not None
-            kept = [list(f.pieces_of(name, Where([(0, len(data))]), TENSOR, src))
+            kept = [list(f.pieces_of(name, Occurrences([(0, len(data))]), TENSOR, src))
                     for name in ("float_data", "double_data")]
             assert [[wt for wt, _, _ in pieces] for pieces in kept] == [[I32 | ROW],
                                                                         [I64 | ROW]]
-            floats = fixed(src, f.pieces_of("float_data", Where([(0, len(data))]), TENSOR, src),
-                           np.dtype("<f4"))
+            pieces = f.pieces_of("float_data", Occurrences([(0, len(data))]), TENSOR, src)
+            floats = fixed(src, pieces, np.dtype("<f4"))
             assert floats[0] == n and bool((floats[1] == 1.0).all())
-            doubles = fixed(src, f.pieces_of("double_data", Where([(0, len(data))]), TENSOR,
+            doubles = fixed(src, f.pieces_of("double_data", Occurrences([(0, len(data))]), TENSOR,
                                              src), np.dtype("<f8"))
             assert doubles[0] == n and bool((doubles[1] == 2.0).all())

@@ -78,7 +78,7 @@ from onnxdata.explorer.readings import (
 from onnxdata.explorer.table import DEFAULT_ROWS, elided_count
 from onnxdata.wire.source import set_stream_limit
 
-__all__ = ["EXIT_CODES", "STDIN", "main"]
+__all__ = ["EXIT_CODES", "STDIN", "build_parser", "main"]
 
 #: The exit status of every command, said once (every --help shows it).
 EXIT_CODES = """exit status (every command):
@@ -233,6 +233,12 @@ def _byte_count(value: str) -> int:
         raise argparse.ArgumentTypeError(f"--max-bytes takes a byte count such as 64M, "
                                          f"not {value!r}")
     return int(m.group(1)) * units[m.group(2).upper()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``onnxdata`` command's parser, every subcommand in it (tools/cli_pages.py writes
+    the documentation's CLI pages from it)."""
+    return _parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

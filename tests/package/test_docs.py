@@ -12,6 +12,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -107,7 +108,8 @@ class _Loads(HTMLParser):
     """Every URL a page loads by itself: <link href>, <script src>, <img src> and the like
     (an <a href> is a link the reader may follow, not a load), and url()/@import in styles."""
 
-    TAGS = {"link": ("href",), "script": ("src",), "img": ("src", "srcset"),
+    TAGS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "link": ("href",), "script": ("src",), "img": ("src", "srcset"),
             "iframe": ("src",), "source": ("src", "srcset"), "video": ("src", "poster"),
             "audio": ("src",), "embed": ("src",), "object": ("data",), "input": ("src",)}
 

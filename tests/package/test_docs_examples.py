@@ -4,13 +4,15 @@ A page's blocks run in order, in one namespace, in a temporary folder: a copy of
 bundled case the page names in a comment ``<!-- examples run in: tests/data/onnx-node/NAME
 -->``, else an empty one. A block the reader cannot run as it stands is marked just above
 its fence ``<!-- not run: why -->``; one that needs an optional package,
-``<!-- needs: module -->`` (skipped without it, as the README's ONNX Runtime recipe is).
+``<!-- needs: module -->`` (skipped without it). A ```sh block marked
+``<!-- commands run in: FOLDER -->`` has its ``onnxdata`` lines run in a copy of FOLDER.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -85,3 +87,46 @@ def test_every_python_example_runs(page: Path, tmp_path: Path,
             exec(compile(block.code, f"docs/{page.name}:{block.line}", "exec"), namespace)
         ran += 1
     assert ran > 0, f"no example of {page.name} ran"
+
+
+def command_blocks(text: str) -> list[tuple[str, list[list[str]]]]:
+    """``(folder, commands)`` of each ```sh block marked ``<!-- commands run in: FOLDER -->``:
+    its ``onnxdata`` lines as argument lists, comments dropped."""
+    out = []
+    for m in FENCE.finditer(text):
+        where = re.search(r"<!-- commands run in: (\S+) -->", m["marks"])
+        if m["lang"] == "sh" and where:
+            out.append((where[1], [shlex.split(line.split("#")[0])[1:]
+                                   for line in m["code"].splitlines()
+                                   if line.startswith("onnxdata ")]))
+    return out
+
+
+COMMAND_PAGES = sorted(p for p in DOCS.glob("*.md")
+                       if command_blocks(p.read_text(encoding="utf-8")))
+
+
+def test_the_tours_commands_are_marked() -> None:
+    assert {"index", "getting-started"} <= {p.stem for p in COMMAND_PAGES}
+
+
+@pytest.mark.parametrize("page", COMMAND_PAGES, ids=[p.name for p in COMMAND_PAGES])
+def test_every_marked_command_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The shell sessions of the guide, as the README's tour runs in test_readme.py: each
+    ``onnxdata`` line in a copy of the folder the block names, exiting 0."""
+    from onnxdata.cli.main import main
+
+    has_ort = importlib.util.find_spec("onnxruntime") is not None
+    for n, (where, commands) in enumerate(command_blocks(page.read_text(encoding="utf-8"))):
+        folder = tmp_path / f"block{n}"
+        shutil.copytree(ROOT / where, folder)
+        monkeypatch.chdir(folder)
+        assert commands
+        for argv in commands:
+            argv = [x for arg in argv for x in (sorted(str(p.relative_to(folder))
+                    for p in folder.glob(arg)) if "*" in arg else [arg])]
+            argv = [str(tmp_path / "x.html") if a == "/tmp/x.html" else a for a in argv]
+            if argv[0] == "run" and not has_ort:
+                continue
+            assert main(argv) == 0, (page.name, argv, capsys.readouterr())

@@ -4,6 +4,7 @@ VENV := .venv
 VENV_GEN := .venv-gen
 VENV_PLUGIN := .venv-plugin
 VENV_OLD := .venv-old
+VENV_DOCS := .venv-docs
 PY := $(VENV)/bin/python
 PLUGIN := $(VENV_PLUGIN)/bin/protoc-gen-mypy
 TYPING_TREE := build/typing/onnxdata/generated
@@ -39,11 +40,11 @@ PY310 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.10.*/bin/python3.
 PY313 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.13.*/bin/python3.13)))
 PYENV_VENVS := $(if $(PY310),.venv-py3.10/.ok) $(if $(PY313),.venv-py3.13/.ok)
 
-ALL_VENVS := $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(ONNX_VENVS) \
-	$(PYENV_VENVS)
+ALL_VENVS := $(VENV)/.ok $(VENV_OLD)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(VENV_DOCS)/.ok \
+	$(ONNX_VENVS) $(PYENV_VENVS)
 
 .PHONY: run browser test check venvs test-new test-old test-onnx-versions test-pythons lint gen \
-	check-gen bench fuzz fuzz-ci fuzz-regress clean test-pure stage-table
+	check-gen bench fuzz fuzz-ci fuzz-regress clean test-pure stage-table docs
 
 run: $(VENV)/.ok
 	$(PY) -m onnxdata explore $(EXAMPLE)
@@ -68,7 +69,7 @@ check: $(VENV)/.ok
 # core idle while the last long suite ran alone (17 min 7 s at two, 15 min 32 s at three,
 # for about 1,660 CPU seconds); the main suite has 2 workers, as it is the longest.
 TEST_STAGES := test-new test-pure test-py3.10 test-old test-py3.13 test-onnx-versions \
-	check-gen lint fuzz-regress
+	check-gen lint fuzz-regress docs
 test: | build
 	@rm -f $(STAGES) && date +%s%N > $(STAGES).start
 	@rc=0; \
@@ -123,7 +124,7 @@ venvs: $(ALL_VENVS)
 # packaging tests' module-scoped wheel is built once, not by two workers at once in the
 # checkout's build/ (their in-tree builds would race).
 NOT_BUILDS := -m "not builds"
-test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok browser
+test-new: $(VENV)/.ok $(VENV_GEN)/.ok $(VENV_PLUGIN)/.ok $(VENV_DOCS)/.ok browser
 	ONNXDATA_REQUIRE_GEN=1 ONNXDATA_INSTALL_TESTS=1 $(PY) -m pytest -q -n 2 --dist loadfile \
 	  -p no:cacheprovider
 
@@ -249,11 +250,23 @@ $(VENV_GEN)/.ok: tools/requirements-gen.txt | $(UV)
 	$(call INSTALL,$(VENV_GEN),-r tools/requirements-gen.txt)
 	touch $@
 
+# The documentation site (docs/, mkdocs.yml) into site/, warnings as errors: a broken link,
+# a reference to a name that is gone or a page left out of the nav fails it. docs/cli/ is
+# written from the parser by tools/cli_pages.py (a test fails when it is stale).
+docs: $(VENV_DOCS)/.ok
+	NO_MKDOCS_2_WARNING=1 $(VENV_DOCS)/bin/mkdocs build --strict --quiet --site-dir site
+
+$(VENV_DOCS)/.ok: pyproject.toml tools/requirements-docs.txt $(WHEEL) | $(UV)
+	$(call NEW_VENV,$(VENV_DOCS),$(PYTHON))
+	$(call INSTALL,$(VENV_DOCS),-r tools/requirements-docs.txt $(DEPS))
+	$(call EDITABLE_PURE,$(VENV_DOCS))
+	touch $@
+
 $(VENV_PLUGIN)/.ok: tools/requirements-plugin.txt | $(UV)
 	$(call NEW_VENV,$(VENV_PLUGIN),$(PYTHON))
 	$(call INSTALL,$(VENV_PLUGIN),-r tools/requirements-plugin.txt)
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) .venv-onnx-* .venv-py3.* build \
-	  *.egg-info
+	rm -rf $(VENV) $(VENV_OLD) $(VENV_GEN) $(VENV_PLUGIN) $(VENV_DOCS) .venv-onnx-* .venv-py3.* \
+	  build site *.egg-info

@@ -70,7 +70,7 @@ from onnxdata.explorer.readings import Exploration, Reading, ambiguity, byte_tab
 from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, elided_count
 from onnxdata.wire.source import set_stream_limit
 
-__all__ = ["EXIT_CODES", "main"]
+__all__ = ["EXIT_CODES", "build_parser", "main"]
 
 #: The exit status of every command, said once (every --help shows it).
 EXIT_CODES = """exit status (every command):
@@ -225,6 +225,12 @@ def _byte_count(value: str) -> int:
         raise argparse.ArgumentTypeError(f"--max-bytes takes a byte count such as 64M, "
                                          f"not {value!r}")
     return int(m.group(1)) * units[m.group(2).upper()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``onnxdata`` command's parser, every subcommand in it (tools/cli_pages.py writes
+    the documentation's CLI pages from it)."""
+    return _parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

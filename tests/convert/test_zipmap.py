@@ -1,6 +1,6 @@
-"""The README's ONNX Runtime recipe on an skl2onnx ZipMap classifier (whose probabilities
-ONNX Runtime returns as a list of dicts of Python floats), and ``as_declared`` /
-``write`` on such values."""
+"""The ONNX Runtime recipe of docs/test-loop.md (the README's until the docs site) on an
+skl2onnx ZipMap classifier (whose probabilities ONNX Runtime returns as a list of dicts of
+Python floats), and ``as_declared`` / ``write`` on such values."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import pytest
 import onnxdata
 import onnxdata.cases
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+RECIPE_PAGE = Path(__file__).parents[2] / "docs" / "test-loop.md"
 
 
 def _recipe() -> str:
-    (block,) = [b for b in re.findall(r"^```python\n(.*?)^```", README, re.S | re.M)
+    (block,) = [b for b in re.findall(r"^```python\n(.*?)^```",
+                                       RECIPE_PAGE.read_text(encoding="utf-8"), re.S | re.M)
                 if "import onnxruntime" in b]
     return block
 
@@ -61,7 +62,7 @@ def test_the_readme_recipe_passes_on_a_zipmap_classifier(
     assert session.get_outputs()[1].type == f"seq(map({key},tensor(float)))"
     got = session.run(None, {"X": np.zeros((1, 4), np.float32)})[1]
     assert isinstance(got, list) and all(type(v) is float for v in got[0].values())
-    exec(compile(_recipe(), "README.md (ONNX Runtime)", "exec"), {})  # raises if not close
+    exec(compile(_recipe(), "docs/test-loop.md (ONNX Runtime)", "exec"), {})  # raises if not close
 
 
 @pytest.mark.slow

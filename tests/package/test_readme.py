@@ -61,13 +61,18 @@ def test_the_tour_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_the_python_snippets_run_as_written(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    snippets = [b for b in _blocks("python") if "strategies" not in b]  # test_strategies
-    assert len(snippets) == 2
+    """The tour's Python; the guide's examples (the ONNX Runtime recipe among them) run in
+    tests/package/test_docs_examples.py."""
+    (snippet,) = _blocks("python")
     (folder,) = re.findall(r"cp -r\s+tests/data/onnx-node/(\S+) /tmp/case", README)
     _copy_case(folder, tmp_path, monkeypatch)
-    exec(compile(snippets[0], "README.md (first snippet)", "exec"), {})
+    exec(compile(snippet, "README.md (the tour)", "exec"), {})
     assert Path("test_data_set_1/output_0.pb").read_bytes() == \
         Path("test_data_set_0/output_0.pb").read_bytes()
-    if HAS_ORT:
-        exec(compile(snippets[1], "README.md (ONNX Runtime)", "exec"), {})
-    assert os.path.exists("probs.pb")
+    assert os.path.exists("probs.pb") and os.path.exists("out.pb")
+
+
+def test_the_readme_is_a_front_page() -> None:
+    """At most 150 lines, pointing to the documentation site for the rest (issue 41)."""
+    assert len(README.splitlines()) <= 150
+    assert "make docs" in README and "site/index.html" in README

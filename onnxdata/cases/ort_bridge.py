@@ -104,7 +104,8 @@ def _tensor_to_ort(ort: Any, arr: Any, code: int, where: str) -> Any:
         buf = np.zeros(arr.size, np.uint8)
         buf[:packed.size] = packed
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), dt.code)
-    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
+    # not np.ascontiguousarray: it makes a 0-d array 1-d, and ORT then runs on shape [1]
+    bits = np.array(arr, order="C", copy=True).view(np.dtype(f"u{arr.dtype.itemsize}"))
     return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, dt.code)
 
 

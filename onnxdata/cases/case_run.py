@@ -67,7 +67,7 @@ class SetResult:
     """One data set of one case after a run."""
 
     case: str
-    folder: str
+    folder: str  # the set's folder (the case's for set "*": its sets could not be listed)
     set: str
     status: str
     seconds: float = 0.0
@@ -176,7 +176,7 @@ def run_case(task: CaseTask) -> list[SetResult]:
     for s in sets:
         skip = task.expectations.lookup(name, s.name).skip
         if skip:
-            results.append(SetResult(name, task.folder, s.name, "skip", reason=skip))
+            results.append(SetResult(name, os.fspath(s), s.name, "skip", reason=skip))
         else:
             todo.append(s)
     if not todo:
@@ -188,11 +188,11 @@ def run_case(task: CaseTask) -> list[SetResult]:
         if task.against is not None:
             prepared.append(_prepare(task.against, (), model))
     except (BackendUnavailable, BackendCannotTake) as exc:
-        return results + [_expected(SetResult(name, task.folder, s.name, "skip",
-                                              reason=str(exc)), None) for s in todo]
+        return results + [SetResult(name, os.fspath(s), s.name, "skip", reason=str(exc))
+                          for s in todo]
     except OnnxDataError as exc:
         spent = time.perf_counter() - started
-        return results + [_expected(SetResult(name, task.folder, s.name, "error", spent,
+        return results + [_expected(SetResult(name, os.fspath(s), s.name, "error", spent,
                                               message=str(exc)),
                                     task.expectations.lookup(name, s.name)) for s in todo]
     for s in todo:

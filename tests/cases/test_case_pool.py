@@ -165,3 +165,49 @@ def test_on_a_terminal_a_progress_bar_runs_and_the_lines_and_summary_print() -> 
     os.close(primary)
     out = b"".join(chunks).decode("utf-8", "replace")
     assert "2 sets in 2 cases: 2 fail" in out and "test_dft[test_data_set_0]" in out
+
+
+def _case_with_sets(name: str, to: Path, sets: int, model: bytes | None = None) -> Path:
+    case = _copy(name, to)
+    for k in range(1, sets):
+        shutil.copytree(case / "test_data_set_0", case / f"test_data_set_{k}")
+    if model is not None:
+        (case / "model.onnx").write_bytes(model)
+    return case
+
+
+def test_every_outcome_is_one_record_per_set_and_the_summary_counts_cases_right(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from onnxdata.cases.scoreboard import render_page, summarize
+
+    root = tmp_path / "cases"
+    cases = [_case_with_sets("test_pass", root, 2),
+             _case_with_sets("test_load_error", root, 3, b"not a model"),
+             _case_with_sets("test_load_xfail", root, 2, b"not a model"),
+             _case_with_sets("test_skipped", root, 2),
+             _case_with_sets("test_crash", root, 2)]
+    _copy("test_crash", tmp_path / "doc", "segfault")
+    shutil.copy(tmp_path / "doc" / "test_crash" / "model.onnx", cases[-1] / "model.onnx")
+    expect = tmp_path / "e.toml"
+    expect.write_text('[[skip]]\ncase = "test_skipped"\nreason = "later"\n'
+                      '[[xfail]]\ncase = "test_load_xfail"\nreason = "known"\n')
+    results = run_cases([CaseTask(str(c), FAULTY, expectations=read_expectations(expect))
+                         for c in cases], jobs=2, timeout=60)
+    assert sorted((r.case, r.set, r.status) for r in results) == sorted(
+        [("test_pass", f"test_data_set_{k}", "pass") for k in range(2)]
+        + [("test_load_error", f"test_data_set_{k}", "error") for k in range(3)]
+        + [("test_load_xfail", f"test_data_set_{k}", "xfail") for k in range(2)]
+        + [("test_skipped", f"test_data_set_{k}", "skip") for k in range(2)]
+        + [("test_crash", f"test_data_set_{k}", "error") for k in range(2)])
+    # each record's folder is its set's, whatever the outcome (they were the case's)
+    assert all(Path(r.folder) == root / r.case / r.set for r in results)
+    summary = summarize(results)
+    assert (summary["sets"], summary["cases"]) == (11, 5)
+    assert "11 sets in 5 cases" in render_page(results, {})
+    assert main(["run", str(root), "--backend", FAULTY, "--jobs", "2", "--expectations",
+                 str(expect)]) == 2  # an error
+    assert "11 sets in 5 cases: 2 pass, 2 xfail, 2 skip, 5 error" in capsys.readouterr().out
+    main(["run", str(root), "--backend", FAULTY, "--jobs", "2", "--expectations", str(expect),
+          "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["summary"]["sets"], report["summary"]["cases"]) == (11, 5)

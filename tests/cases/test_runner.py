@@ -100,7 +100,7 @@ def test_the_command_prints_one_line_per_set_and_output(
     assert main(["run", str(KNOWN / "test_dft")]) == 1
     out = capsys.readouterr().out
     assert "test_data_set_0 output 0 'y': fail, 1 difference" in out
-    assert "[0, 0, 0, 1]: -0.000" in out and " vs 0" in out
+    assert "[0, 0, 0, 1]: actual -0.000" in out and " vs expected 0" in out
     assert main(["run", str(KNOWN / "test_dft"), "--atol", "1e-3"]) == 0
     capsys.readouterr()
     assert main(["run", str(NODE / "test_if_opt"), "--set", "7"]) == 2

@@ -137,7 +137,7 @@ def find_cases(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     for given in paths:
         p = Path(given)
         if not p.exists():
-            raise OnnxDataError(f"no such file or folder: {p}")
+            raise OnnxDataError(f"{p}: no such file or folder")
         if p.is_file():
             p = p.parent
         for root, dirs, files in os.walk(p):

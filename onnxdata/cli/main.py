@@ -52,12 +52,12 @@ from onnxdata.cli import make as cli_make
 from onnxdata.cli import run_args
 from onnxdata.cli.args import (
     STDIN,
+    data_problem,
     fail,
     file_arg,
     file_size,
-    missing,
     model_choice,
-    model_hint,
+    model_problem,
 )
 from onnxdata.cli.console import console as _console
 from onnxdata.cli.console import printable, write_text
@@ -291,7 +291,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     for name in (args.actual, args.expected):
-        gone = missing(name)
+        gone = data_problem(name, args.kind, folders=True)
         if gone:
             return fail(gone, args, equal=False, files=[])
     args.actual, args.expected = file_arg(args.actual), file_arg(args.expected)
@@ -308,7 +308,7 @@ def _model_kind(args: argparse.Namespace) -> str:
     output_K.pb, or a folder: then the model is found beside the sets as always)."""
     from onnxdata.model.file import declared_for
 
-    gone = missing(args.model)
+    gone = model_problem(args.model)
     if gone:
         raise OnnxDataError(gone)
     if os.path.isdir(args.actual):
@@ -324,10 +324,9 @@ def _model_kind(args: argparse.Namespace) -> str:
 
 def _explore(args: argparse.Namespace) -> int:
     model, io, index = model_choice(args, args.file)
-    for name in (args.file, model):
-        gone = None if name is None else missing(name)
-        if gone:
-            return fail(gone, args, file=args.file)
+    gone = data_problem(args.file, args.kind) or (model and model_problem(model))
+    if gone:
+        return fail(gone, args, file=args.file)
     path = file_arg(args.file)
     try:
         with progress_bar(file_size(path), f"exploring {Path(args.file).name}") as progress:
@@ -348,8 +347,6 @@ def _explore(args: argparse.Namespace) -> int:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.limit)
-    if not any(r.valid for r in result.readings) and model_hint(args.file):
-        _console().print(model_hint(args.file).strip(" ()"), markup=False)
     return 0
 
 

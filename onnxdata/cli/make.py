@@ -6,10 +6,9 @@ import argparse
 import re
 from typing import Any
 
-from rich.text import Text
-
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
+from onnxdata.cli.args import fail, model_problem
 from onnxdata.cli.console import console
 from onnxdata.errors import OnnxDataError
 
@@ -71,14 +70,16 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata make``: 0 written, 2 refused or failed."""
+    gone = model_problem(args.model, folders=True)
+    if gone:
+        return fail(gone)
     try:
         written = make_test_data_sets(
             args.model, args.n, seed=args.seed, backend=args.backend, out=args.out,
             inputs_only=args.inputs_only, shapes=dict(args.shape), dims=dict(args.dim),
             length=args.length, budget=args.budget, style=args.style, overwrite=args.overwrite)
     except (OnnxDataError, OSError, ValueError) as exc:
-        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
-        return 2
+        return fail(str(exc))
     for w in written:
         console().print(f"wrote {w}", markup=False, soft_wrap=True)
     return 0

@@ -142,13 +142,12 @@ def test_explore_flag_errors_show_explores_usage(flags: list[str],
 def test_a_model_given_where_data_is_expected_says_it_is_a_model(
         capsys: pytest.CaptureFixture[str]) -> None:
     model = str(CORPUS / "test_abs" / "model.onnx")
-    hint = "a .onnx file is a model, not a data file"
-    assert main(["validate", model]) == 2
-    assert hint in capsys.readouterr().out
-    assert main(["show", model]) == 2
-    assert hint in capsys.readouterr().err
-    assert main(["explore", model]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith(hint)
+    hint = f"onnxdata: {model}: an ONNX model, not a data file"
+    for argv in (["validate", model], ["show", model], ["explore", model],
+                 ["diff", model, model]):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert err.startswith(hint) and out == "", argv  # explore: the hint, no table
     assert main(["validate", str(TENSOR_SET / "input_0.pb")]) == 0
     assert hint not in capsys.readouterr().out
 
@@ -194,7 +193,8 @@ def test_run_on_a_value_file_says_it_is_not_a_model(capsys: pytest.CaptureFixtur
     value = TENSOR_SET / "input_0.pb"
     assert main(["run", str(value)]) == 2
     err = capsys.readouterr().err
-    assert f"{value} is a value file, not a model" in err and "test_data_set_N folder" not in err
+    assert f"{value}: a data file, not an ONNX model" in err and \
+        "test_data_set_N folder" not in err
 
 
 @pytest.mark.parametrize("width", [70, 100])

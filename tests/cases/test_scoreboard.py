@@ -81,10 +81,10 @@ def test_a_failed_write_keeps_the_old_report(tmp_path: Path) -> None:
 
 
 def test_a_failure_line_on_the_page_says_which_side_is_which() -> None:
+    import numpy as np
+
     from onnxdata.cases.case_run import OutputCheck
     from onnxdata.convert.compare import compare
-
-    import numpy as np
 
     found = tuple(compare([np.array([[1.0, 8.0]])], [np.array([[1.0, 8.5]])]))
     result = SetResult("test_x", "f", "test_data_set_0", "fail",

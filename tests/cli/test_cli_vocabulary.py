@@ -85,7 +85,7 @@ def _argv(command: list[str], path: str) -> list[str]:
     return [command[0], path, path] if command[0] == "diff" else [*command, path]
 
 
-@pytest.mark.parametrize("command", DATA_COMMANDS + [["make"], ["run"]], ids=lambda c: c[0])
+@pytest.mark.parametrize("command", [*DATA_COMMANDS, ["make"], ["run"]], ids=lambda c: c[0])
 def test_a_path_no_command_can_take_is_one_line_in_one_wording_exit_2(
         command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = tmp_path / "case"

@@ -1,4 +1,4 @@
-"""The ``onnxdata`` command line: explore, validate, show, diff and run data message files.
+"""The ``onnxdata`` command line: explore, validate, show, diff, run and make data message files.
 
   onnxdata explore FILE [--kind KIND] [--json] [--limit N|all] [--html OUT.html]
                         [--model MODEL [--input K | --output K]]
@@ -7,6 +7,8 @@
                      [--model MODEL [--input K | --output K]]
   onnxdata diff A B [--kind KIND] [--json] [--model MODEL] [--rtol R] [--atol A]
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
+  onnxdata make MODEL [-n N] [--seed S] [--shape INPUT=2,N] [--dim NAME=SIZE] [--out DIR]
+                      [--json]
 
 Every command spells its options the same way: KIND is seq, opt, map, tensor or
 sparse (or sequence, sparse_tensor, SequenceProto, …); --model names the
@@ -82,7 +84,8 @@ __all__ = ["EXIT_CODES", "STDIN", "main"]
 
 #: The exit status of every command, said once (every --help shows it).
 EXIT_CODES = """exit status (every command):
-  0  all is well: valid, shown, equal, passed; explore: the file was read and reported
+  0  all is well: valid, shown, equal, passed, written; explore: the file was read and
+     reported
   1  a value is invalid, values differ, or a run did not pass
   2  something cannot be read or run: no such file, an unreadable model, bad
      arguments, or bytes valid as several kinds with nothing to say which"""
@@ -178,18 +181,15 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     _json_option(sh)
     cli_diff.add_parser(sub)
     diff_parser = sub.choices["diff"]
-    diff_parser.epilog = EXIT_CODES
-    diff_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     diff_parser.add_argument("--model", help="model.onnx declaring both files' type "
                                              "(two files named input_K.pb or output_K.pb, or "
                                              "with --kind's default for folders: their own)")
     run_args.add_parser(sub)
     cli_make.add_parser(sub)
-    run_parser = sub.choices["run"]
-    run_parser.epilog = EXIT_CODES
-    run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     for p in sub.choices.values():  # usage errors show the command's usage, not the top's
         p.set_defaults(command_parser=p)
+        p.epilog = EXIT_CODES  # and every command's --help says the exit statuses
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
     _add_max_bytes(sub)
     return parser
 

@@ -213,3 +213,41 @@ def test_a_narrow_terminal_folds_field_paths_and_values_never_cuts_them(width: i
     _print_exploration(out, explore(CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"))
     table = buf.getvalue().split("bytes as OptionalProto")[1]
     assert "…" not in table, table
+
+
+def test_help_and_readme_say_the_same_of_every_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    commands = sorted(re.search(r"\{([a-z,]+)\}", top).group(1).split(","))  # type: ignore[union-attr]
+    assert "make" in commands
+    flags = {}
+    for name in commands:
+        assert f"\n  onnxdata {name} " in top, name  # make was left out
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        assert EXIT_CODES in text, name  # make had no exit statuses
+        flags[name] = set(re.findall(r"(--[a-z-]+)", text))
+    assert [n for n in commands if "--json" not in flags[n]] == []  # make had none
+    assert [n for n in commands if "--limit" in flags[n]] == ["explore", "show"]
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    assert "`--limit N|all` (`explore` and `show`," in readme  # said every command took it
+    assert readme.count("does (`| head`), exiting with its own status.") == 1
+
+
+def test_make_json_lists_the_sets_written_or_the_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "new"
+    assert main(["make", str(CORPUS / "test_abs"), "-n", "1", "--out", str(out),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "written": [str(out / "test_data_set_0")], "error": None}
+    assert main(["make", str(tmp_path / "gone.onnx"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out) == {
+        "written": [], "error": f"{tmp_path / 'gone.onnx'}: no such file or folder"}

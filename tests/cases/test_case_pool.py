@@ -211,3 +211,30 @@ def test_every_outcome_is_one_record_per_set_and_the_summary_counts_cases_right(
           "--json"])
     report = json.loads(capsys.readouterr().out)
     assert (report["summary"]["sets"], report["summary"]["cases"]) == (11, 5)
+
+
+def test_the_documented_xfail_example_is_a_real_ort_limit(tmp_path: Path) -> None:
+    import textwrap
+
+    import onnx
+
+    import onnxdata.cases.expectations as documented
+    from onnxdata.cases.make import make_test_data_sets
+
+    doc = documented.__doc__ or ""
+    example = textwrap.dedent(doc[doc.index("::\n") + 3:doc.index("\nLater entries")])
+    (tmp_path / "e.toml").write_text(example)
+    e = read_expectations(tmp_path / "e.toml")
+    h, FLOAT = onnx.helper, onnx.TensorProto.FLOAT
+    graph = h.make_graph(  # what ONNX's test_gru_batchwise holds: layout 1
+        [h.make_node("GRU", ["X", "W", "R"], ["Y"], hidden_size=2, layout=1)], "g",
+        [h.make_tensor_value_info("X", FLOAT, [1, 2, 3]),
+         h.make_tensor_value_info("W", FLOAT, [1, 6, 3]),
+         h.make_tensor_value_info("R", FLOAT, [1, 6, 2])],
+        [h.make_tensor_value_info("Y", FLOAT, [1, 2, 1, 2])])
+    case = tmp_path / "test_gru_batchwise"
+    case.mkdir()
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 22)]), case / "model.onnx")
+    make_test_data_sets(case, 1, inputs_only=True)
+    (r,) = run_cases([CaseTask(str(case), expectations=e)])
+    assert r.status == "xfail" and "layout" in r.message  # ORT refuses it, as it says

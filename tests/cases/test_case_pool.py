@@ -216,25 +216,50 @@ def test_every_outcome_is_one_record_per_set_and_the_summary_counts_cases_right(
 def test_the_documented_xfail_example_is_a_real_ort_limit(tmp_path: Path) -> None:
     import textwrap
 
-    import onnx
-
     import onnxdata.cases.expectations as documented
-    from onnxdata.cases.make import make_test_data_sets
 
     doc = documented.__doc__ or ""
     example = textwrap.dedent(doc[doc.index("::\n") + 3:doc.index("\nLater entries")])
     (tmp_path / "e.toml").write_text(example)
     e = read_expectations(tmp_path / "e.toml")
+    case = _gru_layout_1(tmp_path)  # what ONNX's test_gru_batchwise holds: layout 1
+    (r,) = run_cases([CaseTask(str(case), expectations=e)])
+    assert r.status == "xfail" and "layout" in r.message  # ORT refuses it, as it says
+
+
+def _gru_layout_1(where: Path) -> Path:
+    """A case ORT refuses to load (layout 1), logging an error line of its own as it does."""
+    import onnx
+
+    from onnxdata.cases.make import make_test_data_sets
+
     h, FLOAT = onnx.helper, onnx.TensorProto.FLOAT
-    graph = h.make_graph(  # what ONNX's test_gru_batchwise holds: layout 1
+    graph = h.make_graph(
         [h.make_node("GRU", ["X", "W", "R"], ["Y"], hidden_size=2, layout=1)], "g",
         [h.make_tensor_value_info("X", FLOAT, [1, 2, 3]),
          h.make_tensor_value_info("W", FLOAT, [1, 6, 3]),
          h.make_tensor_value_info("R", FLOAT, [1, 6, 2])],
         [h.make_tensor_value_info("Y", FLOAT, [1, 2, 1, 2])])
-    case = tmp_path / "test_gru_batchwise"
+    case = where / "test_gru_batchwise"
     case.mkdir()
     onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 22)]), case / "model.onnx")
     make_test_data_sets(case, 1, inputs_only=True)
-    (r,) = run_cases([CaseTask(str(case), expectations=e)])
-    assert r.status == "xfail" and "layout" in r.message  # ORT refuses it, as it says
+    return case
+
+
+def test_ort_log_lines_are_quiet_unless_verbose(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    case = _gru_layout_1(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "ONNXDATA_ORT_LOG_LEVEL"}
+    for extra, env_level, logged in (([], None, False), (["--jobs", "1"], None, False),
+                                     (["--verbose"], None, True), ([], "3", True)):
+        run = subprocess.run([sys.executable, "-m", "onnxdata", "run", str(case), *extra],
+                             capture_output=True, text=True, check=False,
+                             env=env if env_level is None else
+                             {**env, "ONNXDATA_ORT_LOG_LEVEL": env_level})
+        assert run.returncode == 2, run.stderr
+        assert "layout" in run.stdout  # the set's message says why, either way
+        assert ("[E:onnxruntime" in run.stderr) is logged, (extra, env_level, run.stderr)

@@ -102,6 +102,8 @@ def _read_set(folder: Path) -> tuple[list[tuple[Path, Buffer]], list[tuple[Path,
         raise _Replaced from None
     try:
         inputs, outputs = _layout(os.listdir(dfd), folder)
+        if not inputs and not outputs and _swapped_out(dfd, folder):
+            raise _Replaced  # emptied by the save that swapped it out, not yet removed
         read: list[list[tuple[Path, Buffer]]] = []
         for files in (inputs, outputs):
             read.append([(p, _read_in(dfd, p)) for p in files])

@@ -130,6 +130,31 @@ def test_a_load_that_meets_a_resave_reads_again_then_names_the_folder(
     assert str(folder) in str(info.value)
 
 
+def test_a_load_that_lists_a_version_a_save_has_emptied_reads_the_new_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    model = _model(tmp_path / "model.onnx")
+    folder = tmp_path / "test_data_set_0"
+    vals = [np.full(4, 7, np.int64)] * 3
+    save_test_data_set(folder, vals, vals, model=model)
+    real, done = os.listdir, []
+
+    def listdir(where: object) -> list[str]:
+        if isinstance(where, int) and not done:  # the load's descriptor of the folder
+            done.append(1)
+            aside = folder.with_name("old")
+            os.rename(folder, aside)
+            shutil.copytree(aside, folder)
+            for f in aside.iterdir():  # the save is removing the version swapped out
+                f.unlink()
+        return real(where)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    ins, _ = load_test_data_set(folder)  # was "no input_K.pb or output_K.pb files in it"
+    assert done and [int(a[0]) for a in ins] == [7] * 3
+
+
 def test_a_full_disk_names_the_users_folder(tmp_path: Path) -> None:
     model = _model(tmp_path / "model.onnx", 1, 0)
     child = textwrap.dedent("""

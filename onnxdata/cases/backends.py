@@ -152,14 +152,19 @@ def to_declared(value: Any, t: DeclaredType, where: str = "") -> Any:
 
     Strings become bytes, string map keys bytes, Python scalars (a map's
     values) arrays of the declared element type, and raw bits a backend gave
-    for a float8 type (ORT's uint8) that type. Anything else is left for the
-    comparison to report.
+    for a float8 type (ORT's uint8) that type. Anything else (a list where a tensor
+    is declared, say) is left for the comparison to report.
     """
     return _along(value, t, where, _declared_leaf,
                   lambda k, _: k.encode("utf-8") if isinstance(k, str) else k)
 
 
 def _declared_leaf(value: Any, t: DeclaredType, where: str) -> Any:
+    if isinstance(value, (list, tuple)):
+        # a (nested) list where the model declares a tensor: a difference of type for the
+        # comparison to report; np.asarray would make it a float64 or stacked array and
+        # the report a dtype or shape difference
+        return value
     dt = DATA_TYPES.get(t.elem_type)
     arr = np.asarray(value)
     if dt is None:

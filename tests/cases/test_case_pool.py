@@ -263,3 +263,18 @@ def test_ort_log_lines_are_quiet_unless_verbose(tmp_path: Path) -> None:
         assert run.returncode == 2, run.stderr
         assert "layout" in run.stdout  # the set's message says why, either way
         assert ("[E:onnxruntime" in run.stderr) is logged, (extra, env_level, run.stderr)
+
+
+def test_against_a_nested_list_where_a_tensor_is_declared_is_a_type_difference(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (r,) = run_cases([CaseTask(str(NODE / "test_abs"), "ort",
+                               against="tests.fault_backends:nested")])
+    assert r.status == "fail" and r.outputs[0].differences == ()
+    (d,) = r.outputs[0].against
+    # was "actual dtype float32, expected float64": np.asarray made the list an array
+    assert (d.what, d.message) == ("kind", "actual is an array float32 (3, 4, 5), expected "
+                                           "a list of 3")
+    assert main(["run", str(NODE / "test_abs"), "--against", "tests.fault_backends:nested"]) \
+        == 1
+    assert "against: (top): actual is an array float32 (3, 4, 5), expected a list of 3" in \
+        capsys.readouterr().out

@@ -28,6 +28,7 @@ from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.errors import OnnxDataError, Problem
 from onnxdata.explorer.readings import Exploration, explore
+from onnxdata.rules.common import joined_problems
 
 __all__ = ["Verdict", "validate_command", "verdict"]
 
@@ -78,7 +79,7 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
     if result.mismatch is not None and chosen is not None:
         # the bytes are a good value of another kind: say that first, then what breaks
         return Verdict(name, "invalid", result.mismatch, chosen.kind_name,
-                       list(chosen.problems) + list(result.type_problems))
+                       joined_problems(chosen.problems, result.type_problems))
     if chosen is None:
         formed = [r for r in result.readings if r.well_formed]
         if not formed:
@@ -89,7 +90,7 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
     if not chosen.well_formed:
         return Verdict(name, "unreadable", f"as {chosen.kind}: {chosen.misfit}",
                        chosen.kind_name)
-    found: list[Problem] = list(chosen.problems) + list(result.type_problems)
+    found: list[Problem] = joined_problems(chosen.problems, result.type_problems)
     if found:
         return Verdict(name, "invalid", f"as {chosen.kind}, {len(found)} problem"
                                         f"{'s' if len(found) != 1 else ''}:",

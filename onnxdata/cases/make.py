@@ -189,11 +189,11 @@ def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
 def _write_set(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bool
                ) -> Path:
     """One set, atomically: written into a hidden sibling with its record, read back with
-    the model's types (a backend's output that does not fit its declared type, a shape
-    of [1, 5] for [5], is refused here, not written), then renamed into place."""
+    the model's types (a backend's output that does not fit its declared type, a list
+    where a tensor is declared, is refused here, not written), then renamed into place."""
     with staged_folder(folder, replace=overwrite) as stage:
-        save_test_data_set(stage, made.inputs, made.outputs, model=proto)
-        try:
+        try:  # the inputs were drawn by their declared types: what does not fit is an output
+            save_test_data_set(stage, made.inputs, made.outputs, model=proto)
             load_test_data_set(stage, model=model_path)
         except OnnxDataError as exc:
             backend = made.record["backend"] or {}

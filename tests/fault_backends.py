@@ -3,7 +3,8 @@
 ``faulty``: computes each model with ONNX Runtime, except that a model whose
 doc_string is "segfault" kills its process with SIGSEGV and one whose doc_string
 is "hang" sleeps for an hour. ``shifted``: ONNX Runtime's outputs with 1 added to
-the last element of the last output's last tensor: an injected difference.
+the last element of the last output's last tensor: an injected difference. ``nested``:
+ONNX Runtime's tensors as nested Python lists (``tolist()``): a type difference.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ import numpy as np
 
 
 class _Rep:
-    def __init__(self, model: Any, shift: bool) -> None:
+    def __init__(self, model: Any, shift: bool, nest: bool = False) -> None:
         import onnxruntime as ort
 
         self.doc = model.doc_string
         self.session = ort.InferenceSession(model.SerializeToString(),
                                             providers=["CPUExecutionProvider"])
         self.shift = shift
+        self.nest = nest
 
     def run(self, inputs: list[Any]) -> list[Any]:
         if self.doc == "segfault":
@@ -32,6 +34,8 @@ class _Rep:
             time.sleep(3600)
         feed = {i.name: v for i, v in zip(self.session.get_inputs(), inputs, strict=False)}
         out = self.session.run(None, feed)
+        if self.nest:
+            return [o.tolist() if isinstance(o, np.ndarray) else o for o in out]
         if self.shift:
             last = out[-1]
             if isinstance(last, list):
@@ -48,12 +52,14 @@ def _bump(a: Any) -> Any:
 
 
 class _Backend:
-    def __init__(self, shift: bool) -> None:
+    def __init__(self, shift: bool, nest: bool = False) -> None:
         self.shift = shift
+        self.nest = nest
 
     def prepare(self, model: Any, device: str = "CPU") -> _Rep:
-        return _Rep(model, self.shift)
+        return _Rep(model, self.shift, self.nest)
 
 
 faulty = _Backend(shift=False)
 shifted = _Backend(shift=True)
+nested = _Backend(shift=False, nest=True)

@@ -67,7 +67,7 @@ def _ortvalue(ort: Any, arr: Any, code: int) -> Any:
             np.array([x.decode() if isinstance(x, bytes) else x for x in arr.reshape(-1)],
                      object).reshape(arr.shape))
     if code in BITS:
-        codes = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        codes = np.array(arr, order="C").view(np.uint8).reshape(-1)
         per = 8 // BITS[code]
         padded = np.zeros(-(-codes.size // per) * per, np.uint8)
         padded[:codes.size] = codes & ((1 << BITS[code]) - 1)
@@ -78,7 +78,7 @@ def _ortvalue(ort: Any, arr: Any, code: int) -> Any:
         buf[:packed.size] = packed
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), code)
     if arr.dtype.type.__module__.startswith("ml_dtypes"):
-        bits = np.ascontiguousarray(arr).view(f"u{arr.dtype.itemsize}")
+        bits = np.array(arr, order="C").view(f"u{arr.dtype.itemsize}")  # 0-d stays 0-d
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, code)
     return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(arr))
 

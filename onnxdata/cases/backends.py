@@ -47,7 +47,8 @@ from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.model.types import DeclaredType, declared_type
 
-__all__ = ["Backend", "Prepared", "get_backend", "to_declared"]
+__all__ = ["ORT_LOG_ENV", "Backend", "Prepared", "get_backend", "ort_log_level",
+           "to_declared"]
 
 ORT_MISSING = ("the ort backend needs ONNX Runtime, an optional extra: "
                "pip install 'onnxdata[ort]' (or pip install onnxruntime)")
@@ -151,14 +152,19 @@ def to_declared(value: Any, t: DeclaredType, where: str = "") -> Any:
 
     Strings become bytes, string map keys bytes, Python scalars (a map's
     values) arrays of the declared element type, and raw bits a backend gave
-    for a float8 type (ORT's uint8) that type. Anything else is left for the
-    comparison to report.
+    for a float8 type (ORT's uint8) that type. Anything else (a list where a tensor
+    is declared, say) is left for the comparison to report.
     """
     return _along(value, t, where, _declared_leaf,
                   lambda k, _: k.encode("utf-8") if isinstance(k, str) else k)
 
 
 def _declared_leaf(value: Any, t: DeclaredType, where: str) -> Any:
+    if isinstance(value, (list, tuple)):
+        # a (nested) list where the model declares a tensor: a difference of type for the
+        # comparison to report; np.asarray would make it a float64 or stacked array and
+        # the report a dtype or shape difference
+        return value
     dt = DATA_TYPES.get(t.elem_type)
     arr = np.asarray(value)
     if dt is None:
@@ -186,6 +192,23 @@ def _ort() -> Any:
         return importlib.import_module("onnxruntime")  # untyped, and an optional extra
     except ImportError as exc:
         raise BackendUnavailable(ORT_MISSING) from exc
+
+
+#: ONNX Runtime's log severity for its sessions (0 verbose ... 4 fatal only), when set.
+ORT_LOG_ENV = "ONNXDATA_ORT_LOG_LEVEL"
+
+
+def ort_log_level() -> int:
+    """ORT's own log lines are quiet (4: fatal only) unless ``$ONNXDATA_ORT_LOG_LEVEL``
+    (``onnxdata run --verbose``: 2) asks for them: a load or run error reaches the
+    results as the set's message, so ORT's copy on stderr only repeats it."""
+    value = os.environ.get(ORT_LOG_ENV, "").strip()
+    if value.isdigit() and 0 <= int(value) <= 4:
+        return int(value)
+    if value:
+        raise OnnxDataError(f"${ORT_LOG_ENV} takes 0 (verbose) to 4 (fatal only), "
+                            f"not {value!r}")
+    return 4
 
 
 class OrtBackend:
@@ -219,7 +242,7 @@ class _OrtPrepared:
         self.ort = backend.ort
         self.model = model
         options = self.ort.SessionOptions()
-        options.log_severity_level = 3  # ORT's own warnings are not about the data
+        options.log_severity_level = ort_log_level()
         source: Any = os.fspath(model.path) if model.path is not None else \
             model.proto.SerializeToString()
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
@@ -70,7 +71,8 @@ def _lost(task: CaseTask, why: str, seconds: float) -> list[SetResult]:
         sets = [s for s in sets if s in task.sets]
     out = []
     for s in sets or ["*"]:
-        r = SetResult(case.name, task.folder, s, "error", seconds, message=why)
+        r = SetResult(case.name, task.folder if s == "*" else os.fspath(case / s), s, "error",
+                      seconds, message=why)
         xfail = task.expectations.lookup(case.name, s).xfail
         if xfail:
             r = SetResult(r.case, r.folder, r.set, "xfail", seconds, why, xfail)

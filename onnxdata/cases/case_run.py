@@ -68,7 +68,7 @@ class SetResult:
     """One data set of one case after a run."""
 
     case: str
-    folder: str
+    folder: str  # the set's folder (the case's for set "*": its sets could not be listed)
     set: str
     status: str
     seconds: float = 0.0
@@ -138,7 +138,7 @@ def find_cases(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     for given in paths:
         p = Path(given)
         if not p.exists():
-            raise OnnxDataError(f"no such file or folder: {p}")
+            raise OnnxDataError(f"{p}: no such file or folder")
         if p.is_file():
             p = p.parent
         for root, dirs, files in os.walk(p):
@@ -177,7 +177,7 @@ def run_case(task: CaseTask) -> list[SetResult]:
     for s in sets:
         skip = task.expectations.lookup(name, s.name).skip
         if skip:
-            results.append(SetResult(name, task.folder, s.name, "skip", reason=skip))
+            results.append(SetResult(name, os.fspath(s), s.name, "skip", reason=skip))
         else:
             todo.append(s)
     if not todo:
@@ -189,11 +189,11 @@ def run_case(task: CaseTask) -> list[SetResult]:
         if task.against is not None:
             prepared.append(_prepare(task.against, (), model))
     except (BackendUnavailable, BackendCannotTake) as exc:
-        return results + [_expected(SetResult(name, task.folder, s.name, "skip",
-                                              reason=str(exc)), None) for s in todo]
+        return results + [SetResult(name, os.fspath(s), s.name, "skip", reason=str(exc))
+                          for s in todo]
     except OnnxDataError as exc:
         spent = time.perf_counter() - started
-        return results + [_expected(SetResult(name, task.folder, s.name, "error", spent,
+        return results + [_expected(SetResult(name, os.fspath(s), s.name, "error", spent,
                                               message=str(exc)),
                                     task.expectations.lookup(name, s.name)) for s in todo]
     for s in todo:

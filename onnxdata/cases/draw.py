@@ -12,6 +12,8 @@ unnamed one a size of its own. A tensor whose shape is not declared at all
 takes ``Plan.shape`` when given, else any rank (``open_dims="draw"``) or an
 error naming the input (``open_dims="refuse"``, what ``make`` uses: nothing
 says which rank the model wants; an unnamed dim is refused the same way).
+``Plan.shape`` also fills the dims a declared shape leaves open (skl2onnx's
+``[None, 4]``), checked against its rank and fixed sizes.
 Every tensor's elements count against one budget for the whole plan, so a
 test stays fast.
 """
@@ -82,6 +84,7 @@ class Plan:
     utf8: bool = False
     open_dims: Literal["draw", "refuse"] = "draw"
     shape: tuple[Dim, ...] | None = None
+    name: str = "NAME"  # the input drawn, as the refusals' --shape example names it
     dims: dict[str, int] = field(default_factory=dict)
     spent: int = 0
 
@@ -129,13 +132,37 @@ def _small(dt: DataType, count: int, ch: Choices) -> np.ndarray[Any, Any]:
     return ch.codes(count, lo, hi, np.dtype(np.int8)).astype(dt.dtype)
 
 
+def _example(t: DeclaredType, plan: Plan) -> str:
+    """``--shape NAME=...`` for ``t``: its declared dims, an open one as 2 (or a new name)."""
+    dims = ["2" if d is None or d == "" else str(d) for d in t.shape] \
+        if t.shape is not None else ["2", "N"]
+    return f"--shape {plan.name}={','.join(dims)} or shapes="
+
+
+def _declared(t: DeclaredType, plan: Plan, where: str) -> tuple[Dim | None, ...] | None:
+    """The dims to draw: ``plan.shape`` where given (checked against the declared rank and
+    sizes: it fills the dims the model leaves open), else the declared ones."""
+    given = plan.shape
+    if given is None or t.shape is None:
+        return t.shape if given is None else given
+    declared = "[" + ", ".join("?" if d is None or d == "" else str(d) for d in t.shape) + "]"
+    if len(given) != len(t.shape):
+        raise GenerationError(f"{where}: --shape/shapes= gives {len(given)} dims, but the "
+                              f"model declares {declared}; give {_example(t, plan)}")
+    for axis, (d, g) in enumerate(zip(t.shape, given, strict=True)):
+        if isinstance(d, int) and g != d:
+            raise GenerationError(f"{where}: --shape/shapes= gives axis {axis} size {g}, but "
+                                  f"the model declares {declared}")
+    return given
+
+
 def _shape(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> tuple[int, ...]:
-    declared = t.shape if t.shape is not None else plan.shape
+    declared = _declared(t, plan, where)
     if declared is None:
         if plan.open_dims == "refuse":
             raise GenerationError(f"{where}: the shape of its {t} is not declared (no rank), "
-                                  "so nothing says what the model takes; give one (--shape "
-                                  "NAME=2,N or shapes=)")
+                                  "so nothing says what the model takes; give one "
+                                  f"({_example(t, plan)})")
         left = plan.budget - plan.spent
         declared = (None,) * ch.integer(0 if left > 0 else 1, 3)  # 0-d takes one element
     out: list[int] = []
@@ -149,7 +176,7 @@ def _shape(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> tuple[int, .
         elif plan.open_dims == "refuse":
             raise GenerationError(f"{where}: axis {len(out)} of its {t} has neither a size "
                                   "nor a name, so nothing says what the model takes; give "
-                                  "the shape (--shape NAME=2,N or shapes=)")
+                                  f"the shape ({_example(t, plan)})")
         else:  # unnamed: a size of its own, within what the budget has left
             left = plan.budget - plan.spent
             out.append(ch.integer(0, max(0, min(plan.max_dim, left))))
@@ -228,10 +255,10 @@ def check_generable(t: DeclaredType, plan: Plan, where: str) -> None:
         if t.elem_type not in DATA_TYPES:
             raise GenerationError(f"{where}: data type {t.elem_type} is not an ONNX tensor "
                                   "type that can be generated")
-        shape = t.shape if t.shape is not None else plan.shape
+        shape = _declared(t, plan, where)
         if plan.open_dims == "refuse" and (shape is None or None in shape or "" in shape):
             _shape(t, NumpyChoices(0), Plan(open_dims="refuse", shape=plan.shape,
-                                            budget=1 << 62), where)  # raises, with the message
+                                            name=plan.name, budget=1 << 62), where)  # raises
         return
     if t.element is None:
         raise GenerationError(f"{where}: {t} has no element type")
@@ -239,7 +266,14 @@ def check_generable(t: DeclaredType, plan: Plan, where: str) -> None:
         raise GenerationError(f"{where}: {t}: a MapProto's values cannot be optionals")
     if t.kind == "map" and t.elem_type not in KEY_TYPES:
         raise GenerationError(f"{where}: {type_name(t.elem_type)} is not a map key type")
-    check_generable(t.element, plan, where)
+    value = t.element
+    if t.kind == "map" and value.kind == "tensor" and value.shape is None and plan.shape is None \
+            and plan.open_dims == "refuse":
+        raise GenerationError(f"{where}: the shape of its map's {value} values is not declared"
+                              "; ONNX Runtime's maps hold one number per value: give "
+                              f"--shape {plan.name}= (a scalar, the empty shape), or the "
+                              "values' dims for another backend")
+    check_generable(value, plan, where)
 
 
 class NumpyChoices:

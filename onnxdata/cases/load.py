@@ -14,6 +14,7 @@ import errno
 import os
 import re
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ from onnxdata.wire.source import Buffer, Source, read_settled
 __all__ = ["load_test_data_set", "test_data_files"]
 
 _FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
-#: Loads tried while saves keep replacing the folder.
-_TRIES = 5
+#: Loads tried while saves keep replacing the folder (or removing its files).
+_TRIES = 8
 
 
 def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
@@ -90,21 +91,40 @@ class _Replaced(Exception):
 def _read_set(folder: Path) -> tuple[list[tuple[Path, Buffer]], list[tuple[Path, Buffer]]]:
     """Every ``input_K.pb``/``output_K.pb`` of one version of the folder: it is opened once
     and each file opened relative to that descriptor, so a save that swaps the folder in
-    meanwhile cannot give files of two versions (issue 23, finding 2)."""
-    dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                  | getattr(os, "O_CLOEXEC", 0))
+    meanwhile cannot give files of two versions (issue 23, finding 2). A file gone
+    meanwhile (the save that swapped this version out is removing it, file by file), or
+    a gap in the listing of a version no longer in place, is ``_Replaced``: read again."""
+    try:
+        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                      | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:  # between a save's two renames (where none swaps in one)
+        raise _Replaced from None
     try:
         inputs, outputs = _layout(os.listdir(dfd), folder)
+        if not inputs and not outputs and _swapped_out(dfd, folder):
+            raise _Replaced  # emptied by the save that swapped it out, not yet removed
         read: list[list[tuple[Path, Buffer]]] = []
         for files in (inputs, outputs):
             read.append([(p, _read_in(dfd, p)) for p in files])
         return read[0], read[1]
     except FileNotFoundError:
-        if os.fstat(dfd).st_nlink == 0:  # removed by the save that replaced it
+        raise _Replaced from None
+    except DecodeError:
+        if _swapped_out(dfd, folder):
             raise _Replaced from None
         raise
     finally:
         os.close(dfd)
+
+
+def _swapped_out(dfd: int, folder: Path) -> bool:
+    """Whether the folder open as ``dfd`` is no longer the one at ``folder``."""
+    here = os.fstat(dfd)
+    try:
+        now = os.stat(folder)
+    except FileNotFoundError:
+        return True
+    return here.st_nlink == 0 or (here.st_dev, here.st_ino) != (now.st_dev, now.st_ino)
 
 
 def _read_in(dfd: int, path: Path) -> Buffer:
@@ -141,15 +161,15 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
         if not folder.exists():
             raise FileNotFoundError(errno.ENOENT, "no such test data set folder", name)
         raise NotADirectoryError(errno.ENOTDIR, "not a test data set folder", name)
-    for _ in range(_TRIES):
+    for attempt in range(_TRIES):
         try:
             inputs, outputs = _read_set(folder)
             break
         except _Replaced:
-            continue
+            time.sleep(0.001 * attempt)  # as read_settled retries a file that changed
     else:
-        raise DecodeError(f"the folder was replaced {_TRIES} times while it was read",
-                          source=name)
+        raise DecodeError(f"the folder changed while it was read ({_TRIES} reads, each met "
+                          "a save replacing it or a file removed)", source=name)
     if not inputs and not outputs:
         sets = sorted(p.name for p in folder.glob("test_data_set_*") if p.is_dir())
         hint = (f"; it looks like a test case folder: pass one of its data sets "

@@ -76,9 +76,26 @@ def _input_types(model: Any, shapes: Mapping[str, Sequence[Dim]], plan: Plan
         except ValueError as exc:
             raise GenerationError(f"{where}: cannot be generated: {exc}") from None
         plan.shape = tuple(shapes[v.name]) if v.name in shapes else None
+        plan.name = v.name
         check_generable(t, plan, f"{where} ({t})")
         out.append((v.name, t))
     return out
+
+
+def _check_output_types(model: Any) -> None:
+    """Each output has a type to write its file by, or GenerationError saying how to give
+    one (onnxscript leaves a function's outputs untyped without a return annotation)."""
+    for k, v in enumerate(model.graph.output):
+        try:
+            declared_type(v.type)
+        except ValueError as exc:
+            raise GenerationError(
+                f"output {k} {v.name!r}: the model declares no type for it ({exc}), and "
+                "each expected output is written by its declared type; give the outputs "
+                "types: onnx's shape inference fills them where it can (m = onnx.load(PATH); "
+                "onnx.save(onnx.shape_inference.infer_shapes(m), PATH)), or in onnxscript "
+                "annotate the function's return (-> FLOAT[2, 3]); or pass --inputs-only"
+            ) from None
 
 
 def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
@@ -111,6 +128,8 @@ def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
     proto = as_model(path if path is not None else model)
     plan = Plan(budget=budget, style=style, utf8=True, open_dims="refuse", min_named_dim=1)
     types = _input_types(proto, dict(shapes or {}), plan)
+    if not inputs_only:
+        _check_output_types(proto)
     target = Path(out) if out is not None else (path.parent if path is not None else None)
     if target is None:
         raise OnnxDataError("a model given as a message needs out= (a folder to write to)")
@@ -143,6 +162,7 @@ def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
     inputs = []
     for k, (name, t) in enumerate(types):
         plan.shape = tuple(shapes[name]) if name in shapes else None
+        plan.name = name
         inputs.append(generate(t, choices, plan, f"input {k} {name!r}"))
     outputs: list[Any] = []
     if prepared is not None:
@@ -169,11 +189,11 @@ def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
 def _write_set(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite: bool
                ) -> Path:
     """One set, atomically: written into a hidden sibling with its record, read back with
-    the model's types (a backend's output that does not fit its declared type, a shape
-    of [1, 5] for [5], is refused here, not written), then renamed into place."""
+    the model's types (a backend's output that does not fit its declared type, a list
+    where a tensor is declared, is refused here, not written), then renamed into place."""
     with staged_folder(folder, replace=overwrite) as stage:
-        save_test_data_set(stage, made.inputs, made.outputs, model=proto)
-        try:
+        try:  # the inputs were drawn by their declared types: what does not fit is an output
+            save_test_data_set(stage, made.inputs, made.outputs, model=proto)
             load_test_data_set(stage, model=model_path)
         except OnnxDataError as exc:
             backend = made.record["backend"] or {}

@@ -60,7 +60,7 @@ def to_ort(ort: Any, value: Any, t: DeclaredType, where: str) -> Any:
     if t.kind == "map":
         assert t.element is not None
         return {text(k, where) if isinstance(k, bytes) else k:
-                _map_value(to_ort(ort, v, t.element, f"{where}[{k!r}]"))
+                _map_value(to_ort(ort, v, t.element, f"{where}[{k!r}]"), f"{where}[{k!r}]")
                 for k, v in value.items()}
     if t.kind == "sparse_tensor":
         raise BackendCannotTake(f"{where}: a sparse tensor input; ONNX Runtime's Python "
@@ -84,8 +84,14 @@ def strings_as_text(arr: Any, where: str) -> Any:
     return np.array(flat, dtype=object).reshape(arr.shape)
 
 
-def _map_value(v: Any) -> Any:
-    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
+def _map_value(v: Any, where: str) -> Any:
+    if not isinstance(v, np.ndarray):
+        return v
+    if v.ndim:  # ORT would raise a bare TypeError ("only 0-dimensional arrays ...")
+        raise BackendCannotTake(f"{where}: a map value of shape {list(v.shape)}; ONNX "
+                                "Runtime's maps hold one number per value (a 0-d tensor; "
+                                "onnxdata make draws those with --shape NAME=)")
+    return v.item()
 
 
 def _tensor_to_ort(ort: Any, arr: Any, code: int, where: str) -> Any:
@@ -103,7 +109,8 @@ def _tensor_to_ort(ort: Any, arr: Any, code: int, where: str) -> Any:
         buf = np.zeros(arr.size, np.uint8)
         buf[:packed.size] = packed
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf.reshape(arr.shape), dt.code)
-    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
+    # not np.ascontiguousarray: it makes a 0-d array 1-d, and ORT then runs on shape [1]
+    bits = np.array(arr, order="C", copy=True).view(np.dtype(f"u{arr.dtype.itemsize}"))
     return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, dt.code)
 
 

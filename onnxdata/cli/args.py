@@ -14,8 +14,8 @@ from rich.text import Text
 from onnxdata.cli.console import console, write_text
 from onnxdata.model.types import IO
 
-__all__ = ["MISSING", "STDIN", "fail", "file_arg", "file_size", "missing", "model_choice",
-           "model_hint"]
+__all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
+           "file_arg", "file_size", "missing", "model_choice", "model_problem"]
 
 
 #: What ``-`` stands for as a FILE: standard input, read once to its end.
@@ -24,6 +24,15 @@ STDIN = "/dev/stdin"
 
 #: The words a missing file is reported with, by every command.
 MISSING = "no such file or folder"
+#: ... a folder where a file is wanted
+FOLDER = "a folder, not a file"
+#: ... a model where a data file is wanted (explore, validate, show, diff)
+NOT_DATA = ("an ONNX model, not a data file: onnxdata reads the test_data_set_N/*.pb files "
+            "beside it, and onnxdata run runs the model on them (--kind reads it as data "
+            "anyway)")
+#: ... a data file where a model is wanted (make, run, --model)
+NOT_MODEL = ("a data file, not an ONNX model: pass the test case folder (model.onnx and "
+             "test_data_set_N) or its model.onnx")
 
 
 _SET_FILE = re.compile(r"(input|output)_(\d+)\.pb$")
@@ -64,6 +73,38 @@ def missing(name: str) -> str | None:
     return f"{name}: {MISSING}"
 
 
+def data_problem(name: str, kind: str | None = None, folders: bool = False) -> str | None:
+    """The one line for a FILE a data command cannot take, before it is opened: not
+    there, a folder (unless ``folders``), or a .onnx model (unless ``kind`` says to read
+    it as data); None when it can be read (or is stdin)."""
+    if name == "-":
+        return None
+    gone = missing(name)
+    if gone:
+        return gone
+    if os.path.isdir(name):
+        return None if folders else f"{name}: {FOLDER}"
+    if kind is None and name.lower().endswith(".onnx"):
+        return f"{name}: {NOT_DATA}"
+    return None
+
+
+def model_problem(name: str, folders: bool = False) -> str | None:
+    """The one line for a MODEL a command cannot take: not there, a folder (with
+    ``folders``: one without model.onnx), or a data file (.pb); None when it may be one."""
+    gone = missing(name)
+    if gone:
+        return gone
+    if os.path.isdir(name):
+        if not folders:
+            return f"{name}: {FOLDER}"
+        inside = os.path.join(name, "model.onnx")
+        return None if os.path.isfile(inside) else f"{inside}: {MISSING}"
+    if name.lower().endswith(".pb"):
+        return f"{name}: {NOT_MODEL}"
+    return None
+
+
 def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> int:
     """A command that cannot go on: one red line on stderr and, under --json, one JSON
     object on stdout with an ``error`` field; exit 2."""
@@ -71,14 +112,6 @@ def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> 
     if args is not None and getattr(args, "json", False):
         write_text(json.dumps({**facts, "error": message}, indent=2) + "\n")
     return 2
-
-
-def model_hint(name: str) -> str:
-    """For a .onnx file no data message reads validly: say it is a model, and what to do."""
-    if not name.lower().endswith(".onnx"):
-        return ""
-    return (" (a .onnx file is a model, not a data file: onnxdata reads the "
-            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them)")
 
 
 def file_size(name: str) -> int:

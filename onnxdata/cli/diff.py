@@ -26,9 +26,9 @@ def add_parser(sub: Any) -> None:
         description="Compare A (actual) with B (expected): two .pb files, two folders "
                     "whose .pb files are matched by name, or two test case folders whose "
                     "test_data_set_N are matched by name. Each difference is printed with "
-                    "its path, e.g. [3]['k'][0, 2]: 0.3984 vs 0.3979. Exit 0 when equal, 1 "
-                    "when anything differs or is missing on one side, 2 when a file cannot "
-                    "be read.")
+                    "its path, e.g. [3]['k'][0, 2]: actual 0.3984 vs expected 0.3979. Exit "
+                    "0 when equal, 1 when anything differs or is missing on one side, 2 when "
+                    "a file cannot be read.")
     p.add_argument("actual", metavar="A",
                    help="a .pb file, a test_data_set folder or a test case folder (actual)")
     p.add_argument("expected", metavar="B", help="the same for the expected values")

@@ -1,4 +1,4 @@
-"""The ``onnxdata`` command line: explore, validate, show, diff and run data message files.
+"""The ``onnxdata`` command line: explore, validate, show, diff, run and make data message files.
 
   onnxdata explore FILE [--kind KIND] [--json] [--limit N|all] [--html OUT.html]
                         [--model MODEL [--input K | --output K]]
@@ -7,6 +7,8 @@
                      [--model MODEL [--input K | --output K]]
   onnxdata diff A B [--kind KIND] [--json] [--model MODEL] [--rtol R] [--atol A]
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
+  onnxdata make MODEL [-n N] [--seed S] [--shape INPUT=2,N] [--dim NAME=SIZE] [--out DIR]
+                      [--json]
 
 Every command spells its options the same way: KIND is seq, opt, map, tensor or
 sparse (or sequence, sparse_tensor, SequenceProto, …); --model names the
@@ -51,12 +53,12 @@ from onnxdata.cli import diff as cli_diff
 from onnxdata.cli import make as cli_make
 from onnxdata.cli import run_args
 from onnxdata.cli.args import (
+    data_problem,
     fail,
     file_arg,
     file_size,
-    missing,
     model_choice,
-    model_hint,
+    model_problem,
 )
 from onnxdata.cli.console import console as _console
 from onnxdata.cli.console import printable, write_text
@@ -74,7 +76,8 @@ __all__ = ["EXIT_CODES", "build_parser", "main"]
 
 #: The exit status of every command, said once (every --help shows it).
 EXIT_CODES = """exit status (every command):
-  0  all is well: valid, shown, equal, passed; explore: the file was read and reported
+  0  all is well: valid, shown, equal, passed, written; explore: the file was read and
+     reported
   1  a value is invalid, values differ, or a run did not pass
   2  something cannot be read or run: no such file, an unreadable model, bad
      arguments, or bytes valid as several kinds with nothing to say which"""
@@ -170,18 +173,15 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
     _json_option(sh)
     cli_diff.add_parser(sub)
     diff_parser = sub.choices["diff"]
-    diff_parser.epilog = EXIT_CODES
-    diff_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     diff_parser.add_argument("--model", help="model.onnx declaring both files' type "
                                              "(two files named input_K.pb or output_K.pb, or "
                                              "with --kind's default for folders: their own)")
     run_args.add_parser(sub)
     cli_make.add_parser(sub)
-    run_parser = sub.choices["run"]
-    run_parser.epilog = EXIT_CODES
-    run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     for p in sub.choices.values():  # usage errors show the command's usage, not the top's
         p.set_defaults(command_parser=p)
+        p.epilog = EXIT_CODES  # and every command's --help says the exit statuses
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
     _add_max_bytes(sub)
     return parser
 
@@ -289,7 +289,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     for name in (args.actual, args.expected):
-        gone = missing(name)
+        gone = data_problem(name, args.kind, folders=True)
         if gone:
             return fail(gone, args, equal=False, files=[])
     args.actual, args.expected = file_arg(args.actual), file_arg(args.expected)
@@ -306,7 +306,7 @@ def _model_kind(args: argparse.Namespace) -> str:
     output_K.pb, or a folder: then the model is found beside the sets as always)."""
     from onnxdata.model.file import declared_for
 
-    gone = missing(args.model)
+    gone = model_problem(args.model)
     if gone:
         raise OnnxDataError(gone)
     if os.path.isdir(args.actual):
@@ -322,10 +322,9 @@ def _model_kind(args: argparse.Namespace) -> str:
 
 def _explore(args: argparse.Namespace) -> int:
     model, io, index = model_choice(args, args.file)
-    for name in (args.file, model):
-        gone = None if name is None else missing(name)
-        if gone:
-            return fail(gone, args, file=args.file)
+    gone = data_problem(args.file, args.kind) or (model and model_problem(model))
+    if gone:
+        return fail(gone, args, file=args.file)
     path = file_arg(args.file)
     try:
         with progress_bar(file_size(path), f"exploring {Path(args.file).name}") as progress:
@@ -346,8 +345,6 @@ def _explore(args: argparse.Namespace) -> int:
         _console(stderr=True).print(Text(f"onnxdata: warning: {result.model_warning}",
                                          "yellow"))
     _print_exploration(_console(), result, args.limit)
-    if not any(r.valid for r in result.readings) and model_hint(args.file):
-        _console().print(model_hint(args.file).strip(" ()"), markup=False)
     return 0
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 from typing import Any
 
-from rich.text import Text
-
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
-from onnxdata.cli.console import console
+from onnxdata.cli.args import fail, model_problem
+from onnxdata.cli.console import console, write_text
 from onnxdata.errors import OnnxDataError
 
 __all__ = ["add_parser", "main"]
@@ -67,18 +68,27 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--style", choices=["small", "any"], default="small",
                    help="small integers and quarter-step floats (default), or any bit pattern")
     p.add_argument("--overwrite", action="store_true", help="replace existing sets")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the sets written, and an \"error\" field, "
+                        "null unless the command failed")
 
 
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata make``: 0 written, 2 refused or failed."""
+    gone = model_problem(args.model, folders=True)
+    if gone:
+        return fail(gone, args, written=[])
     try:
         written = make_test_data_sets(
             args.model, args.n, seed=args.seed, backend=args.backend, out=args.out,
             inputs_only=args.inputs_only, shapes=dict(args.shape), dims=dict(args.dim),
             length=args.length, budget=args.budget, style=args.style, overwrite=args.overwrite)
     except (OnnxDataError, OSError, ValueError) as exc:
-        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
-        return 2
+        return fail(str(exc), args, written=[])
+    if args.json:
+        write_text(json.dumps({"written": [os.fspath(w) for w in written], "error": None},
+                              indent=2) + "\n")
+        return 0
     for w in written:
         console().print(f"wrote {w}", markup=False, soft_wrap=True)
     return 0

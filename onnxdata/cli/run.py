@@ -25,6 +25,7 @@ from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
+from onnxdata.cli.args import MISSING, model_problem
 from onnxdata.cli.console import console, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
@@ -57,13 +58,11 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _one_case(target: Path, args: argparse.Namespace) -> tuple[Path, Path] | None:
     """``(case folder, model)`` when ``target`` names one case, its model or one set."""
-    if target.is_file() and target.suffix == ".pb":
-        raise _Stop(f"{target} is a value file, not a model: pass the test case folder "
-                    "(model.onnx and test_data_set_N) or its model.onnx")
-    if target.is_file():
-        return target.parent, target
     if not target.is_dir():
-        raise _Stop(f"no model at {target}")
+        gone = model_problem(os.fspath(target))
+        if gone:
+            raise _Stop(gone)
+        return target.parent, target
     if (target / "model.onnx").is_file():
         return target, target / "model.onnx"
     m = _SET.match(target.name)
@@ -86,7 +85,7 @@ def _cases(args: argparse.Namespace) -> tuple[list[tuple[Path, Path]], bool]:
         raise _Stop(str(exc)) from exc
     if not found:
         where = Path(args.model[0])
-        raise _Stop(f"no model at {where / 'model.onnx'}" if len(args.model) == 1 else
+        raise _Stop(f"{where / 'model.onnx'}: {MISSING}" if len(args.model) == 1 else
                     "no test case (model.onnx beside test_data_set_N) in the folders given")
     return [(c, c / "model.onnx") for c in found], False
 

@@ -56,6 +56,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--allow-unchecked", action="store_true",
                    help="exit 0 for sets without expected outputs (they are 'unchecked')")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--verbose", action="store_true",
+                   help="let ONNX Runtime's own log lines (warnings and errors) through to "
+                        "stderr; quiet by default, as its errors are each set's message "
+                        "(or set $ONNXDATA_ORT_LOG_LEVEL, 0 verbose to 4 fatal only)")
     p.add_argument("--write-outputs", nargs="?", const="", metavar="DIR",
                    help="alone: add the backend's outputs to the sets that have no expected "
                         "outputs; with DIR: write each set's inputs and the backend's "
@@ -64,6 +68,15 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata run`` with parsed arguments; the exit code."""
+    import os
+
+    from onnxdata.cases.backends import ORT_LOG_ENV
     from onnxdata.cli.run import run_command
 
-    return run_command(args)
+    if not args.verbose or ORT_LOG_ENV in os.environ:
+        return run_command(args)
+    os.environ[ORT_LOG_ENV] = "2"  # in the environment: the worker processes started here
+    try:
+        return run_command(args)
+    finally:
+        del os.environ[ORT_LOG_ENV]

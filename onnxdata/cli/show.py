@@ -20,7 +20,14 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from onnxdata.cli.args import fail, file_arg, file_size, missing, model_choice, model_hint
+from onnxdata.cli.args import (
+    data_problem,
+    fail,
+    file_arg,
+    file_size,
+    model_choice,
+    model_problem,
+)
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_name
@@ -37,15 +44,13 @@ def show_command(args: argparse.Namespace) -> int:
 
     name, kind, limit = args.file, args.kind, args.limit
     model, io, index = model_choice(args, name)
-    for each in (name, model):
-        gone = None if each is None else missing(each)
-        if gone:
-            return fail(gone, args, file=name)
+    gone = data_problem(name, kind) or (model and model_problem(model))
+    if gone:
+        return fail(gone, args, file=name)
     path = file_arg(name)
     notes: list[str] = []
     declared_text: str | None = None
     try:
-        guessed = kind is None
         with progress_bar(file_size(path), f"reading {Path(name).name}") as progress, \
                 contextlib.closing(open_source(path, copy=True)) as src:  # once: a pipe
             if kind is None:
@@ -58,8 +63,8 @@ def show_command(args: argparse.Namespace) -> int:
                     kind = choose_kind(path, src, declared=declared, how="--kind {}",
                                        progress=_part(progress, 0, 1 / 3), note=notes.append)
                 except DecodeError as exc:
-                    return fail(f"{exc} (onnxdata explore {name} shows every reading)"
-                                f"{model_hint(name)}", args, file=name)
+                    return fail(f"{exc} (onnxdata explore {name} shows every reading)",
+                                args, file=name)
             for text in notes:
                 console(stderr=True).print(f"onnxdata: {name}: {text}", markup=False)
             try:
@@ -74,9 +79,6 @@ def show_command(args: argparse.Namespace) -> int:
                                         f"model declares {declared_text}")
                 raise
     except ValidationError as exc:
-        if guessed and model_hint(name):
-            return fail(f"cannot read {name}: no data message reads it validly"
-                        f"{model_hint(name)}", args, file=name)
         return _invalid(args, name, kind, exc.problems, None)
     except (OnnxDataError, OSError) as exc:
         return fail(str(exc), args, file=name, kind=kind)

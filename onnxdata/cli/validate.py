@@ -16,11 +16,19 @@ from typing import Any
 
 from rich.text import Text
 
-from onnxdata.cli.args import file_arg, file_size, missing, model_choice, model_hint
+from onnxdata.cli.args import (
+    data_problem,
+    fail,
+    file_arg,
+    file_size,
+    model_choice,
+    model_problem,
+)
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.errors import OnnxDataError, Problem
 from onnxdata.explorer.readings import Exploration, explore
+from onnxdata.rules.common import joined_problems
 
 __all__ = ["Verdict", "validate_command", "verdict"]
 
@@ -41,6 +49,7 @@ class Verdict:
     declared: str | None = None
     warning: str | None = None
     note: str | None = None
+    path: str | None = None  # the file (or --model) cannot be taken at all: this line
 
     def as_json(self) -> dict[str, Any]:
         return {"file": self.file, "status": self.status, "kind": self.kind,
@@ -70,21 +79,18 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
     if result.mismatch is not None and chosen is not None:
         # the bytes are a good value of another kind: say that first, then what breaks
         return Verdict(name, "invalid", result.mismatch, chosen.kind_name,
-                       list(chosen.problems) + list(result.type_problems))
+                       joined_problems(chosen.problems, result.type_problems))
     if chosen is None:
         formed = [r for r in result.readings if r.well_formed]
-        if model_hint(name) and not result.valid_readings:
-            return Verdict(name, "unreadable", "no data message reads it validly"
-                                               f"{model_hint(name)}")
         if not formed:
             best = result.readings[0]
             return Verdict(name, "unreadable", f"no message fits; nearest is {best.kind}: "
-                                               f"{best.misfit}{model_hint(name)}")
+                                               f"{best.misfit}")
         chosen = formed[0]
     if not chosen.well_formed:
         return Verdict(name, "unreadable", f"as {chosen.kind}: {chosen.misfit}",
                        chosen.kind_name)
-    found: list[Problem] = list(chosen.problems) + list(result.type_problems)
+    found: list[Problem] = joined_problems(chosen.problems, result.type_problems)
     if found:
         return Verdict(name, "invalid", f"as {chosen.kind}, {len(found)} problem"
                                         f"{'s' if len(found) != 1 else ''}:",
@@ -96,10 +102,10 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
 
 
 def _one(name: str, args: argparse.Namespace) -> Verdict:
-    gone = missing(name)
-    if gone:
-        return Verdict(name, "unreadable", gone.removeprefix(f"{name}: "))
     model, io, index = model_choice(args, name)
+    gone = data_problem(name, args.kind) or (model and model_problem(model))
+    if gone:  # said as every command says it (validate_command prints it so)
+        return Verdict(name, "unreadable", gone.removeprefix(f"{name}: "), path=gone)
     path = file_arg(name)
     try:
         with progress_bar(file_size(path), f"validating {Path(name).name}") as progress:
@@ -118,6 +124,9 @@ def validate_command(args: argparse.Namespace) -> int:
         v = _one(name, args)
         verdicts.append(v)
         if args.json:
+            continue
+        if v.path is not None:
+            fail(v.path)
             continue
         if v.warning is not None and v.warning not in warned:
             warned.add(v.warning)

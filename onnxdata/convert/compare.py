@@ -59,7 +59,8 @@ class Mismatch:
     expected: Any
 
     def __str__(self) -> str:
-        return f"{_index_text(self.index)}: {_show(self.actual)} vs {_show(self.expected)}"
+        return (f"{_index_text(self.index)}: actual {_show(self.actual)} vs expected "
+                f"{_show(self.expected)}")
 
 
 @dataclass(frozen=True)

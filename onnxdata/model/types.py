@@ -27,6 +27,7 @@ from onnxdata.core.messages import (
 from onnxdata.core.paths import join_path
 from onnxdata.errors import Problem
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
+from onnxdata.rules.common import MAX_PROBLEMS, ProblemSink
 from onnxdata.wire.field_tree import FitMessage
 
 __all__ = [
@@ -121,13 +122,25 @@ def _kind_of(node: FitMessage) -> KindName:
     return KIND_OF_MESSAGE[node.type]
 
 
-def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> list[Problem]:
-    """How a value (its wire facts) disagrees with a declared type; [] when it matches."""
+def type_problems(node: FitMessage, declared: DeclaredType, path: str = "", *,
+                  max_problems: int = MAX_PROBLEMS) -> list[Problem]:
+    """How a value (its wire facts) disagrees with a declared type; [] when it matches.
+    At most ``max_problems`` are listed, then one "…and N more problems", as for every
+    other check."""
+    sink = ProblemSink(max_problems)
+    _type_problems(node, declared, path, sink)
+    return sink.result()
+
+
+def _type_problems(node: FitMessage, declared: DeclaredType, path: str,
+                   sink: ProblemSink) -> None:
     kind = _kind_of(node)
     if kind != declared.kind:
-        return [Problem(path, f"declared {declared} but the value is a {kind}")]
+        sink.add([Problem(path, f"declared {declared} but the value is a {kind}")])
+        return
     if kind == "tensor":
-        return _tensor_problems(node, declared, path, "data_type")
+        sink.add(_tensor_problems(node, declared, path, "data_type"))
+        return
     if kind == "sparse_tensor":
         values = node.child("values")
         out: list[Problem] = []
@@ -137,41 +150,42 @@ def type_problems(node: FitMessage, declared: DeclaredType, path: str = "") -> l
                                                     f"{type_name(code)} values"))
         dims = node.get_ints("dims")
         out.extend(_shape_problems(dims, declared, path))
-        return out
+        sink.add(out)
+        return
     assert declared.element is not None
     if kind == "sequence":
         code = node.get_int("elem_type")
         out = _elem_type_problem(code, declared, path)
         if out:
-            return out
+            sink.add(out)
+            return
         name = KIND_OF_ELEM_TYPE[code]
         for i, child in enumerate(node.children(f"{name}_values")):
-            out.extend(type_problems(child, declared.element,
-                                     join_path(path, f"{name}_values[{i}]")))
-        return out
+            _type_problems(child, declared.element, join_path(path, f"{name}_values[{i}]"),
+                           sink)
+        return
     if kind == "optional":
         code = node.get_int("elem_type")
         if code == ElemType.UNDEFINED:
-            return []  # absent: fits any declared element type
+            return  # absent: fits any declared element type
         out = _elem_type_problem(code, declared, path)
         if out:
-            return out
+            sink.add(out)
+            return
         name = KIND_OF_ELEM_TYPE[code]
         value = node.child(f"{name}_value")
         if value is not None:
-            out.extend(type_problems(value, declared.element, join_path(path, f"{name}_value")))
-        return out
+            _type_problems(value, declared.element, join_path(path, f"{name}_value"), sink)
+        return
     # map
-    out = []
     key = node.get_int("key_type")
     if key != declared.elem_type:
-        out.append(Problem(join_path(path, "key_type"),
-                           f"declared {declared} but the keys are {type_name(key)}"))
+        sink.add([Problem(join_path(path, "key_type"),
+                          f"declared {declared} but the keys are {type_name(key)}")])
     values = node.child("values")
     if values is not None:
         seq = DeclaredType("sequence", element=declared.element)
-        out.extend(type_problems(values, seq, join_path(path, "values")))
-    return out
+        _type_problems(values, seq, join_path(path, "values"), sink)
 
 
 def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Problem]:

@@ -5,6 +5,7 @@ paths, the wording of counts and dims, per-field capped reports, and the
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any, Final, Union
 
@@ -20,6 +21,7 @@ __all__ = [
     "TYPED_FIELDS",
     "MAX_PROBLEMS",
     "ProblemSink",
+    "joined_problems",
 ]
 
 
@@ -146,6 +148,24 @@ class ProblemSink:
 def more_problems(n: int) -> Problem:
     """The last problem of a capped list."""
     return Problem("", f"…and {n:,} more problems")
+
+
+_MORE = re.compile(r"…and ([\d,]+) more problems")
+
+
+def joined_problems(*lists: Sequence[Problem], cap: int = MAX_PROBLEMS) -> list[Problem]:
+    """Lists of problems, each capped by its own check (then "…and N more problems"), as
+    one list under the same cap: the first ``cap`` of them in order, then one count."""
+    sink = ProblemSink(cap)
+    for found in lists:
+        more = 0
+        last = found[-1] if found else None
+        m = _MORE.fullmatch(last.message) if last is not None and not last.path else None
+        if m is not None:
+            found, more = found[:-1], int(m.group(1).replace(",", ""))
+        sink.add(list(found))
+        sink.drop(more)  # a capped list had ``cap`` kept: the sink is full past them
+    return sink.result()
 
 
 def has_field(message: Any, field: str) -> bool:

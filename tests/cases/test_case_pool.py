@@ -165,3 +165,116 @@ def test_on_a_terminal_a_progress_bar_runs_and_the_lines_and_summary_print() -> 
     os.close(primary)
     out = b"".join(chunks).decode("utf-8", "replace")
     assert "2 sets in 2 cases: 2 fail" in out and "test_dft[test_data_set_0]" in out
+
+
+def _case_with_sets(name: str, to: Path, sets: int, model: bytes | None = None) -> Path:
+    case = _copy(name, to)
+    for k in range(1, sets):
+        shutil.copytree(case / "test_data_set_0", case / f"test_data_set_{k}")
+    if model is not None:
+        (case / "model.onnx").write_bytes(model)
+    return case
+
+
+def test_every_outcome_is_one_record_per_set_and_the_summary_counts_cases_right(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from onnxdata.cases.scoreboard import render_page, summarize
+
+    root = tmp_path / "cases"
+    cases = [_case_with_sets("test_pass", root, 2),
+             _case_with_sets("test_load_error", root, 3, b"not a model"),
+             _case_with_sets("test_load_xfail", root, 2, b"not a model"),
+             _case_with_sets("test_skipped", root, 2),
+             _case_with_sets("test_crash", root, 2)]
+    _copy("test_crash", tmp_path / "doc", "segfault")
+    shutil.copy(tmp_path / "doc" / "test_crash" / "model.onnx", cases[-1] / "model.onnx")
+    expect = tmp_path / "e.toml"
+    expect.write_text('[[skip]]\ncase = "test_skipped"\nreason = "later"\n'
+                      '[[xfail]]\ncase = "test_load_xfail"\nreason = "known"\n')
+    results = run_cases([CaseTask(str(c), FAULTY, expectations=read_expectations(expect))
+                         for c in cases], jobs=2, timeout=60)
+    assert sorted((r.case, r.set, r.status) for r in results) == sorted(
+        [("test_pass", f"test_data_set_{k}", "pass") for k in range(2)]
+        + [("test_load_error", f"test_data_set_{k}", "error") for k in range(3)]
+        + [("test_load_xfail", f"test_data_set_{k}", "xfail") for k in range(2)]
+        + [("test_skipped", f"test_data_set_{k}", "skip") for k in range(2)]
+        + [("test_crash", f"test_data_set_{k}", "error") for k in range(2)])
+    # each record's folder is its set's, whatever the outcome (they were the case's)
+    assert all(Path(r.folder) == root / r.case / r.set for r in results)
+    summary = summarize(results)
+    assert (summary["sets"], summary["cases"]) == (11, 5)
+    assert "11 sets in 5 cases" in render_page(results, {})
+    assert main(["run", str(root), "--backend", FAULTY, "--jobs", "2", "--expectations",
+                 str(expect)]) == 2  # an error
+    assert "11 sets in 5 cases: 2 pass, 2 xfail, 2 skip, 5 error" in capsys.readouterr().out
+    main(["run", str(root), "--backend", FAULTY, "--jobs", "2", "--expectations", str(expect),
+          "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["summary"]["sets"], report["summary"]["cases"]) == (11, 5)
+
+
+def test_the_documented_xfail_example_is_a_real_ort_limit(tmp_path: Path) -> None:
+    import textwrap
+
+    import onnxdata.cases.expectations as documented
+
+    doc = documented.__doc__ or ""
+    example = textwrap.dedent(doc[doc.index("::\n") + 3:doc.index("\nLater entries")])
+    (tmp_path / "e.toml").write_text(example)
+    e = read_expectations(tmp_path / "e.toml")
+    case = _gru_layout_1(tmp_path)  # what ONNX's test_gru_batchwise holds: layout 1
+    (r,) = run_cases([CaseTask(str(case), expectations=e)])
+    assert r.status == "xfail" and "layout" in r.message  # ORT refuses it, as it says
+
+
+def _gru_layout_1(where: Path) -> Path:
+    """A case ORT refuses to load (layout 1), logging an error line of its own as it does."""
+    import onnx
+
+    from onnxdata.cases.make import make_test_data_sets
+
+    h, FLOAT = onnx.helper, onnx.TensorProto.FLOAT
+    graph = h.make_graph(
+        [h.make_node("GRU", ["X", "W", "R"], ["Y"], hidden_size=2, layout=1)], "g",
+        [h.make_tensor_value_info("X", FLOAT, [1, 2, 3]),
+         h.make_tensor_value_info("W", FLOAT, [1, 6, 3]),
+         h.make_tensor_value_info("R", FLOAT, [1, 6, 2])],
+        [h.make_tensor_value_info("Y", FLOAT, [1, 2, 1, 2])])
+    case = where / "test_gru_batchwise"
+    case.mkdir()
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 22)]), case / "model.onnx")
+    make_test_data_sets(case, 1, inputs_only=True)
+    return case
+
+
+def test_ort_log_lines_are_quiet_unless_verbose(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    case = _gru_layout_1(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "ONNXDATA_ORT_LOG_LEVEL"}
+    for extra, env_level, logged in (([], None, False), (["--jobs", "1"], None, False),
+                                     (["--verbose"], None, True), ([], "3", True)):
+        run = subprocess.run([sys.executable, "-m", "onnxdata", "run", str(case), *extra],
+                             capture_output=True, text=True, check=False,
+                             env=env if env_level is None else
+                             {**env, "ONNXDATA_ORT_LOG_LEVEL": env_level})
+        assert run.returncode == 2, run.stderr
+        assert "layout" in run.stdout  # the set's message says why, either way
+        assert ("[E:onnxruntime" in run.stderr) is logged, (extra, env_level, run.stderr)
+
+
+def test_against_a_nested_list_where_a_tensor_is_declared_is_a_type_difference(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (r,) = run_cases([CaseTask(str(NODE / "test_abs"), "ort",
+                               against="tests.fault_backends:nested")])
+    assert r.status == "fail" and r.outputs[0].differences == ()
+    (d,) = r.outputs[0].against
+    # was "actual dtype float32, expected float64": np.asarray made the list an array
+    assert (d.what, d.message) == ("kind", "actual is an array float32 (3, 4, 5), expected "
+                                           "a list of 3")
+    assert main(["run", str(NODE / "test_abs"), "--against", "tests.fault_backends:nested"]) \
+        == 1
+    assert "against: (top): actual is an array float32 (3, 4, 5), expected a list of 3" in \
+        capsys.readouterr().out

@@ -34,7 +34,7 @@ def test_one_element_deep_inside_a_nested_value_is_named_by_path_and_index(
     out = capsys.readouterr().out
     assert "different, 1 difference" in out
     assert "['k'][1]: 1 of 12 values differ" in out
-    assert "['k'][1][0, 2]: 2 vs 2.5" in out
+    assert "['k'][1][0, 2]: actual 2 vs expected 2.5" in out
     assert main(["diff", str(tmp_path / "a.pb"), str(tmp_path / "b.pb"), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     (f,) = report["files"]
@@ -58,7 +58,7 @@ def test_folders_are_matched_by_file_name(tmp_path: Path,
     out = capsys.readouterr().out
     assert "input_0.pb: equal" in out
     assert "output_0.pb: different" in out
-    assert "[3][1]: 2 vs 2.5" in out
+    assert "[3][1]: actual 2 vs expected 2.5" in out
     assert main(["diff", ours, str(theirs), "--atol", "1"]) == 0
     (theirs / "input_2.pb").unlink()
     found = diff_paths(ours, theirs)

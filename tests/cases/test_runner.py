@@ -100,7 +100,7 @@ def test_the_command_prints_one_line_per_set_and_output(
     assert main(["run", str(KNOWN / "test_dft")]) == 1
     out = capsys.readouterr().out
     assert "test_data_set_0 output 0 'y': fail, 1 difference" in out
-    assert "[0, 0, 0, 1]: -0.000" in out and " vs 0" in out
+    assert "[0, 0, 0, 1]: actual -0.000" in out and " vs expected 0" in out
     assert main(["run", str(KNOWN / "test_dft"), "--atol", "1e-3"]) == 0
     capsys.readouterr()
     assert main(["run", str(NODE / "test_if_opt"), "--set", "7"]) == 2
@@ -109,7 +109,7 @@ def test_the_command_prints_one_line_per_set_and_output(
     out = capsys.readouterr().out
     assert "test_dft[test_data_set_0]: fail" in out and "2 sets in 2 cases: 2 fail" in out
     assert main(["run", str(KNOWN / "no_such_case")]) == 2
-    assert "no model at" in capsys.readouterr().err
+    assert f"{KNOWN / 'no_such_case'}: no such file or folder" in capsys.readouterr().err
 
 
 def test_a_model_ort_cannot_load_exits_2_with_its_message(

@@ -78,3 +78,16 @@ def test_a_failed_write_keeps_the_old_report(tmp_path: Path) -> None:
     assert "test_x[test_data_set_0]" in out.read_text()
     assert "\ud800" not in render_page([SetResult("a\udce9", "f", "s", "pass")], {})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board.html", "dir.html"]
+
+
+def test_a_failure_line_on_the_page_says_which_side_is_which() -> None:
+    import numpy as np
+
+    from onnxdata.cases.case_run import OutputCheck
+    from onnxdata.convert.compare import compare
+
+    found = tuple(compare([np.array([[1.0, 8.0]])], [np.array([[1.0, 8.5]])]))
+    result = SetResult("test_x", "f", "test_data_set_0", "fail",
+                       outputs=(OutputCheck(0, "y", found),))
+    page = render_page([result], {})
+    assert "[0][0, 1]: actual 8 vs expected 8.5" in page  # was "[0][0, 1]: 8 vs 8.5"

@@ -111,7 +111,7 @@ def test_validate_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert main(["validate", str(TENSOR_FILE), str(p)]) == 1
     capsys.readouterr()
     assert main(["validate", str(TENSOR_FILE), str(tmp_path / "nope.pb")]) == 2
-    assert "cannot read" in capsys.readouterr().out
+    assert "nope.pb: no such file or folder" in capsys.readouterr().err
     garbage = tmp_path / "g.pb"
     garbage.write_bytes(b"\x0a\xff")
     assert main(["validate", str(garbage)]) == 2

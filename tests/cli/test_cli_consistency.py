@@ -142,13 +142,12 @@ def test_explore_flag_errors_show_explores_usage(flags: list[str],
 def test_a_model_given_where_data_is_expected_says_it_is_a_model(
         capsys: pytest.CaptureFixture[str]) -> None:
     model = str(CORPUS / "test_abs" / "model.onnx")
-    hint = "a .onnx file is a model, not a data file"
-    assert main(["validate", model]) == 2
-    assert hint in capsys.readouterr().out
-    assert main(["show", model]) == 2
-    assert hint in capsys.readouterr().err
-    assert main(["explore", model]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith(hint)
+    hint = f"onnxdata: {model}: an ONNX model, not a data file"
+    for argv in (["validate", model], ["show", model], ["explore", model],
+                 ["diff", model, model]):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert err.startswith(hint) and out == "", argv  # explore: the hint, no table
     assert main(["validate", str(TENSOR_SET / "input_0.pb")]) == 0
     assert hint not in capsys.readouterr().out
 
@@ -194,7 +193,8 @@ def test_run_on_a_value_file_says_it_is_not_a_model(capsys: pytest.CaptureFixtur
     value = TENSOR_SET / "input_0.pb"
     assert main(["run", str(value)]) == 2
     err = capsys.readouterr().err
-    assert f"{value} is a value file, not a model" in err and "test_data_set_N folder" not in err
+    assert f"{value}: a data file, not an ONNX model" in err and \
+        "test_data_set_N folder" not in err
 
 
 @pytest.mark.parametrize("width", [70, 100])
@@ -213,3 +213,42 @@ def test_a_narrow_terminal_folds_field_paths_and_values_never_cuts_them(width: i
     _print_exploration(out, explore(CORPUS / "test_loop16_seq_none/test_data_set_0/input_2.pb"))
     table = buf.getvalue().split("bytes as OptionalProto")[1]
     assert "…" not in table, table
+
+
+def test_help_and_readme_say_the_same_of_every_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    commands = sorted(re.search(r"\{([a-z,]+)\}", top).group(1).split(","))  # type: ignore[union-attr]
+    assert "make" in commands
+    flags = {}
+    for name in commands:
+        assert f"\n  onnxdata {name} " in top, name  # make was left out
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        assert EXIT_CODES in text, name  # make had no exit statuses
+        flags[name] = set(re.findall(r"(--[a-z-]+)", text))
+    assert [n for n in commands if "--json" not in flags[n]] == []  # make had none
+    assert [n for n in commands if "--limit" in flags[n]] == ["explore", "show"]
+    guide = " ".join((Path(__file__).parents[2] / "docs" / "getting-started.md")
+                     .read_text().split())
+    assert "`--limit N|all` (`explore` and `show`," in guide  # said every command took it
+    assert guide.count("does (`| head`), exiting with its own status.") == 1
+
+
+def test_make_json_lists_the_sets_written_or_the_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "new"
+    assert main(["make", str(CORPUS / "test_abs"), "-n", "1", "--out", str(out),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "written": [str(out / "test_data_set_0")], "error": None}
+    assert main(["make", str(tmp_path / "gone.onnx"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out) == {
+        "written": [], "error": f"{tmp_path / 'gone.onnx'}: no such file or folder"}

@@ -75,7 +75,55 @@ def test_a_missing_file_is_worded_once(capsys: pytest.CaptureFixture[str],
         assert main(argv) == 2
         assert capsys.readouterr().err.strip() == f"onnxdata: {gone}: no such file or folder"
     assert main(["validate", gone]) == 2
-    assert capsys.readouterr().out.strip() == f"{gone}: cannot read: no such file or folder"
+    assert capsys.readouterr().err.strip() == f"onnxdata: {gone}: no such file or folder"
+
+
+DATA_COMMANDS = [["explore"], ["validate"], ["show"], ["diff", "-"]]  # diff A B: A the path
+
+
+def _argv(command: list[str], path: str) -> list[str]:
+    return [command[0], path, path] if command[0] == "diff" else [*command, path]
+
+
+@pytest.mark.parametrize("command", [*DATA_COMMANDS, ["make"], ["run"]], ids=lambda c: c[0])
+def test_a_path_no_command_can_take_is_one_line_in_one_wording_exit_2(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    shutil.copytree(CORPUS / "test_abs", case)
+    data = command[0] not in ("make", "run")
+    gone, folder = tmp_path / "nosuch.onnx", tmp_path / "empty"
+    folder.mkdir()
+    model, value = case / "model.onnx", case / "test_data_set_0" / "input_0.pb"
+    said = {gone: f"{gone}: no such file or folder",
+            # make and run take a case folder: theirs is the model.onnx it lacks
+            folder: f"{folder}: a folder, not a file" if data else
+            f"{folder / 'model.onnx'}: no such file or folder",
+            model if data else value:
+            f"{model}: an ONNX model, not a data file: onnxdata reads the "
+            "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them "
+            "(--kind reads it as data anyway)" if data else
+            f"{value}: a data file, not an ONNX model: pass the test case folder "
+            "(model.onnx and test_data_set_N) or its model.onnx"}
+    if command[0] == "diff":
+        said[folder] = f"no .pb files and no test_data_set_N folders in {folder} or {folder}" \
+            ": pass two .pb files, two test_data_set_N folders or two test case folders"
+    for path, line in said.items():
+        assert main(_argv(command, str(path))) == 2, path
+        out, err = capsys.readouterr()
+        assert err == f"onnxdata: {line}\n", path  # one line, first: no table before it
+        assert out == "", path
+
+
+def test_a_model_or_data_file_given_as_the_other_to_model_is_refused_in_our_words(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    value = str(CORPUS / "test_abs" / "test_data_set_0" / "input_0.pb")
+    for command in (["explore"], ["validate"], ["show"]):
+        assert main([*command, value, "--model", value]) == 2
+        assert capsys.readouterr().err == f"onnxdata: {value}: a data file, not an ONNX " \
+            "model: pass the test case folder (model.onnx and test_data_set_N) or its " \
+            "model.onnx\n"
+    model = str(CORPUS / "test_abs" / "model.onnx")
+    assert main(["explore", model, "--kind", "tensor"]) == 0  # --kind: read it as data
 
 
 @pytest.mark.parametrize("word", ["seq", "sequence", "SequenceProto", "SEQ"])

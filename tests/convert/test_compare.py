@@ -45,7 +45,7 @@ def test_one_element_deep_inside_is_named_by_path_and_index_with_both_values() -
     assert m.index == (1, 2)
     assert m.actual == pytest.approx(0.3984) and m.expected == pytest.approx(0.3979)
     assert "['k'][0]: 1 of 6 values differ" in str(d)
-    assert "['k'][0][1, 2]: 0.3984 vs 0.3979" in str(d)
+    assert "['k'][0][1, 2]: actual 0.3984 vs expected 0.3979" in str(d)
     assert d.max_abs == pytest.approx(0.0005, rel=1e-3)
     with pytest.raises(AssertionError, match=r"\['k'\]\[0\]: 1 of 6 values differ"):
         assert_close(actual, expected)
@@ -198,11 +198,11 @@ def test_a_0d_value_is_named_by_its_path_alone() -> None:
     a = [{b"dog": np.array(0.5, np.float32)}]
     b = [{b"dog": np.array(0.7, np.float32)}]
     (d,) = onnxdata.compare(a, b)
-    assert str(d).endswith("; [0]['dog']: 0.5 vs 0.7") and "[]" not in str(d)
+    assert str(d).endswith("; [0]['dog']: actual 0.5 vs expected 0.7") and "[]" not in str(d)
     (top,) = onnxdata.compare(np.float32(1), np.float32(2))
-    assert str(top).endswith("; value: 1 vs 2")
+    assert str(top).endswith("; value: actual 1 vs expected 2")
     (arr,) = onnxdata.compare(np.float32([1, 3]), np.float32([2, 3]))
-    assert str(arr).endswith("; [0]: 1 vs 2")
+    assert str(arr).endswith("; [0]: actual 1 vs expected 2")
     word = "日本".encode()
     (key,) = onnxdata.compare({word: np.float32([1])}, {word: np.float32([2])})
     assert str(key).startswith("['日本']: ")  # a UTF-8 string key prints as text

@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cases.save import save_test_data_set
+from onnxdata.cases.save import read_model, save_test_data_set
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.io.atomic import atomic_writer
@@ -67,7 +67,7 @@ def start_case(case: Path, model_path: Path | None, model: ModelProto) -> None:
         if any(True for _ in os.scandir(case)):
             raise OnnxDataError(f"{case} exists and is not empty; --write-outputs DIR makes "
                                 "a new test case folder, never writing into one") from None
-    data = model_path.read_bytes() if model_path is not None else model.SerializeToString()
+    data = read_model(model_path)[0] if model_path is not None else model.SerializeToString()
     with atomic_writer(case / "model.onnx", replace=False) as f:  # refuses a planted link
         f.write(data)
 

@@ -84,7 +84,9 @@ class _Session:
         self.path = Path(model) if isinstance(model, (str, os.PathLike)) else None
         if self.path is not None and self.path.is_dir():
             self.path = self.path / "model.onnx"
-        self.model = as_model(self.path if self.path is not None else model)
+        held = getattr(self.prepared, "model", None)  # the model the backend was given
+        self.model = held.proto if held is not None and hasattr(held, "proto") else \
+            as_model(self.path if self.path is not None else model)
 
 
 def run_test_data_set(model: ModelArg, folder: str | os.PathLike[str],

@@ -24,7 +24,7 @@ from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
-from onnxdata.cli.console import console, write_text
+from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 
@@ -50,7 +50,8 @@ def run_command(args: argparse.Namespace) -> int:
             write_text(json.dumps({"passed": False, "error": str(exc), "results": [],
                                    "sets": []}, indent=2) + "\n")
         else:
-            console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+            console(stderr=True).print(Text(f"onnxdata: {printable(str(exc))}", style="red"),
+                                   soft_wrap=True)
         return 2
 
 
@@ -291,27 +292,30 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
     for r in results:
         if not r.outputs:
             why = r.message or r.reason
-            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                    f": {why}" if why else ""), soft_wrap=True)
+            out.print(Text.assemble((printable(r.set), "bold"), ": ",
+                                    (r.status, _STYLE[r.status]),
+                                    f": {printable(why)}" if why else ""), soft_wrap=True)
             continue
         for o in r.outputs:
             n = len(o.differences) + len(o.against)
             more = f", {n} difference{'s' if n != 1 else ''}" if n else ""
-            out.print(Text.assemble((r.set, "bold"), f" output {o.index} {o.name!r}: ",
+            out.print(Text.assemble((printable(r.set), "bold"),
+                                    f" output {o.index} {printable(repr(o.name))}: ",
                                     (o.status, _STYLE[o.status]), more), soft_wrap=True)
             for label, found in (("", o.differences), ("against: ", o.against)):
                 for d in found[:SHOWN]:
-                    out.print(f"  {label}{d}", markup=False, soft_wrap=True)
+                    out.print(printable(f"  {label}{d}"), markup=False, soft_wrap=True)
                 if len(found) > SHOWN:
                     out.print(f"  {label}… {len(found) - SHOWN} more (--json lists all)",
                               soft_wrap=True)
         if r.status == "xfail" or r.message:
-            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                    f": {r.message or r.reason}"), soft_wrap=True)
+            out.print(Text.assemble((printable(r.set), "bold"), ": ",
+                                    (r.status, _STYLE[r.status]),
+                                    f": {printable(r.message or r.reason)}"), soft_wrap=True)
     for w in written:
-        out.print(f"wrote {w}", markup=False, soft_wrap=True)
+        out.print(f"wrote {printable(w)}", markup=False, soft_wrap=True)
     if kept:
-        out.print(f"not written: {', '.join(kept)} (expected outputs there already; "
+        out.print(f"not written: {printable(', '.join(kept))} (expected outputs there already; "
                   "--write-outputs DIR writes the outputs to a new test case)",
                   markup=False, soft_wrap=True)
 
@@ -322,11 +326,11 @@ def _print_sets(out: Any, results: list[SetResult]) -> None:
 
     for r in results:
         why = r.message or r.reason
-        out.print(Text.assemble((r.id, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                f" ({r.seconds:.3f} s)", f": {why}" if why else ""),
+        out.print(Text.assemble((printable(r.id), "bold"), ": ", (r.status, _STYLE[r.status]),
+                                f" ({r.seconds:.3f} s)", f": {printable(why)}" if why else ""),
                   soft_wrap=True)
         for line in r.lines(3):
-            out.print(f"  {line}", markup=False, soft_wrap=True)
+            out.print(f"  {printable(line)}", markup=False, soft_wrap=True)
 
 
 def _print_summary(out: Any, results: list[SetResult]) -> None:
@@ -337,9 +341,10 @@ def _print_summary(out: Any, results: list[SetResult]) -> None:
     out.print(f"{s['sets']} sets in {s['cases']} cases: {counts or 'none'}", markup=False,
               soft_wrap=True)
     for reason, n in s["skipped_by_reason"].items():
-        out.print(f"  skipped {n}: {reason}", markup=False, soft_wrap=True)
+        out.print(f"  skipped {n}: {printable(reason)}", markup=False, soft_wrap=True)
     if s["slowest"]:
-        out.print("slowest: " + ", ".join(f"{i} {t:.3f} s" for i, t in s["slowest"]),
+        out.print("slowest: " + ", ".join(f"{printable(i)} {t:.3f} s"
+                                          for i, t in s["slowest"]),
                   markup=False, soft_wrap=True)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,15 @@ from typing import Any
 from onnxdata.cases.save import read_model, save_test_data_set
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.io.atomic import atomic_writer
+from onnxdata.io.atomic import atomic_writer, stage_name, sweep_stale
 
 __all__ = ["fill_in", "new_case", "start_case"]
 
 
 def fill_in(folder: Path, outputs: list[Any], model: ModelProto) -> Path:
     """Add ``output_K.pb`` for ``outputs`` to ``folder``; an existing name is refused."""
-    tmp = folder.parent / f".{folder.name}.onnxdata-outputs-{secrets.token_hex(4)}"
+    sweep_stale(folder.parent, folder.name)
+    tmp = folder.parent / stage_name(folder.name, "outputs")
     save_test_data_set(tmp, [], outputs, model=model)
     linked: list[Path] = []
     try:

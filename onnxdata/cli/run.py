@@ -11,6 +11,7 @@ field saying why when the run could not start.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
 from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
-from onnxdata.cases.run_outputs import fill_in, new_case, start_case
+from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.version import VERSION
@@ -215,35 +216,60 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
            results: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
     """The folders written, the sets kept as they were, and the sets whose outputs were
     written (in place or to the new case)."""
-    from onnxdata.cases.load import load_test_data_set
-    from onnxdata.cases.save import as_model
+    from onnxdata.cases.save import read_model
 
     model_path = cases[0][1]
-    model = as_model(model_path)
+    todo = [r for r in results if r.status not in ("error", "skip") and r.outputs]
     written: list[str] = []
     kept: list[str] = []
     sources: list[str] = []
-    target = Path(args.write_outputs) if args.write_outputs else None
     try:
-        for r in results:
-            if r.status in ("error", "skip") or not r.outputs:
-                continue
-            outputs = [o.value for o in r.outputs]
-            folder = Path(r.folder)
-            if target is not None:
-                if not written:
-                    start_case(target, model_path, model)
-                inputs, _ = load_test_data_set(folder, model=model_path)
-                written.append(os.fspath(new_case(target, folder, inputs, outputs, model)))
-                sources.append(r.folder)
-            elif all(not o.checked for o in r.outputs):
-                written.append(os.fspath(fill_in(folder, outputs, model)))
+        data, model = read_model(model_path)
+        if args.write_outputs:
+            return _write_case(Path(args.write_outputs), model_path, data, model, todo)
+        for r in todo:
+            if all(not o.checked for o in r.outputs):
+                written.append(os.fspath(fill_in(Path(r.folder), [o.value for o in r.outputs],
+                                                 model)))
                 sources.append(r.folder)
             else:
                 kept.append(r.set)
     except (OnnxDataError, OSError) as exc:
         raise _Stop(str(exc)) from exc
     return written, kept, sources
+
+
+def _write_case(target: Path, model_path: Path, data: bytes, model: Any,
+                todo: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
+    """``--write-outputs DIR``: the new case built in a hidden sibling, renamed to DIR when
+    whole; any failure (a full disk) leaves DIR as it was (none, or an empty folder)."""
+    from onnxdata.cases.load import load_test_data_set
+    from onnxdata.io.atomic import staged_folder
+
+    if not todo:
+        return [], [], []
+    check_case(target)
+    shown = os.fspath(target)
+    written: list[str] = []
+    sources: list[str] = []
+    try:
+        with staged_folder(target, replace=False) as stage:
+            start_case(stage, data, model)
+            for r in todo:
+                folder = Path(r.folder)
+                inputs, _ = load_test_data_set(folder, model=model_path)
+                new_case(stage, folder, inputs, [o.value for o in r.outputs], model)
+                written.append(os.fspath(target / folder.name))
+                sources.append(r.folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise OnnxDataError(f"{shown} was filled while the outputs were written; it is "
+                                "left as it is and no output was written") from exc
+        raise OSError(exc.errno, f"{exc.strerror}; nothing was written",
+                      shown) from exc
+    except OnnxDataError as exc:
+        raise OnnxDataError(f"{exc}; nothing was written to {shown}") from exc
+    return written, [], sources
 
 
 def _header(args: argparse.Namespace, providers: list[str] | None) -> dict[str, str]:

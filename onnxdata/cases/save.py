@@ -96,9 +96,10 @@ def save_test_data_set(folder: str | os.PathLike[str],
     target = Path(folder)
     m = as_model(model) if model is not None else None
     plan = _plan(inputs, "input", m) + _plan(outputs, "output", m)
-    if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
-        raise OnnxDataError(f"{target} exists and is not empty; pass overwrite=True to "
-                            "replace it")
+    if os.path.lexists(target) and not overwrite and (
+            target.is_symlink() or not target.is_dir() or any(target.iterdir())):
+        raise OnnxDataError(f"{target} exists and is not an empty folder; pass "
+                            "overwrite=True to replace it")
     with staged_folder(target) as tmp:
         for file, value, name, declared in plan:
             try:

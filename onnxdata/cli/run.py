@@ -159,6 +159,8 @@ def _run(args: argparse.Namespace) -> int:
             write_report(args.report, results, _header(args, providers))
         except OSError as exc:
             raise _Stop(f"cannot write {args.report}: {exc.strerror or exc}") from exc
+        except OnnxDataError as exc:  # a folder, FIFO or device where the report would go
+            raise _Stop(str(exc)) from exc
     if args.json:
         write_text(json.dumps(_json(args, cases, single, results, written, kept, code),
                               indent=2) + "\n")

@@ -98,7 +98,7 @@ def save_test_data_set(folder: str | os.PathLike[str],
     plan = _plan(inputs, "input", m) + _plan(outputs, "output", m)
     if os.path.lexists(target) and not overwrite and (
             target.is_symlink() or not target.is_dir() or any(target.iterdir())):
-        raise OnnxDataError(f"{target} exists and is not an empty folder; pass "
+        raise OnnxDataError(f"{target} exists and is not empty (or not a folder); pass "
                             "overwrite=True to replace it")
     with staged_folder(target) as tmp:
         for file, value, name, declared in plan:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
-from onnxdata.cli.console import console
+from onnxdata.cli.console import console, printable
 from onnxdata.errors import OnnxDataError
 
 __all__ = ["add_parser", "main"]
@@ -77,10 +77,11 @@ def main(args: argparse.Namespace) -> int:
             inputs_only=args.inputs_only, shapes=dict(args.shape), dims=dict(args.dim),
             length=args.length, budget=args.budget, style=args.style, overwrite=args.overwrite)
     except (OnnxDataError, OSError, ValueError) as exc:
-        console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+        console(stderr=True).print(Text(f"onnxdata: {printable(str(exc))}", style="red"),
+                                   soft_wrap=True)
         return 2
     for w in written:
-        console().print(f"wrote {w}", markup=False, soft_wrap=True)
+        console().print(f"wrote {printable(str(w))}", markup=False, soft_wrap=True)
     return 0
 
 

@@ -58,3 +58,12 @@ def test_explore_html_to_a_folder_or_nothing_is_one_line_exit_2(tmp_path: Path,
     assert done.returncode == 2, err
     assert err.startswith("onnxdata: ") and err.count("\n") == 1, err
     assert done.stdout == b""
+
+
+def test_make_prints_a_folder_named_with_a_newline_on_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "made\ncase"
+    done = _onnxdata("make", os.fspath(NODE / "test_abs" / "model.onnx"), "-n", "1",
+                     "--inputs-only", "--out", os.fspath(out))
+    lines = done.stdout.decode().splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines == [f"wrote {tmp_path}/made\\ncase/test_data_set_0"], lines

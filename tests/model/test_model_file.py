@@ -308,7 +308,8 @@ def test_a_value_file_given_as_the_model_is_not_an_onnx_model() -> None:
         read_model_types(value)
 
 
-@pytest.mark.skipif(not getattr(model_file, "COMPILED", True), reason="the compiled wire loop is not built")
+@pytest.mark.skipif(not getattr(model_file, "COMPILED", True),
+                    reason="the compiled wire loop is not built")
 @pytest.mark.parametrize("where", ["model", "graph", "value"])
 def test_many_tiny_fields_are_stepped_over_by_the_compiled_loop(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:

@@ -1,9 +1,9 @@
 """Every public function and CLI command that takes a path (``readings`` and
-``byte_table`` take bytes or a Source, ``validate`` and ``problems`` a message), given the four paths that are
-not a file to read (issue 42): a FIFO with no writer, a folder (not empty), ``/dev/zero``
-and a dangling symlink (into a folder that does not exist). Each call must end with our
-error naming the path (the library: OnnxDataError or OSError; the CLI: exit 2, one line
-of ours, no traceback) within 2 s and under 200 MiB.
+``byte_table`` take bytes or a Source, ``validate`` and ``problems`` a message), given
+the four paths that are not a file to read (issue 42): a FIFO with no writer, a folder
+(not empty), ``/dev/zero`` and a dangling symlink (into a folder that does not exist).
+Each call must end with our error naming the path (the library: OnnxDataError or
+OSError; the CLI: exit 2, one line of ours, no traceback) within 2 s and under 200 MiB.
 
 Each kind of path runs in a child process of its own (a hang cannot hang the suite: a
 per-call alarm stops it and the parent's timeout stops the child). In the child, a call's

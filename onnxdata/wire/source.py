@@ -403,8 +403,8 @@ def _read_stream(fd: int, name: str, st: os.stat_result | None = None,
                 if _writer_wrote(fd):
                     continue
             if got == 0 and st is not None and stat.S_ISFIFO(st.st_mode):
-                raise DecodeError(f"a FIFO (named pipe) that gave no bytes: no process wrote "
-                                  f"to it within {FIFO_WAIT} s", source=name)
+                raise DecodeError(f"a pipe or FIFO that gave no bytes: no process wrote to "
+                                  f"it (a writer is waited for {FIFO_WAIT} s)", source=name)
             del buf[got:]
             return memoryview(buf).toreadonly()
         got += n

@@ -146,6 +146,9 @@ def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
         except WireError as exc:
             raise DecodeError(exc.reason, source=name, kind="ModelProto",
                               offset=exc.offset) from None
+        if _key(name, os.fstat(fd)) != key:  # rewritten meanwhile: what was read may mix
+            raise DecodeError("the file changed while reading (its size or times)",
+                              source=name, kind="ModelProto")
         if len(_read_before) >= _REMEMBERED:
             _read_before.pop(next(iter(_read_before)))
         _read_before[key] = types

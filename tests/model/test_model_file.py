@@ -342,3 +342,20 @@ def test_more_inputs_than_any_model_has_are_refused(tmp_path: Path) -> None:
     path.write_bytes(_graph(_field(11, b"") * ((1 << 16) + 1)))
     with pytest.raises(DecodeError, match="graph inputs and outputs, more than any model"):
         read_model_types(path)
+
+
+def test_a_model_changed_while_its_types_are_read_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "model.onnx"
+    path.write_bytes(_graph(_field(11, _value_info("x", 1))))
+    real = model_file._compiled_types
+
+    def then_rewritten(fd: int, st: os.stat_result, name: str) -> model_file.ModelTypes | None:
+        got = real(fd, st, name)
+        os.utime(path, ns=(1, 1))  # another process rewrites it meanwhile
+        return got if got is not None else model_file._Reader(fd, st.st_size, name).model()
+
+    monkeypatch.setattr(model_file, "_compiled_types", then_rewritten)
+    monkeypatch.setattr(model_file, "_read_before", {})
+    with pytest.raises(DecodeError, match="changed while reading"):
+        read_model_types(path)

@@ -41,7 +41,7 @@ from onnxdata.cases.ort_bridge import (
     text,
     to_ort,
 )
-from onnxdata.cases.save import as_model
+from onnxdata.cases.save import as_model, read_model
 from onnxdata.core.dtypes import DATA_TYPES, STRING
 from onnxdata.errors import OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
@@ -105,11 +105,17 @@ class _Model:
 
     def __init__(self, model: Any) -> None:
         self.path: Path | None = None
+        #: The model file's bytes, read once (``read_model``): what every backend is given,
+        #: never the path, which another process may change (or a name ORT cannot take).
+        self.data: bytes | None = None
+        self.proto: ModelProto
         if isinstance(model, (str, os.PathLike)):
             self.path = Path(model)
             if self.path.is_dir():
                 self.path = self.path / "model.onnx"
-        self.proto: ModelProto = as_model(self.path if self.path is not None else model)
+            self.data, self.proto = read_model(self.path)
+        else:
+            self.proto = as_model(model)
         self.inputs = [(v.name, declared_type(v.type)) for v in self.proto.graph.input]
         self.outputs = [(v.name, declared_type(v.type)) for v in self.proto.graph.output]
         self.shown = os.fspath(self.path) if self.path is not None else "the model"
@@ -120,12 +126,18 @@ class _Model:
                                 f"{len(self.inputs)}")
         return [(n, t, v) for (n, t), v in zip(self.inputs, inputs, strict=False)]
 
+    def serialized(self) -> bytes:
+        """The model's bytes: as read from its file, or serialized from the message."""
+        return self.data if self.data is not None else self.proto.SerializeToString()
+
     def onnx_model(self) -> Any:
         import onnx  # only the reference and module backends need it
+        from onnx.external_data_helper import load_external_data_for_model
 
-        if self.path is not None:
-            return onnx.load(os.fspath(self.path))
-        return onnx.ModelProto.FromString(self.proto.SerializeToString())
+        model = onnx.ModelProto.FromString(self.serialized())
+        if self.path is not None:  # as onnx.load does: external data beside the model
+            load_external_data_for_model(model, os.fspath(self.path.parent))
+        return model
 
 
 def _along(value: Any, t: DeclaredType, where: str,
@@ -243,8 +255,12 @@ class _OrtPrepared:
         self.model = model
         options = self.ort.SessionOptions()
         options.log_severity_level = ort_log_level()
-        source: Any = os.fspath(model.path) if model.path is not None else \
-            model.proto.SerializeToString()
+        folder = os.fspath(model.path.parent.absolute()) if model.path is not None else ""
+        if folder.isprintable() and folder.encode("utf-8", "replace").decode() == folder:
+            # external data is found beside the model's file (ORT takes a folder in UTF-8)
+            options.add_session_config_entry(
+                "session.model_external_initializers_file_folder_path", folder)
+        source = model.serialized()
         try:
             self.session = self.ort.InferenceSession(source, options,
                                                      providers=backend.providers)

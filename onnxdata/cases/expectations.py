@@ -27,12 +27,15 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import json
+import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import DecodeError, OnnxDataError
+from onnxdata.wire.source import read_checked
 
 __all__ = ["Expectation", "Expectations", "ExpectationsError", "read_expectations"]
 
@@ -108,18 +111,30 @@ class Expectations:
 
 
 def read_expectations(path: str | Path) -> Expectations:
-    """The rules in ``path`` (TOML for ``.toml``, else JSON)."""
+    """The rules in ``path`` (TOML for ``.toml``, else JSON); ExpectationsError naming the
+    file for anything it cannot take: a folder, a FIFO, more than ``MAX_BYTES`` (a device
+    is read up to that), nesting deeper than ``MAX_NESTING``, a number of more than
+    ``MAX_DIGITS`` digits or one that is not finite."""
     p = Path(path)
+    kind = "TOML" if p.suffix == ".toml" else "JSON"
     try:
-        text = p.read_bytes()
+        text = bytes(read_checked(os.fspath(p), fifo=False, limit=MAX_BYTES))
+    except DecodeError as exc:
+        raise ExpectationsError(f"cannot read the expectations file {p}: {exc.reason}") \
+            from exc
     except OSError as exc:
         raise ExpectationsError(f"cannot read the expectations file {p}: "
                                 f"{exc.strerror or exc}") from exc
+    depth = _nesting(text)
+    if depth > MAX_NESTING:
+        raise ExpectationsError(f"{p}: nested {depth} levels deep; an expectations file "
+                                f"needs at most {MAX_NESTING}")
     try:
-        data = _toml().loads(text.decode("utf-8")) if p.suffix == ".toml" else json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ExpectationsError(f"{p}: not valid {'TOML' if p.suffix == '.toml' else 'JSON'}: "
-                                f"{exc}") from exc
+        data = _toml().loads(text.decode("utf-8"), parse_float=_float) \
+            if kind == "TOML" else json.loads(text, parse_int=_int, parse_float=_float,
+                                              parse_constant=_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError, OverflowError) as exc:
+        raise ExpectationsError(f"{p}: not valid {kind}: {exc}") from exc
     if not isinstance(data, dict):
         raise ExpectationsError(f"{p}: the top level must be a table (an object)")
     unknown = sorted(set(data) - {"rtol", "atol", "tolerance", "xfail", "skip"})
@@ -131,6 +146,44 @@ def read_expectations(path: str | Path) -> Expectations:
         _rules(data, "tolerance", p, {"case", "set", "rtol", "atol", "output"}),
         _rules(data, "xfail", p, {"case", "set", "reason"}),
         _rules(data, "skip", p, {"case", "set", "reason"}), str(p))
+
+
+#: The most bytes an expectations file may have (a device is read up to this).
+MAX_BYTES = 16 << 20
+#: The deepest nesting of arrays and tables an expectations file may have (it needs 3).
+MAX_NESTING = 32
+#: The most digits a number may have (a tolerance needs a handful).
+MAX_DIGITS = 64
+
+
+def _nesting(text: bytes) -> int:
+    """An upper bound of the file's nesting: the most ``[`` and ``{`` open at once, counted
+    in strings and comments too (a real file is far below the limit even so). Counted
+    before parsing, so no parser recurses into a file 100,000 levels deep."""
+    depth = top = 0
+    for b in text.translate(None, _NOT_BRACKETS):
+        depth = depth + 1 if b in b"[{" else max(0, depth - 1)
+        top = max(top, depth)
+    return top
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _int(s: str) -> int:
+    if len(s) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(s)} digits (at most {MAX_DIGITS})")
+    return int(s)
+
+
+def _float(s: str) -> float:
+    if len(s) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(s)} characters (at most {MAX_DIGITS})")
+    return float(s)
+
+
+def _constant(s: str) -> float:
+    raise ValueError(f"{s} is not a tolerance")
 
 
 def _toml() -> Any:
@@ -145,9 +198,13 @@ def _toml() -> Any:
 
 def _number(d: dict[str, Any], key: str, where: str, default: float) -> float:
     v = d.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-        raise ExpectationsError(f"{where}: {key} must be a number >= 0, not {v!r}")
-    return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+        shown = repr(v) if len(repr(v)) < 80 else f"{repr(v)[:40]}…"
+        raise ExpectationsError(f"{where}: {key} must be a number >= 0 and finite, not {shown}")
+    try:
+        return float(v)
+    except OverflowError:  # an int too big for a float (TOML's own ints)
+        raise ExpectationsError(f"{where}: {key} is too big for a tolerance") from None
 
 
 def _rules(data: dict[str, Any], key: str, p: Path, allowed: set[str]) -> tuple[_Rule, ...]:

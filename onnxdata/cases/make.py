@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from onnxdata.cases.draw import (
     generate,
 )
 from onnxdata.cases.load import load_test_data_set
-from onnxdata.cases.save import ModelArg, as_model, save_test_data_set
+from onnxdata.cases.save import ModelArg, as_model, read_model, save_test_data_set
 from onnxdata.errors import OnnxDataError
 from onnxdata.io.atomic import atomic_writer, staged_folder
 from onnxdata.model.types import DeclaredType, declared_type
@@ -125,7 +124,7 @@ def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
     path = Path(model) if isinstance(model, (str, os.PathLike)) else None
     if path is not None and path.is_dir():
         path = path / "model.onnx"
-    proto = as_model(path if path is not None else model)
+    data, proto = read_model(path) if path is not None else (None, as_model(model))
     plan = Plan(budget=budget, style=style, utf8=True, open_dims="refuse", min_named_dim=1)
     types = _input_types(proto, dict(shapes or {}), plan)
     if not inputs_only:
@@ -151,7 +150,7 @@ def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
         assert path is not None
         return [_write_set(target / s, made, proto, path, overwrite)
                 for s, made in zip(names, sets, strict=True)]
-    return _write_case(target, path, proto, names, sets)
+    return _write_case(target, data, proto, names, sets)
 
 
 def _draw(i: int, seed: int, types: list[tuple[str, DeclaredType]],
@@ -206,16 +205,13 @@ def _write_set(folder: Path, made: _Set, proto: Any, model_path: Path, overwrite
     return folder
 
 
-def _write_case(target: Path, path: Path | None, proto: Any, names: list[str],
+def _write_case(target: Path, data: bytes | None, proto: Any, names: list[str],
                 sets: list[_Set]) -> list[Path]:
-    """A new test case folder, atomically: the model and every set, then one rename."""
+    """A new test case folder, atomically: the model (the bytes read once, or the message)
+    and every set, then one rename."""
     with staged_folder(target, replace=False) as stage:  # target is none, or empty
         with atomic_writer(stage / "model.onnx") as f:
-            if path is None:
-                f.write(proto.SerializeToString())
-            else:
-                with path.open("rb") as model:
-                    shutil.copyfileobj(model, f)
+            f.write(data if data is not None else proto.SerializeToString())
         for name, made in zip(names, sets, strict=True):
             _write_set(stage / name, made, proto, stage / "model.onnx", False)
     return [target / name for name in names]

@@ -31,8 +31,9 @@ from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.io.atomic import staged_folder
 from onnxdata.model.types import IO, DeclaredType, declared_type
+from onnxdata.wire.source import read_checked
 
-__all__ = ["as_model", "save_test_data_set", "write_value"]
+__all__ = ["as_model", "read_model", "save_test_data_set", "write_value"]
 
 ModelArg = str | os.PathLike[str] | ModelProto | Any
 
@@ -56,17 +57,27 @@ def as_model(model: ModelArg) -> ModelProto:
     if isinstance(model, ModelProto):
         return model
     if isinstance(model, (str, os.PathLike)):
-        parsed = ModelProto()
-        try:
-            parsed.ParseFromString(Path(model).read_bytes())
-        except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
-            raise DecodeError(str(exc), source=os.fspath(model), kind="ModelProto") from exc
-        return parsed
+        return read_model(model)[1]
     if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
         ours = ModelProto()
         ours.ParseFromString(model.SerializeToString())
         return ours
     raise TypeError(f"model must be a path or a ModelProto, not {type(model).__name__}")
+
+
+def read_model(path: str | os.PathLike[str]) -> tuple[bytes, ModelProto]:
+    """The bytes of the model file at ``path`` as they were at one instant, and the model
+    parsed from them: what a backend is given, so no later change to the file can reach
+    it. A folder, FIFO or socket is refused and a device read only up to the stream limit
+    (``--max-bytes``): DecodeError naming the path."""
+    name = os.fspath(path)
+    data = bytes(read_checked(name, kind="ModelProto", fifo=False))
+    parsed = ModelProto()
+    try:
+        parsed.ParseFromString(data)
+    except (_ProtobufDecodeError, RuntimeError, ValueError) as exc:
+        raise DecodeError(str(exc), source=name, kind="ModelProto") from exc
+    return data, parsed
 
 
 def save_test_data_set(folder: str | os.PathLike[str],
@@ -86,9 +97,10 @@ def save_test_data_set(folder: str | os.PathLike[str],
     target = Path(folder)
     m = as_model(model) if model is not None else None
     plan = _plan(inputs, "input", m) + _plan(outputs, "output", m)
-    if target.exists() and not overwrite and (not target.is_dir() or any(target.iterdir())):
-        raise OnnxDataError(f"{target} exists and is not empty; pass overwrite=True to "
-                            "replace it")
+    if os.path.lexists(target) and not overwrite and (
+            target.is_symlink() or not target.is_dir() or any(target.iterdir())):
+        raise OnnxDataError(f"{target} exists and is not empty (or not a folder); pass "
+                            "overwrite=True to replace it")
     with staged_folder(target) as tmp:
         for file, value, name, declared in plan:
             try:

@@ -489,10 +489,14 @@ def _write_html(result: Exploration, out: str, facts: dict[str, Any] | None, *,
     path; with ``--json`` the path goes to stderr so the JSON stays alone on stdout."""
     from onnxdata.page.page import write_page
 
+    if not out:
+        return fail("--html takes the page's file name (--html OUT.html), not ''")
     try:
         path = write_page(result, out, facts=facts)
     except OSError as exc:
         return fail(f"cannot write {out}: {exc}")
+    except OnnxDataError as exc:  # a folder, FIFO or device where the page would go
+        return fail(str(exc))
     _console(stderr=path_to_stderr).print(f"wrote {path}", markup=False, highlight=False)
     return 0
 

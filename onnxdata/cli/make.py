@@ -11,7 +11,7 @@ from typing import Any
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
 from onnxdata.cli.args import fail, model_problem
-from onnxdata.cli.console import console, write_text
+from onnxdata.cli.console import console, printable, write_text
 from onnxdata.errors import OnnxDataError
 
 __all__ = ["add_parser", "main"]
@@ -90,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
                               indent=2) + "\n")
         return 0
     for w in written:
-        console().print(f"wrote {w}", markup=False, soft_wrap=True)
+        console().print(f"wrote {printable(str(w))}", markup=False, soft_wrap=True)
     return 0
 
 

@@ -11,6 +11,7 @@ field saying why when the run could not start.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -23,10 +24,10 @@ from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
 from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
-from onnxdata.cases.run_outputs import fill_in, new_case, start_case
+from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
 from onnxdata.cli.args import MISSING, model_problem
-from onnxdata.cli.console import console, write_text
+from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 
@@ -52,7 +53,8 @@ def run_command(args: argparse.Namespace) -> int:
             write_text(json.dumps({"passed": False, "error": str(exc), "results": [],
                                    "sets": []}, indent=2) + "\n")
         else:
-            console(stderr=True).print(Text(f"onnxdata: {exc}", style="red"), soft_wrap=True)
+            console(stderr=True).print(Text(f"onnxdata: {printable(str(exc))}", style="red"),
+                                   soft_wrap=True)
         return 2
 
 
@@ -157,6 +159,8 @@ def _run(args: argparse.Namespace) -> int:
             write_report(args.report, results, _header(args, providers))
         except OSError as exc:
             raise _Stop(f"cannot write {args.report}: {exc.strerror or exc}") from exc
+        except OnnxDataError as exc:  # a folder, FIFO or device where the report would go
+            raise _Stop(str(exc)) from exc
     if args.json:
         write_text(json.dumps(_json(args, cases, single, results, written, kept, code),
                               indent=2) + "\n")
@@ -214,35 +218,60 @@ def _write(args: argparse.Namespace, cases: list[tuple[Path, Path]],
            results: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
     """The folders written, the sets kept as they were, and the sets whose outputs were
     written (in place or to the new case)."""
-    from onnxdata.cases.load import load_test_data_set
-    from onnxdata.cases.save import as_model
+    from onnxdata.cases.save import read_model
 
     model_path = cases[0][1]
-    model = as_model(model_path)
+    todo = [r for r in results if r.status not in ("error", "skip") and r.outputs]
     written: list[str] = []
     kept: list[str] = []
     sources: list[str] = []
-    target = Path(args.write_outputs) if args.write_outputs else None
     try:
-        for r in results:
-            if r.status in ("error", "skip") or not r.outputs:
-                continue
-            outputs = [o.value for o in r.outputs]
-            folder = Path(r.folder)
-            if target is not None:
-                if not written:
-                    start_case(target, model_path, model)
-                inputs, _ = load_test_data_set(folder, model=model_path)
-                written.append(os.fspath(new_case(target, folder, inputs, outputs, model)))
-                sources.append(r.folder)
-            elif all(not o.checked for o in r.outputs):
-                written.append(os.fspath(fill_in(folder, outputs, model)))
+        data, model = read_model(model_path)
+        if args.write_outputs:
+            return _write_case(Path(args.write_outputs), model_path, data, model, todo)
+        for r in todo:
+            if all(not o.checked for o in r.outputs):
+                written.append(os.fspath(fill_in(Path(r.folder), [o.value for o in r.outputs],
+                                                 model)))
                 sources.append(r.folder)
             else:
                 kept.append(r.set)
     except (OnnxDataError, OSError) as exc:
         raise _Stop(str(exc)) from exc
     return written, kept, sources
+
+
+def _write_case(target: Path, model_path: Path, data: bytes, model: Any,
+                todo: list[SetResult]) -> tuple[list[str], list[str], list[str]]:
+    """``--write-outputs DIR``: the new case built in a hidden sibling, renamed to DIR when
+    whole; any failure (a full disk) leaves DIR as it was (none, or an empty folder)."""
+    from onnxdata.cases.load import load_test_data_set
+    from onnxdata.io.atomic import staged_folder
+
+    if not todo:
+        return [], [], []
+    check_case(target)
+    shown = os.fspath(target)
+    written: list[str] = []
+    sources: list[str] = []
+    try:
+        with staged_folder(target, replace=False) as stage:
+            start_case(stage, data, model)
+            for r in todo:
+                folder = Path(r.folder)
+                inputs, _ = load_test_data_set(folder, model=model_path)
+                new_case(stage, folder, inputs, [o.value for o in r.outputs], model)
+                written.append(os.fspath(target / folder.name))
+                sources.append(r.folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise OnnxDataError(f"{shown} was filled while the outputs were written; it is "
+                                "left as it is and no output was written") from exc
+        raise OSError(exc.errno, f"{exc.strerror}; nothing was written",
+                      shown) from exc
+    except OnnxDataError as exc:
+        raise OnnxDataError(f"{exc}; nothing was written to {shown}") from exc
+    return written, [], sources
 
 
 def _header(args: argparse.Namespace, providers: list[str] | None) -> dict[str, str]:
@@ -291,27 +320,30 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
     for r in results:
         if not r.outputs:
             why = r.message or r.reason
-            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                    f": {why}" if why else ""), soft_wrap=True)
+            out.print(Text.assemble((printable(r.set), "bold"), ": ",
+                                    (r.status, _STYLE[r.status]),
+                                    f": {printable(why)}" if why else ""), soft_wrap=True)
             continue
         for o in r.outputs:
             n = len(o.differences) + len(o.against)
             more = f", {n} difference{'s' if n != 1 else ''}" if n else ""
-            out.print(Text.assemble((r.set, "bold"), f" output {o.index} {o.name!r}: ",
+            out.print(Text.assemble((printable(r.set), "bold"),
+                                    f" output {o.index} {printable(repr(o.name))}: ",
                                     (o.status, _STYLE[o.status]), more), soft_wrap=True)
             for label, found in (("", o.differences), ("against: ", o.against)):
                 for d in found[:SHOWN]:
-                    out.print(f"  {label}{d}", markup=False, soft_wrap=True)
+                    out.print(printable(f"  {label}{d}"), markup=False, soft_wrap=True)
                 if len(found) > SHOWN:
                     out.print(f"  {label}… {len(found) - SHOWN} more (--json lists all)",
                               soft_wrap=True)
         if r.status == "xfail" or r.message:
-            out.print(Text.assemble((r.set, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                    f": {r.message or r.reason}"), soft_wrap=True)
+            out.print(Text.assemble((printable(r.set), "bold"), ": ",
+                                    (r.status, _STYLE[r.status]),
+                                    f": {printable(r.message or r.reason)}"), soft_wrap=True)
     for w in written:
-        out.print(f"wrote {w}", markup=False, soft_wrap=True)
+        out.print(f"wrote {printable(w)}", markup=False, soft_wrap=True)
     if kept:
-        out.print(f"not written: {', '.join(kept)} (expected outputs there already; "
+        out.print(f"not written: {printable(', '.join(kept))} (expected outputs there already; "
                   "--write-outputs DIR writes the outputs to a new test case)",
                   markup=False, soft_wrap=True)
 
@@ -322,11 +354,11 @@ def _print_sets(out: Any, results: list[SetResult]) -> None:
 
     for r in results:
         why = r.message or r.reason
-        out.print(Text.assemble((r.id, "bold"), ": ", (r.status, _STYLE[r.status]),
-                                f" ({r.seconds:.3f} s)", f": {why}" if why else ""),
+        out.print(Text.assemble((printable(r.id), "bold"), ": ", (r.status, _STYLE[r.status]),
+                                f" ({r.seconds:.3f} s)", f": {printable(why)}" if why else ""),
                   soft_wrap=True)
         for line in r.lines(3):
-            out.print(f"  {line}", markup=False, soft_wrap=True)
+            out.print(f"  {printable(line)}", markup=False, soft_wrap=True)
 
 
 def _print_summary(out: Any, results: list[SetResult]) -> None:
@@ -337,9 +369,10 @@ def _print_summary(out: Any, results: list[SetResult]) -> None:
     out.print(f"{s['sets']} sets in {s['cases']} cases: {counts or 'none'}", markup=False,
               soft_wrap=True)
     for reason, n in s["skipped_by_reason"].items():
-        out.print(f"  skipped {n}: {reason}", markup=False, soft_wrap=True)
+        out.print(f"  skipped {n}: {printable(reason)}", markup=False, soft_wrap=True)
     if s["slowest"]:
-        out.print("slowest: " + ", ".join(f"{i} {t:.3f} s" for i, t in s["slowest"]),
+        out.print("slowest: " + ", ".join(f"{printable(i)} {t:.3f} s"
+                                          for i, t in s["slowest"]),
                   markup=False, soft_wrap=True)
 
 

@@ -17,18 +17,23 @@ import contextlib
 import ctypes
 import errno
 import functools
+import hashlib
 import os
+import re
 import secrets
 import shutil
+import socket
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from onnxdata.errors import OnnxDataError
 
-__all__ = ["atomic_writer", "fsync_folder", "staged_folder", "swap_in"]
+__all__ = ["STALE_SECONDS", "atomic_writer", "fsync_folder", "stage_name", "staged_folder",
+           "sweep_stale", "swap_in"]
 
 _TMP_SUFFIX = ".onnxdata-tmp"
 
@@ -216,11 +221,13 @@ def staged_folder(target: Path, *, replace: bool = True) -> Iterator[Path]:
 
     The folder is fsynced, then renamed to ``target``: with ``replace`` through
     ``swap_in``, which replaces an existing folder in one step; without, a plain rename,
-    which refuses a folder that is not empty. Its name is ``.{target's name}.onnxdata-tmp-``
-    and eight hex digits, so a failed block's leftovers (a killed process) are plain to see.
+    which refuses a folder that is not empty. Its name is ``stage_name``'s: the target's,
+    the maker's host and pid, so the leftovers of a killed process are plain to see, and
+    the next ``staged_folder`` for the same target removes them (``sweep_stale``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    stage = target.parent / f".{target.name}{_TMP_SUFFIX}-{secrets.token_hex(4)}"
+    sweep_stale(target.parent, target.name)
+    stage = target.parent / stage_name(target.name, "tmp")
     stage.mkdir()
     try:
         yield stage
@@ -233,6 +240,76 @@ def staged_folder(target: Path, *, replace: bool = True) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+
+
+def stage_name(name: str, what: str) -> str:
+    """A hidden sibling's name for work on ``name``: ``.{name}.onnxdata-{what}-`` then eight
+    random hex digits, this host's tag and this process's id, which ``sweep_stale`` reads
+    to tell a killed process's leftovers from a running one's."""
+    return f".{name}.onnxdata-{what}-{secrets.token_hex(4)}-{_host()}-{os.getpid()}"
+
+
+#: A leftover without a host and pid in its name (made before they were put there), or
+#: made on another host, is removed once it is this old.
+STALE_SECONDS = 24 * 3600
+_WORK = ("tmp", "old", "outputs")
+
+
+def sweep_stale(folder: Path, name: str) -> list[Path]:
+    """Remove the hidden work folders for ``name`` in ``folder`` (``stage_name``'s, and the
+    older ``.{name}.onnxdata-tmp-XXXXXXXX``) whose process is gone: made on this host by a
+    pid that no longer runs, or older than STALE_SECONDS. Only our own names, only folders
+    (never a symlink, never followed); what cannot be removed is left. Returns those
+    removed."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.onnxdata-(?:{'|'.join(_WORK)})-[0-9a-f]{{8}}"
+                         r"(?:-([0-9a-f]{6})-(\d+))?")
+    removed: list[Path] = []
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            m = pattern.fullmatch(entry.name)
+            if m is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                age = _now() - entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            host, pid = m.group(1), m.group(2)
+            ours = host == _host() and pid is not None
+            if (ours and not _running(int(pid))) or (not ours and age > STALE_SECONDS):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(Path(entry.path))
+    return removed
+
+
+@functools.lru_cache(maxsize=1)
+def _host() -> str:
+    """Six hex digits for this host (its name and boot), so a pid is read only where it
+    means the process it names."""
+    boot = ""
+    with contextlib.suppress(OSError), open("/proc/sys/kernel/random/boot_id",
+                                            encoding="ascii") as f:
+        boot = f.read().strip()
+    return hashlib.sha1(f"{socket.gethostname()} {boot}".encode()).hexdigest()[:6]
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process (or a pid we cannot ask about): running
+    return True
+
+
+def _now() -> float:
+    return time.time()
 
 
 def swap_in(tmp: Path, target: Path) -> None:
@@ -302,7 +379,7 @@ def _renameat2() -> Any:
 def _move_aside(tmp: Path, target: Path) -> None:
     """The fallback: the old set moved aside, removed only once the new set is in place
     (put back if the rename fails)."""
-    old = target.parent / f".{target.name}.onnxdata-old-{secrets.token_hex(4)}"
+    old = target.parent / stage_name(target.name, "old")
     os.rename(target, old)
     try:
         os.rename(tmp, target)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import mmap
 import os
 import warnings
-from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, Union, cast, overload
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
@@ -29,7 +28,7 @@ from onnxdata.core.messages import (
 from onnxdata.errors import DecodeError, OnnxDataError, UnknownFieldsWarning, no_memory_error
 from onnxdata.io.atomic import atomic_writer
 from onnxdata.io.serialize import write_parts
-from onnxdata.wire.source import Buffer, Source, byte_buffer
+from onnxdata.wire.source import Buffer, Source, byte_buffer, read_checked
 
 __all__ = ["PathOrBytes", "kind_when_not_given", "load", "save", "source_bytes"]
 
@@ -41,7 +40,10 @@ P = TypeVar("P", bound=_ProtobufMessage)
 
 def source_bytes(source: PathOrBytes, who: str = "load") -> tuple[Buffer, str]:
     """The bytes of ``source`` and a name for messages (the path, or ``<bytes>``);
-    TypeError naming ``who`` and what it takes for anything else."""
+    TypeError naming ``who`` and what it takes for anything else. A path is read by
+    ``source.read_checked``: a regular file as it was at one instant (a read a write
+    overlapped is retried, then refused with DecodeError), a pipe or device up to the
+    stream limit, a FIFO with no writer refused."""
     if isinstance(source, (bytes, bytearray, mmap.mmap)):
         return source, "<bytes>"
     if isinstance(source, memoryview):  # any shape or format: its bytes, flat
@@ -50,7 +52,7 @@ def source_bytes(source: PathOrBytes, who: str = "load") -> tuple[Buffer, str]:
         raise TypeError(f"{who} takes a path, bytes-like data or a data message (TensorProto, "
                         f"SequenceProto, …, ours or onnx's), not {type(source).__name__}")
     path = os.fspath(source)
-    return Path(path).read_bytes(), path
+    return read_checked(path), path  # one instant's bytes, as read(copy=True) takes them
 
 
 def _message_bytes(message: _ProtobufMessage) -> tuple[bytes, str]:
@@ -86,6 +88,10 @@ def load(source: LoadSource, kind: KindName | MessageName | None = None) -> Mess
 def load(source: LoadSource, kind: Any = None) -> Any:
     """Parse one message from a path or a bytes-like object (or copy a message: onnx's
     TensorProto given to ``load`` becomes ours, of its own kind unless ``kind`` says).
+
+    A path is read once, into one buffer that was the file at one instant (as
+    ``read(path, copy=True)`` reads it): a file another process rewrites meanwhile gives
+    one version or ``DecodeError("... file changed while reading")``, never a mix.
 
     ``kind`` is "tensor", "sparse_tensor", "sequence", "optional", "map", the
     message name ("SequenceProto", ...) or the class; given onnx's class, the

@@ -30,6 +30,7 @@ import contextlib
 import errno
 import mmap
 import os
+import select
 import stat
 import sys
 import time
@@ -42,7 +43,8 @@ from onnxdata.errors import DecodeError
 from onnxdata.wire.format import WireBuffer
 
 __all__ = ["SMALL", "STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer",
-           "get_stream_limit", "read_settled", "set_stream_limit"]
+           "get_stream_limit", "open_checked", "read_checked", "read_settled",
+           "set_stream_limit"]
 
 #: Bytes fetched per pread when the walk needs bytes that are not cached.
 WINDOW: Final = 1 << 16
@@ -123,15 +125,13 @@ class Source:
     def of_file(cls, path: str, mode: Mode = "pread") -> Source:
         """A file's bytes; the descriptor stays open until ``close`` (pread and mmap modes;
         an "mmap" file of at most SMALL bytes is read as "copy" reads it)."""
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd, st = open_checked(path)
         try:
             if mode != "pread":
                 _wait_for_writes(fd)  # so the stamp below is one a settled read can trust
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+                st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):  # a pipe, FIFO or device: its bytes as they come
-                data = _read_stream(fd, path)
+                data = _read_stream(fd, path, st)
                 os.close(fd)
                 return cls(path, len(data), data=data)
             stamp = (st.st_size, st.st_mtime_ns)
@@ -333,12 +333,62 @@ def set_stream_limit(nbytes: int) -> None:
     _stream_limit = int(nbytes)
 
 
-def _read_stream(fd: int, name: str) -> memoryview:
+def open_checked(path: str) -> tuple[int, os.stat_result]:
+    """``path`` opened for reading, and its stat: a descriptor that never blocks in ``open``
+    (a FIFO with no writer would wait there forever), blocking again for the reads. A
+    folder is IsADirectoryError naming it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        if not stat.S_ISREG(st.st_mode) and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a writer that comes later is waited for by the read
+        return fd, st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_checked(path: str, *, kind: str = "", fifo: bool = True,
+                 limit: int | None = None) -> memoryview:
+    """A whole file's bytes by the one rule for every file onnxdata opens: a regular file
+    as it was at one instant (``read_settled``), a device read up to the stream limit
+    (``--max-bytes``), a FIFO or socket read the same way, or, with ``fifo=False`` (models,
+    expectations files: never a stream), refused. ``limit`` caps any file's size. Errors
+    are DecodeError naming ``path`` (``kind``: what it should hold), or OSError."""
+    fd, st = open_checked(path)
+    try:
+        regular = stat.S_ISREG(st.st_mode)
+        if not regular and not fifo and (stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
+            raise DecodeError(f"not a regular file ({_what(st.st_mode)}): it is refused, not "
+                              "read", source=path, kind=kind)
+        if regular and limit is not None and st.st_size > limit:
+            raise DecodeError(f"{st.st_size} bytes, more than the {limit} this file may "
+                              "have", source=path, kind=kind)
+        if regular:
+            return read_settled(fd, path)
+        return _read_stream(fd, path, st, limit)
+    finally:
+        os.close(fd)
+
+
+def _what(mode: int) -> str:
+    return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a character device" if stat.S_ISCHR(mode) else "a block device"
+            if stat.S_ISBLK(mode) else "not a regular file")
+
+
+def _read_stream(fd: int, name: str, st: os.stat_result | None = None,
+                 cap: int | None = None) -> memoryview:
     """Everything a pipe, FIFO or device gives until its end (its size says nothing), up to
-    the stream limit, into one buffer that grows (no list of parts joined at the end)."""
-    limit = _stream_limit
+    the stream limit, into one buffer that grows (no list of parts joined at the end).
+    A FIFO that gives nothing had no writer (or one that wrote nothing): DecodeError,
+    where an empty read would be a silent empty value."""
+    limit = _stream_limit if cap is None else min(cap, _stream_limit)
     buf = bytearray(min(limit + 1, 1 << 20))
     got = 0
+    waited = st is None or not stat.S_ISFIFO(st.st_mode)
     while True:
         if got == len(buf):
             if got > limit:
@@ -348,9 +398,27 @@ def _read_stream(fd: int, name: str) -> memoryview:
             buf.extend(bytes(min(len(buf), limit + 1 - len(buf))))
         n = os.readv(fd, [memoryview(buf)[got:]])
         if n == 0:
+            if got == 0 and not waited:
+                waited = True
+                if _writer_wrote(fd):
+                    continue
+            if got == 0 and st is not None and stat.S_ISFIFO(st.st_mode):
+                raise DecodeError(f"a pipe or FIFO that gave no bytes: no process wrote to "
+                                  f"it (a writer is waited for {FIFO_WAIT} s)", source=name)
             del buf[got:]
             return memoryview(buf).toreadonly()
         got += n
+
+
+def _writer_wrote(fd: int) -> bool:
+    """Whether a writer opens the FIFO ``fd`` and writes within FIFO_WAIT seconds (one that
+    is starting now: a FIFO with no writer reads as ended, where a blocking open waited)."""
+    try:
+        poller = select.poll()
+    except AttributeError:  # no poll(): no wait
+        return False
+    poller.register(fd, select.POLLIN)
+    return any(ev & select.POLLIN for _, ev in poller.poll(int(FIFO_WAIT * 1000)))
 
 
 def read_settled(fd: int, name: str) -> memoryview:
@@ -393,6 +461,8 @@ _TRIES: Final = 8
 #: The cap on what a pipe, FIFO or device may give (``set_stream_limit``).
 STREAM_LIMIT: Final = 1 << 30
 _stream_limit = STREAM_LIMIT
+#: Seconds a FIFO with no writer is waited for before it is refused (``_writer_wrote``).
+FIFO_WAIT: Final = 1.0
 _COMPARE: Final = 1 << 22
 
 

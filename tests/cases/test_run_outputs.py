@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,33 @@ def test_writing_an_inputs_only_set_to_a_new_case_exits_0_and_the_case_passes(
     assert (new / "test_data_set_0" / "output_0.pb").read_bytes() == expected
     assert main(["run", str(new)]) == 0
     assert not (case / "test_data_set_0" / "output_0.pb").exists()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs of two pages (8 KiB): a model and one value file fill it."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(disk)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_write_outputs_dir_on_a_full_disk_leaves_nothing(
+        tmp_path: Path, small_disk: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    shutil.copytree(NODE / "test_abs", case)
+    target = small_disk / "new"
+    assert main(["run", str(case), "--write-outputs", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and str(target) in err, err
+    assert err.count("\n") == 1, err
+    assert os.listdir(small_disk) == []  # (DIR/model.onnx was left before)
+    os.mkdir(target)  # an empty folder given as DIR stays, empty
+    assert main(["run", str(case), "--write-outputs", str(target)]) == 2
+    assert os.listdir(small_disk) == ["new"] and os.listdir(target) == []

@@ -213,12 +213,22 @@ def test_the_model_is_read_once_for_many_files_beside_it(tmp_path: Path,
     folder = save_test_data_set(tmp_path / "test_data_set_0", vals, vals, model=model)
     walks: list[str] = []
     real = model_file._Reader.model
+    compiled = model_file._compiled_types
 
     def counting(self: model_file._Reader) -> model_file.ModelTypes:
         walks.append(self.name)
         return real(self)
 
+    def counting_compiled(fd: int, st: os.stat_result, name: str
+                          ) -> model_file.ModelTypes | None:
+        walks.append(name)
+        got = compiled(fd, st, name)
+        if got is None:
+            walks.pop()  # the Python walk reads it, and counts
+        return got
+
     monkeypatch.setattr(model_file._Reader, "model", counting)
+    monkeypatch.setattr(model_file, "_compiled_types", counting_compiled)
     monkeypatch.setattr(model_file, "_read_before", {})
     load_test_data_set(folder)
     for i in range(3):

@@ -85,3 +85,30 @@ def test_no_kind_and_no_valid_reading_is_a_decode_error(tmp_path: Path) -> None:
         with pytest.raises(DecodeError, match="no kind reads it validly"):
             call(bad)
     assert onnxdata.load(bad, "sequence").elem_type == 99  # a kind given: as before
+
+
+def test_a_fifo_with_no_writer_is_refused_naming_it(tmp_path: Path) -> None:
+    """Issue 42: ``open`` of a FIFO with no writer blocked forever; now it is opened without
+    blocking, a writer is waited for a moment, and none is our error."""
+    path = tmp_path / "lonely.pb"
+    os.mkfifo(path)
+    for call in (onnxdata.read, onnxdata.load):
+        with pytest.raises(DecodeError, match="no process wrote to it") as info:
+            call(path, "tensor")
+        assert str(path) in str(info.value)
+
+
+def test_a_fifo_whose_writer_comes_a_little_late_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "late.pb"
+    os.mkfifo(path)
+
+    def feed() -> None:
+        import time
+
+        time.sleep(0.3)
+        with open(path, "wb") as f:
+            f.write(FILE.read_bytes())
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    assert len(onnxdata.read(path)) == 3
+    writer.join(timeout=5)

@@ -18,7 +18,12 @@ It prints each run's pass/fail/skip/error counts, the time ratio onnxdata / Back
 loop of ``tests/ortvalue_loop.py``: disagreements and dtype-bridge errors, both
 expected 0. The machine may be shared: quote ratios, not seconds.
 
+``--plugin`` also times the pytest plugin (``pytest --onnx-cases DIR`` at ``-n 0`` and
+``-n JOBS``, in an empty folder) against ``onnxdata run DIR --jobs JOBS``, and prints
+the ratios; ``--plugin-only`` times only these three.
+
     .venv/bin/python bench/bench_run.py --dir /work/tmp/node --repeat 1
+    .venv/bin/python bench/bench_run.py --dir /work/node-cases --plugin-only
 """
 
 from __future__ import annotations
@@ -130,12 +135,41 @@ def _ml_dtypes_check(data: Path) -> tuple[int, collections.Counter[tuple[str, st
     return len(cases), pairs, notes
 
 
+def _plugin_times(base: Path, jobs: int, repeat: int) -> None:
+    """The plugin at -n 0 and -n JOBS against ``onnxdata run --jobs JOBS``, best of
+    ``repeat``, each in an empty folder (no tests of its own to collect)."""
+    runs: dict[str, list[float]] = collections.defaultdict(list)
+    counts: dict[str, str] = {}
+    run = [sys.executable, "-m", "onnxdata", "run", str(base), "--jobs", str(jobs),
+           "--allow-unchecked", "--timeout", "300"]
+    with tempfile.TemporaryDirectory(prefix="bench-plugin-") as work:
+        for _ in range(repeat):
+            spent, done = _timed(run, cwd=work)
+            runs[f"run --jobs {jobs}"].append(spent)
+            counts[f"run --jobs {jobs}"] = (done.stdout.strip().splitlines() or [""])[-1]
+            for n in (0, jobs):
+                spent, done = _timed([sys.executable, "-m", "pytest", "-q",
+                                      "-p", "no:cacheprovider", "-p", "no:randomly",
+                                      "--onnx-cases", str(base), "-n", str(n)], cwd=work)
+                runs[f"plugin -n {n}"].append(spent)
+                counts[f"plugin -n {n}"] = (done.stdout.strip().splitlines() or [""])[-1]
+    for name, times in runs.items():
+        print(f"{name}: wall {min(times):.1f} s (best of {len(times)}); {counts[name]}")
+    base_time = min(runs[f"run --jobs {jobs}"])
+    for n in (0, jobs):
+        print(f"ratio plugin -n {n} / run --jobs {jobs}: "
+              f"{min(runs[f'plugin -n {n}']) / base_time:.2f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", help="where the node cases are (written there if missing)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--plugin", action="store_true", help="time the pytest plugin too")
+    ap.add_argument("--plugin-only", action="store_true",
+                    help="time only the pytest plugin against onnxdata run")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="bench-run-") if not args.dir else None
     base = Path(args.dir) if args.dir else Path(tmp.name if tmp else "") / "node"
@@ -147,6 +181,10 @@ def main() -> int:
         print(f"wrote {len(written)} node cases to {base} in {time.perf_counter() - t:.1f} s")
     cases = [c for c in base.iterdir() if (c / "model.onnx").exists()]
     print(f"{len(cases)} node cases in {base}; the machine may be shared: ratios hold better")
+    if args.plugin or args.plugin_only:
+        _plugin_times(base, args.jobs, args.repeat)
+        if args.plugin_only:
+            return 0
     onnxdata = [sys.executable, "-m", "onnxdata", "run", str(base), "--jobs", str(args.jobs),
                 "--json", "--allow-unchecked", "--timeout", "300"]
     runs: dict[str, list[float]] = collections.defaultdict(list)

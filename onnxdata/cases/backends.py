@@ -221,8 +221,9 @@ class _OrtPrepared:
         self.model = model
         options = self.ort.SessionOptions()
         options.log_severity_level = 3  # ORT's own warnings are not about the data
-        source: Any = os.fspath(model.path) if model.path is not None else \
-            model.proto.SerializeToString()
+        source: Any = os.fspath(model.path) if model.path is not None else None
+        if source is None or not _utf8(source):  # ORT takes a path as UTF-8 text only
+            source = model.proto.SerializeToString()
         try:
             self.session = self.ort.InferenceSession(source, options,
                                                      providers=backend.providers)
@@ -247,6 +248,15 @@ class _OrtPrepared:
         except Exception as exc:  # ORT's run errors
             raise OnnxDataError(f"ONNX Runtime failed: {exc}") from exc
         return [to_declared(v, t) for v, (_, t) in zip(raw, self.model.outputs, strict=True)]
+
+
+def _utf8(path: str) -> bool:
+    """Whether ``path`` is text ORT can take (not a name with a byte that is not UTF-8)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _ort_value_plain(value: Any, t: DeclaredType, name: str) -> Any:

@@ -123,20 +123,39 @@ class _State:
     def __init__(self, config: pytest.Config, roots: list[Path],
                  expectations: Expectations) -> None:
         self.roots = roots
+        self.prefixes = [os.fspath(r) for r in roots]
         self.backend = str(config.getoption("onnx_backend"))
         self.providers = tuple(p.strip() for p in str(config.getoption("onnx_providers"))
                                .split(",") if p.strip())
         self.against = config.getoption("onnx_against")
         self.timeout: float | None = config.getoption("onnx_timeout")
         self.expectations = expectations
-        self.worker = SetWorker((self.backend, *((self.against,) if self.against else ())))
+        self.worker = SetWorker((self.backend, *((self.against,) if self.against else ())),
+                                self.timeout)
+
+    def task(self, item: SetItem) -> SetTask:
+        expect = self.expectations.lookup(item.path.parent.name, item.folder.name)
+        # a known failure is pytest's strict xfail marker (added at collection), not ours
+        return SetTask(os.fspath(item.path), os.fspath(item.folder),
+                       dataclasses.replace(expect, xfail=None), self.backend,
+                       self.providers, self.against)
 
     def under(self, path: Path) -> bool:
+        text = os.fspath(path)  # a prefix first: resolving every folder costs in collection
+        if any(text == r or text.startswith(r + os.sep) for r in self.prefixes):
+            return True
         resolved = path.resolve()
         return any(resolved.is_relative_to(r) for r in self.roots)
 
 
 _STATE = pytest.StashKey[_State]()
+_NEXT = pytest.StashKey[pytest.Item | None]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if isinstance(item, SetItem):  # its setup gives the next item's set to the worker too
+        item.stash[_NEXT] = nextitem
 
 
 def _safe(text: str) -> str:
@@ -238,18 +257,17 @@ class SetItem(pytest.Item):
         self.result: SetResult | None = None
 
     def setup(self) -> None:
-        """Runs the set in the worker process: an error (the backend cannot load or run
-        it, it died or timed out) is raised here, so pytest reports an error, not a
-        failure."""
+        """Runs the set in the worker process (the next item's set is given to it too, to
+        run while pytest reports this one): an error (the backend cannot load or run it,
+        it died or timed out) is raised here, so pytest reports an error, not a failure."""
         state = self.config.stash[_STATE]
-        case = self.path.parent.name
-        expect = state.expectations.lookup(case, self.folder.name)
-        # a known failure is pytest's strict xfail marker (added at collection), not ours
-        task = SetTask(os.fspath(self.path), os.fspath(self.folder),
-                       dataclasses.replace(expect, xfail=None), state.backend,
-                       state.providers, state.against)
+        task = state.task(self)
+        nextitem = self.stash.get(_NEXT, None)
         try:
-            self.result = result = state.worker.run(task, state.timeout)
+            state.worker.send(task)
+            if isinstance(nextitem, SetItem) and nextitem.get_closest_marker("skip") is None:
+                state.worker.send(state.task(nextitem))
+            self.result = result = state.worker.run(task)
         except OnnxDataError as exc:
             pytest.fail(_safe(f"{self.name}: error: {exc}"), pytrace=False)
         if result.status == "skip":

@@ -98,12 +98,22 @@ def _serve(conn: Connection, warm: tuple[str, ...]) -> None:
 
 
 class SetWorker:
-    """A worker process, started at the first task, restarted after one it lost."""
+    """A worker process, started at the first task, restarted after one it lost.
 
-    def __init__(self, warm: Sequence[str] = ()) -> None:
+    ``send(task)`` gives a task ahead (the plugin gives the next item's set while pytest
+    reports the last one), ``run(task)`` waits for its result; the worker takes them in
+    the order sent, so the clock of ``timeout`` starts for each when the one before it
+    is answered.
+    """
+
+    def __init__(self, warm: Sequence[str] = (), timeout: float | None = None) -> None:
         self.warm = tuple(warm)
+        self.timeout = timeout
         self._process: Any = None
         self._conn: Connection | None = None
+        self._queue: list[SetTask] = []  # sent, not answered, in order
+        self._done: list[tuple[SetTask, SetResult]] = []  # answered, not yet asked for
+        self._head_started = 0.0
 
     def _start(self) -> tuple[Any, Connection]:
         ctx = multiprocessing.get_context("spawn")
@@ -123,29 +133,52 @@ class SetWorker:
             raise OnnxDataError(f"the backend's worker process {why}")
         return process, parent
 
-    def run(self, task: SetTask, timeout: float | None = None) -> SetResult:
-        """``task``'s result; a set whose worker dies or passes ``timeout`` seconds is an
-        error saying so."""
+    def send(self, task: SetTask) -> None:
+        """Gives ``task`` to the worker, after those sent before (once: a task sent or
+        answered already is not sent again)."""
+        if task in self._queue or any(t == task for t, _ in self._done):
+            return
         if self._process is None or self._conn is None:
-            process, conn = self._start()
-        else:
-            process, conn = self._process, self._conn
-        started = time.monotonic()
-        try:
-            conn.send(task)
-            ready = wait([conn, process.sentinel], timeout)
+            self._start()
+        assert self._conn is not None
+        if not self._queue:
+            self._head_started = time.monotonic()
+        self._queue.append(task)
+        with contextlib.suppress(OSError):  # a worker that died: run() says so
+            self._conn.send(task)
+
+    def run(self, task: SetTask) -> SetResult:
+        """``task``'s result (sent now if it was not); a set whose worker dies or passes
+        ``timeout`` seconds is an error saying so, and the sets sent after it are sent
+        again to a new worker when asked for."""
+        self.send(task)
+        while True:
+            for i, (t, r) in enumerate(self._done):
+                if t == task:
+                    del self._done[i]
+                    return r
+            process, conn, head = self._process, self._conn, self._queue[0]
+            assert conn is not None
+            left = None if self.timeout is None else \
+                max(0.0, self._head_started + self.timeout - time.monotonic())
+            ready = wait([conn, process.sentinel], left)
             if conn in ready:
-                result: SetResult = conn.recv()
-                return result
-        except (EOFError, OSError):
-            ready = [process.sentinel]
-        spent = time.monotonic() - started
-        why = f"the backend's process {_died(process)}" if ready else \
-            f"timed out after {timeout:g} s"
-        self._kill()
-        folder = Path(task.folder)
-        return SetResult(Path(task.model).parent.name, task.folder, folder.name, "error",
-                         spent, message=why)
+                try:
+                    result: SetResult = conn.recv()
+                except (EOFError, OSError):
+                    ready = [process.sentinel]
+                else:
+                    self._queue.pop(0)
+                    self._done.append((head, result))
+                    self._head_started = time.monotonic()
+                    continue
+            spent = time.monotonic() - self._head_started
+            why = f"the backend's process {_died(process)}" if ready else \
+                f"timed out after {self.timeout:g} s"
+            self._kill()
+            self._done.append((head, SetResult(Path(head.model).parent.name, head.folder,
+                                               Path(head.folder).name, "error", spent,
+                                               message=why)))
 
     def _kill(self) -> None:
         if self._process is not None:
@@ -154,6 +187,7 @@ class SetWorker:
         if self._conn is not None:
             self._conn.close()
         self._process = self._conn = None
+        self._queue = []
 
     def close(self) -> None:
         """Stops the worker (asked first, then killed after 5 s)."""

@@ -151,12 +151,12 @@ class SetWorker:
         """``task``'s result (sent now if it was not); a set whose worker dies or passes
         ``timeout`` seconds is an error saying so, and the sets sent after it are sent
         again to a new worker when asked for."""
-        self.send(task)
         while True:
             for i, (t, r) in enumerate(self._done):
                 if t == task:
                     del self._done[i]
                     return r
+            self.send(task)  # again to a new worker, when the one it went to was lost
             process, conn, head = self._process, self._conn, self._queue[0]
             assert conn is not None
             left = None if self.timeout is None else \

@@ -173,9 +173,9 @@ def test_onnx_timeout_fails_a_hanging_set(pytester: pytest.Pytester) -> None:
     _fault_cases(pytester, "hang")
     result = pytester.runpytest_subprocess("--onnx-cases", "cases", "-p", "no:xdist",
                                            "--onnx-backend", "fault_backends:faulty",
-                                           "--onnx-timeout", "5", timeout=600)
+                                           "--onnx-timeout", "10", timeout=600)
     result.assert_outcomes(passed=2, errors=1)
-    assert "test_b[test_data_set_0]: error: timed out after 5 s" in result.stdout.str()
+    assert "test_b[test_data_set_0]: error: timed out after 10 s" in result.stdout.str()
 
 
 def test_case_folders_that_cannot_be_read_are_collection_errors(

@@ -18,7 +18,12 @@ It prints each run's pass/fail/skip/error counts, the time ratio onnxdata / Back
 loop of ``tests/ortvalue_loop.py``: disagreements and dtype-bridge errors, both
 expected 0. The machine may be shared: quote ratios, not seconds.
 
+``--plugin`` also times the pytest plugin (``pytest --onnx-cases DIR`` at ``-n 0`` and
+``-n JOBS``, in an empty folder) against ``onnxdata run DIR --jobs JOBS``, and prints
+the ratios; ``--plugin-only`` times only these three.
+
     .venv/bin/python bench/bench_run.py --dir /work/tmp/node --repeat 1
+    .venv/bin/python bench/bench_run.py --dir /work/node-cases --plugin-only
 """
 
 from __future__ import annotations
@@ -130,12 +135,58 @@ def _ml_dtypes_check(data: Path) -> tuple[int, collections.Counter[tuple[str, st
     return len(cases), pairs, notes
 
 
+def _cpu_timed(cmd: list[str], **kw: Any) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + sys of the command and every process it
+    waited for) and the last line of its output."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent, done = _timed(cmd, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return spent, cpu, (done.stdout.strip().splitlines() or [""])[-1]
+
+
+def _plugin_times(base: Path, jobs: int, repeat: int) -> None:
+    """The plugin at -n 0 and -n JOBS against ``onnxdata run --jobs JOBS``, best of
+    ``repeat``, each in an empty folder (no tests of its own to collect). On a shared
+    machine the CPU seconds hold better than the wall time."""
+    wall: dict[str, list[float]] = collections.defaultdict(list)
+    cpu: dict[str, list[float]] = collections.defaultdict(list)
+    last: dict[str, str] = {}
+    commands = {f"run --jobs {jobs}": [sys.executable, "-m", "onnxdata", "run", str(base),
+                                       "--jobs", str(jobs), "--allow-unchecked",
+                                       "--timeout", "300"]}
+    for n in (0, jobs):
+        commands[f"plugin -n {n}"] = [sys.executable, "-m", "pytest", "-q", "-p",
+                                      "no:cacheprovider", "--onnx-cases", str(base),
+                                      "-n", str(n)]
+    with tempfile.TemporaryDirectory(prefix="bench-plugin-") as work:
+        for _ in range(repeat):
+            for name, cmd in commands.items():
+                w, c, line = _cpu_timed(cmd, cwd=work)
+                wall[name].append(w)
+                cpu[name].append(c)
+                last[name] = line[:100]
+    for name in commands:
+        print(f"{name}: wall {min(wall[name]):.1f} s, CPU {min(cpu[name]):.1f} s "
+              f"(best of {len(wall[name])}); {last[name]}")
+    run = f"run --jobs {jobs}"
+    for n in (0, jobs):
+        name = f"plugin -n {n}"
+        print(f"ratio {name} / {run}: wall {min(wall[name]) / min(wall[run]):.2f}, "
+              f"CPU {min(cpu[name]) / min(cpu[run]):.2f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", help="where the node cases are (written there if missing)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--plugin", action="store_true", help="time the pytest plugin too")
+    ap.add_argument("--plugin-only", action="store_true",
+                    help="time only the pytest plugin against onnxdata run")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="bench-run-") if not args.dir else None
     base = Path(args.dir) if args.dir else Path(tmp.name if tmp else "") / "node"
@@ -147,6 +198,12 @@ def main() -> int:
         print(f"wrote {len(written)} node cases to {base} in {time.perf_counter() - t:.1f} s")
     cases = [c for c in base.iterdir() if (c / "model.onnx").exists()]
     print(f"{len(cases)} node cases in {base}; the machine may be shared: ratios hold better")
+    if args.plugin or args.plugin_only:
+        _plugin_times(base, args.jobs, args.repeat)
+        if args.plugin_only:
+            if tmp is not None:
+                tmp.cleanup()
+            return 0
     onnxdata = [sys.executable, "-m", "onnxdata", "run", str(base), "--jobs", str(args.jobs),
                 "--json", "--allow-unchecked", "--timeout", "300"]
     runs: dict[str, list[float]] = collections.defaultdict(list)

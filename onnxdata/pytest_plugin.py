@@ -1,47 +1,62 @@
-"""ONNX test cases as pytest items: ``pytest --onnx-cases DIR...`` (the ``pytest11`` entry
+"""ONNX test cases as pytest items: ``pytest --onnx-cases DIR`` (the ``pytest11`` entry
 point ``onnxdata``, installed with the package; ``pip install 'onnxdata[pytest]'``).
 
 Every case folder (``model.onnx`` beside ``test_data_set_N``) at or under each DIR
-is collected from its ``model.onnx``, one item per data set, named
-``test_abs[test_data_set_0]``. So ``-k``, ``--lf``, ``-n auto`` (pytest-xdist),
-``--junitxml`` and markers work as for any item. A failure shows onnxdata's nested
-differences (path, index, both values). The options:
+is collected, one item per data set, named ``test_abs[test_data_set_0]``. So ``-k``,
+``--lf``, ``-n auto`` (pytest-xdist), ``--junitxml`` and markers work as for any item.
+A failure shows onnxdata's nested differences (path, index, both values). The options:
 
+* ``--onnx-cases DIR``: once per folder (``--onnx-cases a --onnx-cases b``);
 * ``--onnx-backend NAME``: ``ort`` (default), ``reference``, ``module:attr``;
 * ``--onnx-providers LIST``: ort's execution providers, comma-separated; a missing
   one skips each item with the reason;
 * ``--onnx-against NAME``: also compare with a second backend's outputs;
 * ``--onnx-expectations FILE``: tolerances, known failures (strict xfail) and skips,
-  the file ``onnxdata run --expectations`` reads.
+  the file ``onnxdata run --expectations`` reads;
+* ``--onnx-timeout S``: the longest one data set may take (its case's model load
+  included); then its process is killed and the item is an error.
 
-Without ``--onnx-cases`` the plugin does nothing. Given only ``--onnx-cases``, only
-the cases are collected; with test paths too, both are.
+Each set runs in a worker process of the pytest process (``cases.set_worker``; one
+session per case, as ``onnxdata run --jobs`` has), so a backend that segfaults or hangs
+fails that item only, with or without pytest-xdist. A set whose outputs differ is a
+failure; one the backend cannot load or run (or that dies or times out) is an error,
+raised in the item's setup, so JUnit counts it in ``errors``. A case folder that cannot
+be read (``model.onnx`` a FIFO, a device, unreadable) is a collection error naming it;
+a DIR with no case folder at all is a usage error.
+
+Without ``--onnx-cases`` the plugin does nothing. The cases are collected beside what
+pytest collects anyway (the paths given, else ``testpaths`` or the current folder):
+the user's own tests are never dropped.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
-from onnxdata.cases.backends import get_backend
-from onnxdata.cases.case_run import SetResult, run_set, test_data_sets
+from onnxdata.cases.case_run import SetResult, test_data_sets
 from onnxdata.cases.expectations import Expectations, read_expectations
+from onnxdata.cases.set_worker import SetTask, SetWorker
 from onnxdata.errors import OnnxDataError
 
-__all__ = ["CaseFile", "SetItem"]
+__all__ = ["CaseDir", "CaseFile", "SetItem"]
+
+_SET = re.compile(r"test_data_set_\d+")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("onnxdata", "ONNX test cases (onnxdata)")
-    group.addoption("--onnx-cases", action="extend", nargs="+", default=[], metavar="DIR",
+    # one folder per option: with nargs="+" the test paths after it were taken as folders
+    group.addoption("--onnx-cases", action="append", default=[], metavar="DIR",
                     help="collect every ONNX test case folder at or under DIR, one item "
-                         "per test_data_set_N")
+                         "per test_data_set_N (once per folder)")
     group.addoption("--onnx-backend", default="ort", metavar="NAME",
                     help="ort (default), reference or module:attr")
     group.addoption("--onnx-providers", default="", metavar="LIST",
@@ -50,72 +65,149 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a second backend to compare the outputs with")
     group.addoption("--onnx-expectations", default=None, metavar="FILE",
                     help="tolerances, known failures and skips (TOML or JSON)")
-
-
-def _roots(config: pytest.Config) -> list[Path]:
-    return [Path(p).resolve() for p in config.getoption("onnx_cases")]
+    group.addoption("--onnx-timeout", type=float, default=None, metavar="S",
+                    help="the longest one data set may take; then its process is killed "
+                         "and the item is an error")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    roots = _roots(config)
+    roots = [Path(p).resolve() for p in config.getoption("onnx_cases")]
     if not roots:
         return
     for r in roots:
-        if not r.exists():
+        if not r.is_dir():
             raise pytest.UsageError(f"--onnx-cases: no such folder: {r}")
+        if not _has_case(r):
+            raise pytest.UsageError(f"--onnx-cases: no case folder (model.onnx beside "
+                                    f"test_data_set_N) at or under {_safe(os.fspath(r))}")
+    timeout = config.getoption("onnx_timeout")
+    if timeout is not None and not timeout > 0:
+        raise pytest.UsageError(f"--onnx-timeout takes seconds > 0, not {timeout:g}")
+    # the cases beside what pytest collects anyway (pytest drops a path given twice)
     given = {Path(a.split("::")[0]).resolve() for a in config.args}
-    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
-    extra = [os.fspath(r) for r in roots if r not in given]
-    config.args = [*config.args, *extra] if explicit else \
-        [*(a for a in config.args if Path(a.split("::")[0]).resolve() in roots), *extra]
+    config.args = [*config.args, *(os.fspath(r) for r in roots if r not in given)]
     path = config.getoption("onnx_expectations")
     try:
         expectations = read_expectations(path) if path else Expectations()
-    except OnnxDataError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    config.stash[_STATE] = _State(config, expectations)
+    except (OnnxDataError, OSError, ValueError, RecursionError, OverflowError) as exc:
+        raise pytest.UsageError(f"--onnx-expectations: {exc}") from exc
+    config.stash[_STATE] = _State(config, roots, expectations)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None:
+        state.worker.close()
+
+
+def _has_case(root: Path) -> bool:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not _SET.fullmatch(d) and not d.startswith(".")]
+        if ("model.onnx" in files or "model.onnx" in dirs) and \
+                any(_SET.fullmatch(n) for n in _names(Path(folder))):
+            return True
+    return False
+
+
+def _names(folder: Path) -> list[str]:
+    """A folder's names, or none when it cannot be listed (pytest says why then)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 class _State:
-    """The options, the expectations and the one case prepared at a time (per process)."""
+    """The options, the expectations and the worker process (one per pytest process)."""
 
-    def __init__(self, config: pytest.Config, expectations: Expectations) -> None:
+    def __init__(self, config: pytest.Config, roots: list[Path],
+                 expectations: Expectations) -> None:
+        self.roots = roots
+        self.prefixes = [os.fspath(r) for r in roots]
         self.backend = str(config.getoption("onnx_backend"))
-        self.providers = [p.strip() for p in str(config.getoption("onnx_providers")).split(",")
-                          if p.strip()]
+        self.providers = tuple(p.strip() for p in str(config.getoption("onnx_providers"))
+                               .split(",") if p.strip())
         self.against = config.getoption("onnx_against")
+        self.timeout: float | None = config.getoption("onnx_timeout")
         self.expectations = expectations
-        self.case: Path | None = None
-        self.prepared: list[Any] | BaseException = []
+        self.worker = SetWorker((self.backend, *((self.against,) if self.against else ())),
+                                self.timeout)
 
-    def prepare(self, model: Path) -> list[Any]:
-        if self.case != model:
-            self.case = model
-            try:
-                ours = get_backend(self.backend, self.providers or None).prepare(model)
-                self.prepared = [ours]
-                if self.against:
-                    self.prepared.append(get_backend(self.against).prepare(model))
-            except (OnnxDataError, ValueError) as exc:
-                self.prepared = exc
-        if isinstance(self.prepared, BaseException):
-            raise self.prepared
-        return self.prepared
+    def task(self, item: SetItem) -> SetTask:
+        expect = self.expectations.lookup(item.path.parent.name, item.folder.name)
+        # a known failure is pytest's strict xfail marker (added at collection), not ours
+        return SetTask(os.fspath(item.path), os.fspath(item.folder),
+                       dataclasses.replace(expect, xfail=None), self.backend,
+                       self.providers, self.against)
+
+    def under(self, path: Path) -> bool:
+        text = os.fspath(path)  # a prefix first: resolving every folder costs in collection
+        if any(text == r or text.startswith(r + os.sep) for r in self.prefixes):
+            return True
+        resolved = path.resolve()
+        return any(resolved.is_relative_to(r) for r in self.roots)
 
 
 _STATE = pytest.StashKey[_State]()
+_NEXT = pytest.StashKey[pytest.Item | None]()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name != "model.onnx" or _STATE not in parent.config.stash:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if isinstance(item, SetItem):  # its setup gives the next item's set to the worker too
+        item.stash[_NEXT] = nextitem
+
+
+def _safe(text: str) -> str:
+    """``text`` printable: a byte that is not UTF-8 as \\xNN, a newline as \\n (for
+    node ids, the terminal and JUnit XML)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash.get(_STATE, None)
+    if state is None or not state.under(path):
         return None
-    resolved = file_path.resolve()
-    if not any(resolved.is_relative_to(r) for r in _roots(parent.config)):
+    names = _names(path)
+    if "model.onnx" not in names or not any(_SET.fullmatch(n) for n in names):
         return None
-    if not test_data_sets(file_path.parent):
+    safe = _safe(path.name)
+    nodeid = None if safe == path.name else \
+        (f"{parent.nodeid}/{safe}" if parent.nodeid else safe)
+    case_dir: CaseDir = CaseDir.from_parent(parent, path=path, nodeid=nodeid)
+    return case_dir
+
+
+class CaseDir(pytest.Directory):
+    """A case folder: its one child is its ``model.onnx`` (pytest does not walk the sets)."""
+
+    def collect(self) -> Iterator[CaseFile]:
+        model = self.path / "model.onnx"
+        nodeid = f"{self.nodeid}/model.onnx" if _safe(self.path.name) != self.path.name \
+            else None
+        yield CaseFile.from_parent(self, path=model, nodeid=nodeid)
+
+
+def _unreadable(model: Path) -> str | None:
+    """Why ``model`` cannot be read as a model file, or None."""
+    try:
+        fd = os.open(model, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return f"cannot open it: {exc.strerror or exc}"
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISREG(mode):
         return None
-    case_file: CaseFile = CaseFile.from_parent(parent, path=file_path)
-    return case_file
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else \
+        "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" \
+        if stat.S_ISSOCK(mode) else "not a file"
+    target = f" ({os.path.realpath(model)})" if model.is_symlink() else ""
+    return f"it is {kind}{target}, not a regular file"
 
 
 class CaseFile(pytest.File):
@@ -124,17 +216,27 @@ class CaseFile(pytest.File):
     def collect(self) -> Iterator[SetItem]:
         state = self.config.stash[_STATE]
         case = self.path.parent
-        for folder in test_data_sets(case):
-            name = f"{case.name}[{folder.name}]"
+        why = _unreadable(self.path)
+        try:
+            sets = test_data_sets(case)
+        except OSError as exc:
+            why = why or f"cannot list {case}: {exc.strerror or exc}"
+            sets = []
+        if why is None and not sets:
+            why = "no test_data_set_N folder beside it"
+        if why is not None:
+            raise self.CollectError(f"{_safe(os.fspath(self.path))}: {why}")
+        for folder in sets:
+            name = f"{_safe(case.name)}[{_safe(folder.name)}]"
             # the nodeid given whole, so pytest parses "[...]" as parameters, as it does
             # the ids in its --lf cache (pytest 9 builds a child's id otherwise)
             item: SetItem = SetItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}",
                                                 folder=folder)
             expect = state.expectations.lookup(case.name, folder.name)
             if expect.skip:
-                item.add_marker(pytest.mark.skip(reason=expect.skip))
+                item.add_marker(pytest.mark.skip(reason=_safe(expect.skip)))
             if expect.xfail:
-                item.add_marker(pytest.mark.xfail(reason=expect.xfail, strict=True))
+                item.add_marker(pytest.mark.xfail(reason=_safe(expect.xfail), strict=True))
             yield item
 
 
@@ -152,23 +254,31 @@ class SetItem(pytest.Item):
     def __init__(self, *, folder: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.folder = folder
+        self.result: SetResult | None = None
+
+    def setup(self) -> None:
+        """Runs the set in the worker process (the next item's set is given to it too, to
+        run while pytest reports this one): an error (the backend cannot load or run it,
+        it died or timed out) is raised here, so pytest reports an error, not a failure."""
+        state = self.config.stash[_STATE]
+        task = state.task(self)
+        nextitem = self.stash.get(_NEXT, None)
+        try:
+            state.worker.send(task)
+            if isinstance(nextitem, SetItem) and nextitem.get_closest_marker("skip") is None:
+                state.worker.send(state.task(nextitem))
+            self.result = result = state.worker.run(task)
+        except OnnxDataError as exc:
+            pytest.fail(_safe(f"{self.name}: error: {exc}"), pytrace=False)
+        if result.status == "skip":
+            pytest.skip(_safe(result.reason))
+        if result.status == "error":
+            pytest.fail(_report(result), pytrace=False)
 
     def runtest(self) -> None:
-        state = self.config.stash[_STATE]
-        model = self.path
-        try:
-            prepared = state.prepare(model)
-        except (BackendUnavailable, BackendCannotTake) as exc:
-            pytest.skip(str(exc))
-        except OnnxDataError as exc:
-            raise SetFailed(SetResult(model.parent.name, os.fspath(self.folder),
-                                      self.folder.name, "error", message=str(exc))) from exc
-        expect = state.expectations.lookup(model.parent.name, self.folder.name)
-        # a known failure is pytest's strict xfail marker (added at collection), not ours
-        result = run_set(prepared, model, self.folder, dataclasses.replace(expect, xfail=None))
-        if result.status == "skip":
-            pytest.skip(result.reason)
-        if result.status in ("fail", "error"):
+        result = self.result
+        assert result is not None  # setup ran
+        if result.status == "fail":
             raise SetFailed(result)
         if result.status == "unchecked":
             raise SetFailed(dataclasses.replace(
@@ -177,10 +287,14 @@ class SetItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
         if isinstance(excinfo.value, SetFailed):
-            r = excinfo.value.result
-            head = f"{r.id}: {r.status}" + (f": {r.message}" if r.message else "")
-            return "\n".join([head, *r.lines(10)])
+            return _report(excinfo.value.result)
         return str(super().repr_failure(excinfo))
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, self.name  # a line is needed for skip reports
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        # a line is needed for skip reports; the path printable, as the node id is
+        return _safe(os.fspath(self.path)), 0, self.name
+
+
+def _report(r: SetResult) -> str:
+    head = f"{_safe(r.id)}: {r.status}" + (f": {r.message}" if r.message else "")
+    return "\n".join(_safe(line) for line in "\n".join([head, *r.lines(10)]).split("\n"))

@@ -7,12 +7,17 @@ Runtime on the model with one node rewritten, the node whose doc_string is "targ
   gets 1 added, a sequence 1 added to its element 1, an optional of a sequence the same
   inside the optional.
 
-A model with no such node runs unchanged (the reduced case of a located node keeps the
-node's doc_string, so it is rewritten there too).
+A Relu inside an If/Loop body is rewritten too. A node whose doc_string is "refuse"
+makes the backend refuse the model when its output is a graph output (a type it cannot
+return); "crash" kills the process then (SIGSEGV). A model with no such node runs
+unchanged (the reduced case of a located node keeps the node's doc_string, so it is
+rewritten there too).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 
@@ -53,6 +58,17 @@ def _perturb(onnx: Any, model: Any, node: Any) -> None:
         g.node.insert(where + 1 + k, n)
 
 
+def _inside(onnx: Any, node: Any) -> None:
+    """The Relus marked "target" in a node's subgraphs, at any depth, made LeakyRelus."""
+    for a in node.attribute:
+        for g in [a.g] if a.HasField("g") else list(a.graphs):
+            for n in g.node:
+                if n.doc_string == "target" and n.op_type == "Relu":
+                    n.op_type = "LeakyRelu"
+                    n.attribute.append(onnx.helper.make_attribute("alpha", 0.5))
+                _inside(onnx, n)
+
+
 def _bump_second(h: Any, seq: str, out: str, one: str, pos: str) -> list[Any]:
     return [h.make_node("SequenceAt", [seq, pos], [out + "_e"]),
             h.make_node("Add", [out + "_e", one], [out + "_e1"]),
@@ -67,9 +83,15 @@ class _Rep:
 
         m = onnx.ModelProto()
         m.CopyFrom(model)
+        exposed = {o.name for o in m.graph.output}
         for node in list(m.graph.node):
             if node.doc_string == "target":
                 _perturb(onnx, m, node)
+            if node.doc_string in ("refuse", "crash") and exposed & set(node.output):
+                if node.doc_string == "crash":
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                raise RuntimeError(f"cannot return {node.output[0]!r}")
+            _inside(onnx, node)
         self.session = ort.InferenceSession(m.SerializeToString(),
                                             providers=["CPUExecutionProvider"])
 

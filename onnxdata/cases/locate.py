@@ -306,7 +306,8 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
     except Exception as exc:  # onnx's DecodeError and the like
         raise OnnxDataError(f"onnx cannot load {model_path}: {exc}") from exc
     graph = Graph(model)
-    base = {"case": folder.name, "set": set_name, "backend": backend, "against": against}
+    base: dict[str, Any] = {"case": folder.name, "set": set_name, "backend": backend,
+                            "against": against}
     with IsolatedBackend(backend, providers, isolate=isolate, timeout=timeout) as a, \
             IsolatedBackend(against, isolate=isolate, timeout=timeout) as b:
         search = _Search(graph, inputs, a, b, exp, folder.name, set_name, max_outputs)
@@ -327,7 +328,7 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
 
 
 def _finding(graph: Graph, search: _Search, unseen: dict[str, str],
-             base: dict[str, str]) -> Located:
+             base: dict[str, Any]) -> Located:
     for name, c in search.checks.items():
         if c.status == "unseen":
             unseen[name] = c.reason

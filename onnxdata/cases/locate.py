@@ -100,6 +100,8 @@ class Located:
     reduced: str | None = None
     reproduced: tuple[Difference, ...] | None = None
     node_count: int = 0
+    enclosing: NodeInfo | None = None  # with into_subgraphs: the node whose body holds it
+    subgraph: str = ""  # that body's attribute (then_branch, body, ...)
 
     def lines(self) -> list[str]:
         """The finding, for people, one line each."""
@@ -110,13 +112,16 @@ class Located:
             out = [f"{head}: {self.message}"]
         else:
             n = self.node
+            where = f"node {n.index} of {self.node_count}" if self.enclosing is None else \
+                f"node {n.index} of the {self.subgraph} of {self.enclosing.label}"
             out = [f"{head}: first differing node {n.label}, domain "
-                   f"{n.domain or 'ai.onnx'}, node {n.index} of {self.node_count}",
+                   f"{n.domain or 'ai.onnx'}, {where}",
                    f"  output {self.output_index} {self.output!r} differs at "
                    f"{self.path or '(top)'}: {self.differences[0].message}",
                    f"  worst error: absolute {_num(self.max_abs)}, relative "
                    f"{_num(self.max_rel)}",
-                   f"  its inputs agree: {', '.join(map(repr, n.inputs)) or '(none)'}",
+                   f"  its inputs{'' if self.enclosing else ' agree'}: "
+                   f"{', '.join(map(repr, n.inputs)) or '(none)'}",
                    f"  spreads to {len(self.spread)} later node"
                    f"{'s' if len(self.spread) != 1 else ''}" +
                    (f" ({', '.join(s.label for s in self.spread[:5])}"
@@ -150,7 +155,8 @@ class Located:
             "graph_path": [p.as_json() for p in self.graph_path],
             "notes": list(self.notes), "checked": self.checked, "unseen": self.unseen,
             "runs": self.runs, "largest_run": self.largest_run, "nodes": self.node_count,
-            "reduced": self.reduced,
+            "enclosing": self.enclosing.as_json() if self.enclosing else None,
+            "subgraph": self.subgraph or None, "reduced": self.reduced,
             "reproduced": None if self.reproduced is None else bool(self.reproduced),
             "error": self.message if self.status == "error" else None}
 
@@ -270,7 +276,8 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
            expectations: Expectations | None = None, rtol: float | None = None,
            atol: float | None = None, max_outputs: int = MAX_OUTPUTS,
            isolate: bool = True, timeout: float | None = None,
-           reduce: str | os.PathLike[str] | None = None) -> Located:
+           reduce: str | os.PathLike[str] | None = None,
+           into_subgraphs: bool = False) -> Located:
     """The first node of ``case``'s model where ``backend`` and ``against`` diverge on
     ``test_data_set_{set}``'s inputs.
 
@@ -281,7 +288,11 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
     are halved). Each backend runs in its own worker process (``isolate``), a run
     killed after ``timeout`` seconds. ``reduce`` is a folder to write the located node
     alone as a new test case (its inputs as graph inputs, their values from
-    ``against``'s run), checked to reproduce the difference.
+    ``against``'s run), checked to reproduce the difference. ``into_subgraphs``: when
+    the node located holds bodies (Loop, If, Scan, SequenceMap), their values are
+    brought out as extra outputs of the node where the op allows it (``promote``) and
+    the first differing body node is named, ``enclosing`` the node holding it (the
+    reduced case is then the enclosing node).
 
     Returns a ``Located`` (``lines()`` for people, ``as_json()``); a case that cannot
     be read raises OnnxDataError, one whose model a backend cannot run gives status
@@ -319,11 +330,15 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
         names, unseen = graph.candidates()
         search.check(names)
         found = _finding(graph, search, unseen, base)
-        if reduce is not None and found.node is not None:
+        outer = found.node
+        if into_subgraphs and outer is not None and outer.inside:
+            _inside(found, graph, _Search(graph, inputs, a, b, exp, folder.name, set_name,
+                                          max_outputs))
+        if reduce is not None and outer is not None:
             from onnxdata.cases.reduce import reduce_case
 
             found.reduced, found.reproduced = reduce_case(
-                graph, found.node, reduce, search, inputs, graph.graph_inputs)
+                graph, outer, reduce, search, inputs, graph.graph_inputs)
     return found
 
 
@@ -371,3 +386,61 @@ def _finding(graph: Graph, search: _Search, unseen: dict[str, str],
         outputs_differ=tuple(o for o in graph.graph_outputs if search.status(o) == "differ"),
         graph_path=tuple(graph.nodes[i] for i in graph.path_to(node.index)),
         notes=tuple(notes), pictures=search.pictures.get(out), **common)
+
+
+def _inside(found: Located, graph: Graph, search: _Search) -> None:
+    """``found`` moved into its node's bodies: the first body node whose value differs."""
+    from onnxdata.cases.promote import promote
+
+    outer = found.node
+    assert outer is not None
+    found.notes = tuple(x for x in found.notes if outer.label not in x)
+    promoted = promote(graph, outer)
+    search.graph = Graph(promoted.model)
+    search.check(list(promoted.values))
+    by_value = {v: top for top, (_, _, v) in promoted.values.items()}
+    for v, why in promoted.unseen.items():
+        found.unseen[f"{outer.name or outer.op_type}/{v}"] = why
+    for top, c in search.checks.items():
+        if c.status == "unseen":
+            found.unseen[top] = c.reason
+    found.runs += search.runs
+    found.largest_run = max(found.largest_run, search.largest)
+    found.checked += sum(c.status != "unseen" for c in search.checks.values())
+    differing = [(attr, n) for attr, n in promoted.nodes
+                 if any(search.status(by_value[o]) == "differ" for o in n.outputs
+                        if o in by_value)]
+    seen = [c for top, c in search.checks.items() if c.status != "unseen"]
+    if outer.op_type in ("Loop", "Scan") and seen and all(
+            c.status == "differ" and all(d.what == "shape" for d in c.differences)
+            for c in seen):
+        found.notes += (f"inside {outer.label}: every body value brought out "
+                        f"({len(seen)}) differs in its shape alone: the backends stack the "
+                        "iterations' values differently, so the difference is the node's "
+                        "own, not a body node's",)
+        return
+    if not differing:
+        found.notes += (f"inside {outer.label}: no body value that could be seen differs "
+                        f"({len(promoted.values)} brought out); the difference is in how "
+                        "the node puts its bodies' values together, or in a value unseen",)
+        return
+    attr, node = differing[0]
+    k, v = next((k, o) for k, o in enumerate(node.outputs)
+                if o in by_value and search.status(by_value[o]) == "differ")
+    check = search.checks[by_value[v]]
+    found.enclosing, found.subgraph, found.node = outer, attr, node
+    found.output, found.output_index, found.differences = v, k, check.differences
+    found.path = _path(check.differences[0]) if check.differences else ""
+    found.max_abs = max((d.max_abs for d in check.differences if d.max_abs is not None),
+                        default=None)
+    found.max_rel = max((d.max_rel for d in check.differences if d.max_rel is not None),
+                        default=None)
+    found.graph_path = (*found.graph_path, node)
+    found.pictures = search.pictures.get(by_value[v])
+    stacked = " (its first index is the iteration)" if outer.op_type in ("Loop", "Scan") \
+        else " (one element per element of the input sequences)" \
+        if outer.op_type == "SequenceMap" else ""
+    found.notes = (f"inside the {attr} of {outer.label}: {v!r} brought out as "
+                   f"{by_value[v]!r}{stacked}; later body nodes that differ too: "
+                   f"{len(differing) - 1}; its inputs from the body's own inputs (iteration "
+                   "number, carried values) are not compared", *found.notes)

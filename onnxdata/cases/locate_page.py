@@ -49,11 +49,14 @@ def render_locate_page(found: Located) -> str:
     if n is None:
         parts.append(f"<p>{_e(found.message)}</p>")
     else:
-        steps = "".join(f"<li class={'here' if p.index == n.index else 'step'}>"
-                        f"{_e(p.label)}</li>" for p in found.graph_path)
+        last = len(found.graph_path) - 1
+        steps = "".join(f"<li class={'here' if i == last else 'step'}>{_e(p.label)}</li>"
+                        for i, p in enumerate(found.graph_path))
         parts.append(f"<h2>The first differing node: {_e(n.label)}</h2>"
                      f"<p>domain {_e(n.domain or 'ai.onnx')}, node {n.index} of "
-                     f"{found.node_count}; its inputs agree: "
+                     + (f"{found.node_count}" if found.enclosing is None else
+                        f"the {_e(found.subgraph)} of {_e(found.enclosing.label)}") +
+                     "; its inputs agree: "
                      f"{_e(', '.join(map(repr, n.inputs)) or '(none)')}</p>"
                      f"<h3>Graph path</h3><ol class=path>{steps}</ol>"
                      f"<h3>Output {found.output_index} {_e(repr(found.output))} at "

@@ -59,6 +59,9 @@ def add_parser(sub: Any) -> None:
                    help="seconds per run of a backend (its worker process is killed)")
     p.add_argument("--in-process", action="store_true",
                    help="run the backends in this process (no isolation from a crash)")
+    p.add_argument("--into-subgraphs", action="store_true",
+                   help="when the node holds bodies (Loop, If, Scan, SequenceMap), bring their "
+                        "values out as extra outputs of the node and name the body node")
     p.add_argument("--reduce", metavar="DIR",
                    help="write the located node alone as a new test case in DIR (its inputs "
                         "as graph inputs, their values from --against's run)")
@@ -79,7 +82,8 @@ def main(args: argparse.Namespace) -> int:
                        providers=[p for p in (args.providers or "").split(",") if p],
                        expectations=exp.with_defaults(args.rtol, args.atol),
                        max_outputs=args.max_outputs, isolate=not args.in_process,
-                       timeout=args.timeout, reduce=args.reduce)
+                       timeout=args.timeout, reduce=args.reduce,
+                       into_subgraphs=args.into_subgraphs)
         if args.report:
             write_locate_report(args.report, found)
     except (OnnxDataError, OSError, ValueError) as exc:

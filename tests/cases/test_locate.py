@@ -209,7 +209,7 @@ def test_a_backend_crash_on_one_exposed_value_is_isolated(tmp_path: Path) -> Non
     assert "process died" in found.unseen["b"] and "signal 11" in found.unseen["b"]
 
 
-def test_a_difference_inside_an_if_body_is_located_at_the_if(tmp_path: Path) -> None:
+def _if_case(folder: Path) -> Path:
     then = h.make_graph([h.make_node("Relu", ["a"], ["r"], name="inner", doc_string="target")],
                         "then", [], [h.make_tensor_value_info("r", F, None)])
     other = h.make_graph([h.make_node("Neg", ["a"], ["r2"])], "else", [],
@@ -222,8 +222,12 @@ def test_a_difference_inside_an_if_body_is_located_at_the_if(tmp_path: Path) -> 
                     else_branch=other),
         h.make_node("Abs", ["picked"], ["out"], name="abs"),
     ]
-    case = _case(tmp_path / "if", nodes, [h.make_tensor_value_info("out", F, None)],
+    return _case(folder, nodes, [h.make_tensor_value_info("out", F, None)],
                  inits=(h.make_tensor("big", F, [], [100.0]),))
+
+
+def test_a_difference_inside_an_if_body_is_located_at_the_if(tmp_path: Path) -> None:
+    case = _if_case(tmp_path / "if")
     found = locate(case, backend=PERTURBED, isolate=False, reduce=tmp_path / "small")
     _located(found, "choose", "If", "picked", "[0, 1]")
     assert found.node is not None and found.node.inputs == ("cond", "a")  # 'a' from outside
@@ -258,3 +262,48 @@ def test_the_command_prints_one_json_object_writes_a_page_and_exits_by_what_it_f
     assert "agree on every value" in capsys.readouterr().out
     assert main(["locate", str(tmp_path / "nowhere"), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["status"] == "error"
+
+
+def test_into_subgraphs_names_the_node_inside_the_if_branch(tmp_path: Path) -> None:
+    found = locate(_if_case(tmp_path / "if"), backend=PERTURBED, isolate=False,
+                   into_subgraphs=True)
+    _located(found, "inner", "Relu", "r", "[0, 1]")
+    assert found.enclosing is not None and found.enclosing.name == "choose"
+    assert found.subgraph == "then_branch"
+    assert [n.name for n in found.graph_path] == ["sum", "less", "choose", "inner"]
+    assert "choose/r" not in found.unseen and found.unseen == {}
+
+
+def test_into_subgraphs_names_the_node_inside_a_loop_body_and_the_iteration(
+        tmp_path: Path) -> None:
+    body = h.make_graph(
+        [h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+         h.make_node("Sub", ["prev", "step"], ["next"], name="minus"),
+         h.make_node("Relu", ["next"], ["kept"], name="inner_relu", doc_string="target"),
+         h.make_node("Neg", ["kept"], ["scanned"], name="neg")],
+        "body", [h.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+                 h.make_tensor_value_info("cond_in", onnx.TensorProto.BOOL, []),
+                 h.make_tensor_value_info("prev", F, [2, 3])],
+        [h.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, []),
+         h.make_tensor_value_info("next", F, [2, 3]),
+         h.make_tensor_value_info("scanned", F, [2, 3])])
+    nodes = [h.make_node("Add", ["x", "y"], ["a"], name="add"),
+             h.make_node("Loop", ["three", "yes", "a"], ["last", "all"], name="loop", body=body),
+             h.make_node("ReduceSum", ["all"], ["out"], name="sum", keepdims=0)]
+    case = _case(tmp_path / "loop", nodes, [h.make_tensor_value_info("out", F, None)],
+                 inits=(h.make_tensor("three", onnx.TensorProto.INT64, [], [3]),
+                        h.make_tensor("yes", onnx.TensorProto.BOOL, [], [True]),
+                        h.make_tensor("step", F, [], [1.0])), expected_by="ort")
+    # against ORT itself: onnx's reference concatenates a Loop's scan outputs (vstack of
+    # atleast_2d: [6, 3] for three [2, 3]) where ORT stacks them ([3, 2, 3])
+    reference = locate(case, backend="ort", isolate=False)
+    _located(reference, "loop", "Loop", "all", "")
+    assert "actual shape [3, 2, 3], expected [6, 3]" in reference.differences[0].message
+    plain = locate(case, backend=PERTURBED, against="ort", isolate=False)
+    _located(plain, "loop", "Loop", "all", "[0, 0, 1]")
+    found = locate(case, backend=PERTURBED, against="ort", isolate=False,
+                   into_subgraphs=True)
+    # a - 1 = [[0.5, -2, 1], [-3, 6, -6]]: iteration 0, element [0, 1] is the first negative
+    _located(found, "inner_relu", "Relu", "kept", "[0, 0, 1]")
+    assert found.enclosing is not None and found.subgraph == "body"
+    assert any("first index is the iteration" in n for n in found.notes)

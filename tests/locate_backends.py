@@ -9,7 +9,9 @@ Runtime on the model with one node rewritten, the node whose doc_string is "targ
 
 A Relu inside an If/Loop body is rewritten too. A node whose doc_string is "refuse"
 makes the backend refuse the model when its output is a graph output (a type it cannot
-return); "crash" kills the process then (SIGSEGV). A model with no such node runs
+return); "crash" kills the process then (SIGSEGV), "hang" sleeps an hour. One marked
+"fused" is rewritten as "target" only when its outputs are not graph outputs, as a fusion
+is undone when its inner values are asked for. A model with no such node runs
 unchanged (the reduced case of a located node keeps the node's doc_string, so it is
 rewritten there too).
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 
@@ -85,11 +88,14 @@ class _Rep:
         m.CopyFrom(model)
         exposed = {o.name for o in m.graph.output}
         for node in list(m.graph.node):
-            if node.doc_string == "target":
+            if node.doc_string == "target" or (node.doc_string == "fused" and
+                                               not exposed & set(node.output)):
                 _perturb(onnx, m, node)
-            if node.doc_string in ("refuse", "crash") and exposed & set(node.output):
+            if node.doc_string in ("refuse", "crash", "hang") and exposed & set(node.output):
                 if node.doc_string == "crash":
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if node.doc_string == "hang":
+                    time.sleep(3600)
                 raise RuntimeError(f"cannot return {node.output[0]!r}")
             _inside(onnx, node)
         self.session = ort.InferenceSession(m.SerializeToString(),

@@ -73,7 +73,8 @@ def _path(d: Difference) -> str:
 
 @dataclass
 class Located:
-    """What ``locate`` found (``status`` "located", "agree" or "error")."""
+    """What ``locate`` found: ``status`` "located", "agree", "error", or "hidden" (the
+    model's outputs differ but no exposed value does)."""
 
     case: str
     set: str
@@ -323,13 +324,17 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
             IsolatedBackend(against, isolate=isolate, timeout=timeout) as b:
         search = _Search(graph, inputs, a, b, exp, folder.name, set_name, max_outputs)
         try:  # the model as it is first: a backend that cannot run it at all says so
-            search.run_both(None)
+            whole = search.run_both(None)
         except (OnnxDataError, BackendLost) as exc:
             return Located(**base, status="error", message=str(exc), runs=search.runs,
                            node_count=len(graph.nodes))
+        own = [name for name, x, y in zip(graph.graph_outputs, *whole, strict=False)
+               if collect(x, y, rtol=search.expect.tolerance(name)[0],
+                          atol=search.expect.tolerance(name)[1], keep=0).count]
+        del whole
         names, unseen = graph.candidates()
         search.check(names)
-        found = _finding(graph, search, unseen, base)
+        found = _finding(graph, search, unseen, base, own)
         outer = found.node
         if into_subgraphs and outer is not None and outer.inside:
             _inside(found, graph, _Search(graph, inputs, a, b, exp, folder.name, set_name,
@@ -343,7 +348,7 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
 
 
 def _finding(graph: Graph, search: _Search, unseen: dict[str, str],
-             base: dict[str, Any]) -> Located:
+             base: dict[str, Any], own: list[str]) -> Located:
     for name, c in search.checks.items():
         if c.status == "unseen":
             unseen[name] = c.reason
@@ -359,6 +364,13 @@ def _finding(graph: Graph, search: _Search, unseen: dict[str, str],
         checked=sum(c.status != "unseen" for c in search.checks.values()),
         unseen=unseen, runs=search.runs, largest_run=search.largest,
         node_count=len(graph.nodes))
+    if not differing and own:
+        msg = (f"the model's output{'s' if len(own) > 1 else ''} {', '.join(map(repr, own))} "
+               "differ, but no value does when the values are exposed: the difference comes "
+               "from the whole graph as the backend optimizes it (a fusion that exposing "
+               "values prevents), or from a value unseen")
+        return Located(**base, status="hidden", message=msg, notes=tuple(notes),
+                       outputs_differ=tuple(own), **common)
     if not differing:
         msg = "the backends agree on every value that could be seen"
         return Located(**base, status="agree", message=msg, notes=tuple(notes), **common)

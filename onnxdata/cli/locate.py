@@ -37,7 +37,8 @@ def add_parser(sub: Any) -> None:
                     "and name the first node, in topological order, whose output differs "
                     "while its inputs agree: its output, the path inside it, the worst "
                     "errors, and how far the difference spreads. Exit 0 when the backends "
-                    "agree on every value seen, 1 when a node is located, 2 when the case "
+                    "agree on every value seen, 1 when a node is located (or the outputs "
+                    "differ but no exposed value does), 2 when the case "
                     "cannot be read or a backend cannot run the model.")
     p.add_argument("model", metavar="CASE", help="a test case folder (model.onnx and "
                                                  "test_data_set_N) or its model file")
@@ -71,7 +72,8 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``onnxdata locate``: 0 the backends agree, 1 a node located, 2 an error."""
+    """Run ``onnxdata locate``: 0 the backends agree, 1 a node located (or the outputs
+    differ and no exposed value does), 2 an error."""
     from onnxdata.cases.expectations import Expectations, read_expectations
     from onnxdata.cases.locate import locate
     from onnxdata.cases.locate_page import write_locate_report
@@ -98,4 +100,4 @@ def main(args: argparse.Namespace) -> int:
         out = console()
         for line in found.lines():
             out.print(line, markup=False, soft_wrap=True, highlight=False)
-    return {"located": 1, "agree": 0}.get(found.status, 2)
+    return {"located": 1, "hidden": 1, "agree": 0}.get(found.status, 2)

@@ -226,6 +226,24 @@ def _if_case(folder: Path) -> Path:
                  inits=(h.make_tensor("big", F, [], [100.0]),))
 
 
+@pytest.mark.slow
+def test_a_backend_hang_on_one_exposed_value_is_killed_after_the_timeout(
+        tmp_path: Path) -> None:
+    case = _chain(tmp_path / "chain", "relu", doc={"mul": "hang"})
+    found = locate(case, backend=PERTURBED, timeout=5, max_outputs=4)
+    _located(found, "relu", "Relu", "r", "[0, 1]")
+    assert found.unseen == {"b": f"backend {PERTURBED} timed out after 5 s"}
+
+
+def test_outputs_that_differ_only_when_no_value_is_exposed_are_said_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = _chain(tmp_path / "chain", "mul", doc={"mul": "fused"})
+    found = locate(case, backend=PERTURBED, isolate=False)
+    assert (found.status, found.node, found.outputs_differ) == ("hidden", None, ("out", "s2"))
+    assert "no value does when the values are exposed" in found.message
+    assert main(["locate", str(case), "--backend", PERTURBED, "--in-process"]) == 1
+
+
 def test_a_difference_inside_an_if_body_is_located_at_the_if(tmp_path: Path) -> None:
     case = _if_case(tmp_path / "if")
     found = locate(case, backend=PERTURBED, isolate=False, reduce=tmp_path / "small")

@@ -19,7 +19,7 @@ from typing import Any
 
 from onnxdata.cases.backend_errors import BackendUnavailable
 
-__all__ = ["Graph", "NodeInfo", "onnx_module", "subgraphs"]
+__all__ = ["Graph", "NodeInfo", "onnx_module", "strip_shapes", "subgraphs"]
 
 
 def onnx_module() -> Any:
@@ -91,17 +91,17 @@ class NodeInfo:
                 "outputs": list(self.outputs), "nodes_inside": self.inside}
 
 
-def _strip_shapes(t: Any) -> None:
+def strip_shapes(t: Any) -> None:
     """A TypeProto's shapes cleared, at any depth (element types kept)."""
     which = t.WhichOneof("value")
     if which in ("tensor_type", "sparse_tensor_type"):
         getattr(t, which).ClearField("shape")
     elif which == "sequence_type":
-        _strip_shapes(t.sequence_type.elem_type)
+        strip_shapes(t.sequence_type.elem_type)
     elif which == "optional_type":
-        _strip_shapes(t.optional_type.elem_type)
+        strip_shapes(t.optional_type.elem_type)
     elif which == "map_type":
-        _strip_shapes(t.map_type.value_type)
+        strip_shapes(t.map_type.value_type)
 
 
 def _complete(t: Any) -> bool:
@@ -182,7 +182,7 @@ class Graph:
         for name in names:
             t = onnx.TypeProto()
             t.CopyFrom(self.types[name])
-            _strip_shapes(t)
+            strip_shapes(t)
             m.graph.output.add(name=name, type=t)
         return bytes(m.SerializeToString())
 

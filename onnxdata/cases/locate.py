@@ -113,14 +113,15 @@ class Located:
             out = [f"{head}: {self.message}"]
         else:
             n = self.node
-            where = f"node {n.index} of {self.node_count}" if self.enclosing is None else \
-                f"node {n.index} of the {self.subgraph} of {self.enclosing.label}"
+            at = f"node {n.index} of" if n.name else "of"
+            where = f"{at} {self.node_count} nodes" if self.enclosing is None else \
+                f"{at} the {self.subgraph} of {self.enclosing.label}"
             out = [f"{head}: first differing node {n.label}, domain "
                    f"{n.domain or 'ai.onnx'}, {where}",
                    f"  output {self.output_index} {self.output!r} differs at "
                    f"{self.path or '(top)'}: {self.differences[0].message}",
-                   f"  worst error: absolute {_num(self.max_abs)}, relative "
-                   f"{_num(self.max_rel)}",
+                   *([f"  worst error: absolute {_num(self.max_abs)}, relative "
+                      f"{_num(self.max_rel)}"] if self.max_abs is not None else []),
                    f"  its inputs{'' if self.enclosing else ' agree'}: "
                    f"{', '.join(map(repr, n.inputs)) or '(none)'}",
                    f"  spreads to {len(self.spread)} later node"

@@ -3,7 +3,8 @@
 The case's model is the node (with its subgraphs, if any) in a graph of its own: every
 value it reads (its inputs, initializers among them, and the outer-scope values its
 bodies use) is a graph input, typed as the original model declares or onnx's shape
-inference gives it, and its outputs are the graph outputs. ``test_data_set_0`` holds
+inference gives it (without the shapes: the values are the reference backend's, whatever
+shapes it gave), and its outputs are the graph outputs. ``test_data_set_0`` holds
 those inputs' values as the ``against`` backend computed them in the whole model (the
 reference run), and as expected outputs that backend's values of the node's outputs,
 written with ``save_test_data_set``. So ``onnxdata run DIR --backend A --against B``
@@ -17,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cases.expose import Graph, NodeInfo
+from onnxdata.cases.expose import Graph, NodeInfo, strip_shapes
 from onnxdata.cases.save import save_test_data_set
 from onnxdata.convert.compare import Difference, compare
 from onnxdata.errors import OnnxDataError
@@ -51,10 +52,11 @@ def reduced_model(graph: Graph, node: NodeInfo) -> Any:
         g.ClearField(field)
     g.node.append(kept)
     g.name = f"{graph.model.graph.name or 'graph'}_{node.name or node.op_type}"
-    for name in node.inputs:
-        g.input.add(name=name).type.CopyFrom(_value_type(graph, name))
-    for name in node.outputs:
-        g.output.add(name=name).type.CopyFrom(_value_type(graph, name))
+    for values, names in ((g.input, node.inputs), (g.output, node.outputs)):
+        for name in names:
+            v = values.add(name=name)
+            v.type.CopyFrom(_value_type(graph, name))
+            strip_shapes(v.type)  # the values are the reference's, whatever their shapes
     return m
 
 

@@ -293,7 +293,7 @@ def test_into_subgraphs_names_the_node_inside_the_if_branch(tmp_path: Path) -> N
 
 
 def test_into_subgraphs_names_the_node_inside_a_loop_body_and_the_iteration(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = h.make_graph(
         [h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
          h.make_node("Sub", ["prev", "step"], ["next"], name="minus"),
@@ -314,9 +314,14 @@ def test_into_subgraphs_names_the_node_inside_a_loop_body_and_the_iteration(
                         h.make_tensor("step", F, [], [1.0])), expected_by="ort")
     # against ORT itself: onnx's reference concatenates a Loop's scan outputs (vstack of
     # atleast_2d: [6, 3] for three [2, 3]) where ORT stacks them ([3, 2, 3])
-    reference = locate(case, backend="ort", isolate=False)
+    reference = locate(case, backend="ort", isolate=False, reduce=tmp_path / "small")
     _located(reference, "loop", "Loop", "all", "")
     assert "actual shape [3, 2, 3], expected [6, 3]" in reference.differences[0].message
+    # the reduced case declares no shapes: the reference's [6, 3] is read, and differs
+    assert main(["run", str(tmp_path / "small"), "--against", "reference", "--json"]) == 1
+    (s,) = json.loads(capsys.readouterr().out)["sets"]
+    assert s["outputs"][1]["against"][0]["message"] == \
+        "actual shape [3, 2, 3], expected [6, 3]"
     plain = locate(case, backend=PERTURBED, against="ort", isolate=False)
     _located(plain, "loop", "Loop", "all", "[0, 0, 1]")
     found = locate(case, backend=PERTURBED, against="ort", isolate=False,

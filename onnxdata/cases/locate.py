@@ -239,6 +239,8 @@ def _picture_pair(x: Any, y: Any, d: Difference) -> tuple[Any, Any] | None:
     import numpy as np
 
     for step in _steps(d.path):
+        if isinstance(x, dict) and isinstance(step, str) and step not in x:
+            step = step.encode("utf-8")  # compare writes a map's bytes keys as text
         try:
             x, y = x[step], y[step]
         except (KeyError, IndexError, TypeError):

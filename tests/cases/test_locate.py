@@ -171,6 +171,7 @@ def test_a_difference_inside_a_map_value_is_located(
                    reduce=tmp_path / "small")
     # labels b and c swapped: the first map's values of 'b' and 'c' differ
     _located(found, "zipmap", "ZipMap", "maps", "[0]['b']", domain="ai.onnx.ml")
+    assert found.pictures is not None and found.pictures[0].shape == ()  # the map's value
     assert not found.spread and found.outputs_differ == ("maps",)
     small = onnx.load(str(tmp_path / "small" / "model.onnx"))
     assert [n.op_type for n in small.graph.node] == ["ZipMap"]

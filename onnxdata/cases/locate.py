@@ -305,6 +305,12 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
     folder = Path(case)
     model_path = folder / "model.onnx" if folder.is_dir() else folder
     folder = model_path.parent
+    if not model_path.is_file():
+        raise OnnxDataError(f"no model at {model_path}")
+    if reduce is not None and Path(reduce).exists() and (
+            not Path(reduce).is_dir() or any(Path(reduce).iterdir())):
+        raise OnnxDataError(f"{reduce} exists and is not empty: the reduced case goes to a "
+                            "new folder")
     sets = {p.name: p for p in test_data_sets(folder)}
     set_name = f"test_data_set_{set}"
     if set_name not in sets:
@@ -345,8 +351,11 @@ def locate(case: str | os.PathLike[str], *, set: int = 0, backend: str = "ort",
         if reduce is not None and outer is not None:
             from onnxdata.cases.reduce import reduce_case
 
-            found.reduced, found.reproduced = reduce_case(
-                graph, outer, reduce, search, inputs, graph.graph_inputs)
+            try:
+                found.reduced, found.reproduced = reduce_case(
+                    graph, outer, reduce, search, inputs, graph.graph_inputs)
+            except (OnnxDataError, BackendLost, OSError) as exc:
+                found.notes += (f"the reduced case was not written: {exc}",)
     return found
 
 

@@ -331,3 +331,14 @@ def test_into_subgraphs_names_the_node_inside_a_loop_body_and_the_iteration(
     _located(found, "inner_relu", "Relu", "kept", "[0, 0, 1]")
     assert found.enclosing is not None and found.subgraph == "body"
     assert any("first index is the iteration" in n for n in found.notes)
+
+
+def test_a_reduce_folder_in_use_is_refused_before_the_search(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = _chain(tmp_path / "chain", "relu")
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "keep.txt").write_text("mine")
+    assert main(["locate", str(case), "--backend", PERTURBED, "--in-process", "--reduce",
+                 str(tmp_path / "busy")]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]

@@ -466,5 +466,7 @@ def _inside(found: Located, graph: Graph, search: _Search) -> None:
         if outer.op_type == "SequenceMap" else ""
     found.notes = (f"inside the {attr} of {outer.label}: {v!r} brought out as "
                    f"{by_value[v]!r}{stacked}; later body nodes that differ too: "
-                   f"{len(differing) - 1}; its inputs from the body's own inputs (iteration "
-                   "number, carried values) are not compared", *found.notes)
+                   f"{len(differing) - 1}" + ("" if outer.op_type == "If" else
+                                              "; the body's own inputs (iteration number, "
+                                              "carried values) are not compared"),
+                   *found.notes)

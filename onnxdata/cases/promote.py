@@ -10,7 +10,7 @@ already one is not listed twice) and so an extra output of the node, named
   index: the iteration); tensors only (the ops stack tensors), of the same shape in
   every iteration (else the backend refuses, and the value is unseen);
 * If: an extra output of the branch the value is in, and of the other branch an empty
-  value of the same type (an empty tensor, an empty sequence), so the branches still
+  value of the same type (an empty tensor, sequence or optional), so the branches still
   match (the then branch's values first, in both, then the else branch's); the branch
   not taken gives that empty value on both backends;
 * SequenceMap: an extra output, the value for every element as a sequence; tensors only.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from onnxdata.cases.expose import Graph, NodeInfo
+from onnxdata.cases.expose import Graph, NodeInfo, strip_shapes
 
 __all__ = ["Promoted", "promote"]
 
@@ -68,6 +68,11 @@ def _empty_node(onnx: Any, t: Any, name: str) -> Any | None:
             t.sequence_type.elem_type.WhichOneof("value") == "tensor_type":
         return h.make_node("SequenceEmpty", [], [name],
                            dtype=t.sequence_type.elem_type.tensor_type.elem_type)
+    if kind == "optional_type":
+        inner = onnx.TypeProto()
+        inner.CopyFrom(t.optional_type.elem_type)
+        strip_shapes(inner)
+        return h.make_node("Optional", [], [name], type=inner)
     return None
 
 
@@ -127,9 +132,9 @@ def _refusal(op: str, t: Any) -> str:
         return "onnx's shape inference gives it no type"
     kind = t.WhichOneof("value")
     if op == "If":
-        if kind == "tensor_type" or (kind == "sequence_type" and
-                                     t.sequence_type.elem_type.WhichOneof("value")
-                                     == "tensor_type"):
+        if kind in ("tensor_type", "optional_type") or (
+                kind == "sequence_type" and
+                t.sequence_type.elem_type.WhichOneof("value") == "tensor_type"):
             return ""
         return f"an If's branch output of this kind ({kind}) has no empty value to match"
     if kind != "tensor_type":

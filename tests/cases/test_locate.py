@@ -17,6 +17,7 @@ from onnxdata.cases.backends import get_backend
 from onnxdata.cases.expectations import read_expectations
 from onnxdata.cases.locate import Located
 from onnxdata.cli.main import main
+from tests.conftest import CORPUS
 
 pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
 onnx = pytest.importorskip("onnx", reason="locate edits the model with onnx")
@@ -342,3 +343,14 @@ def test_a_reduce_folder_in_use_is_refused_before_the_search(
                  str(tmp_path / "busy")]) == 2
     assert "exists and is not empty" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
+
+
+def test_onnx_node_case_if_opt_is_located_at_the_optional_inside_its_else_branch() -> None:
+    # ORT and onnx's reference differ on test_if_opt: the reference's Optional gives [x]
+    found = locate(CORPUS / "test_if_opt", isolate=False)
+    _located(found, "", "If", "sequence", "[0]")
+    inside = locate(CORPUS / "test_if_opt", isolate=False, into_subgraphs=True)
+    _located(inside, "", "Optional", "else_opt", "[0]")
+    assert inside.enclosing is not None and inside.enclosing.op_type == "If"
+    assert inside.subgraph == "else_branch" and inside.unseen == {}
+    assert inside.differences[0].message == "actual shape [5], expected [1, 5]"

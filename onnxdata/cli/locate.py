@@ -74,15 +74,19 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata locate``: 0 the backends agree, 1 a node located (or the outputs
     differ and no exposed value does), 2 an error."""
-    from onnxdata.cases.expectations import Expectations, read_expectations
+    from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
     from onnxdata.cases.locate import locate
     from onnxdata.cases.locate_page import write_locate_report
 
     try:
-        exp = read_expectations(args.expectations) if args.expectations else Expectations()
+        exp = Expectations(args.rtol, args.atol)
+        if args.expectations:  # as run reads it: --rtol/--atol win only when given
+            exp = read_expectations(args.expectations)
+            if (args.rtol, args.atol) != (RTOL, ATOL):
+                exp = exp.with_defaults(args.rtol, args.atol)
         found = locate(args.model, set=args.set, backend=args.backend, against=args.against,
                        providers=[p for p in (args.providers or "").split(",") if p],
-                       expectations=exp.with_defaults(args.rtol, args.atol),
+                       expectations=exp,
                        max_outputs=args.max_outputs, isolate=not args.in_process,
                        timeout=args.timeout, reduce=args.reduce,
                        into_subgraphs=args.into_subgraphs)

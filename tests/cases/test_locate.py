@@ -264,6 +264,11 @@ def test_the_expectations_tolerance_applies_to_intermediate_values_by_name(
     found = locate(case, backend=PERTURBED, isolate=False,
                    expectations=read_expectations(rules))
     _located(found, "insert", "SequenceInsert", "s2", "[2][0, 1]")  # r is let off; s2 not
+    rules.write_text(json.dumps({"atol": 100}))  # the file's own default, as run reads it
+    assert main(["locate", str(case), "--backend", PERTURBED, "--in-process",
+                 "--expectations", str(rules)]) == 0
+    assert main(["locate", str(case), "--backend", PERTURBED, "--in-process",
+                 "--expectations", str(rules), "--atol", "1e-6"]) == 1  # given: it wins
 
 
 def test_the_command_prints_one_json_object_writes_a_page_and_exits_by_what_it_found(

@@ -146,6 +146,7 @@ class Graph:
                 self.producer.setdefault(o, i)
         self.types: dict[str, Any] = {}
         self.inference_error = ""
+        self._base: bytes | None = None
         try:
             inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False,
                                                          data_prop=True)
@@ -174,17 +175,24 @@ class Graph:
         return seen, unseen
 
     def exposed(self, names: Sequence[str]) -> bytes:
-        """The model, serialized, whose graph outputs are ``names`` (typed, shapes left out)."""
+        """The model, serialized, whose graph outputs are ``names`` (typed, shapes left out).
+
+        The model without outputs is serialized once; each call appends a message holding
+        only the new outputs, which protobuf merges into the graph when it parses the
+        bytes (a message's fields given twice are merged), so no copy of the model is
+        made per call beyond the bytes themselves."""
         onnx = self.onnx
-        m = onnx.ModelProto()
-        m.CopyFrom(self.model)
-        del m.graph.output[:]
+        if self._base is None:
+            m = onnx.ModelProto()
+            m.CopyFrom(self.model)
+            del m.graph.output[:]
+            self._base = bytes(m.SerializeToString())
+        extra = onnx.ModelProto()
         for name in names:
-            t = onnx.TypeProto()
+            t = extra.graph.output.add(name=name).type
             t.CopyFrom(self.types[name])
             strip_shapes(t)
-            m.graph.output.add(name=name, type=t)
-        return bytes(m.SerializeToString())
+        return self._base + bytes(extra.SerializeToString())
 
     def initializer_value(self, name: str) -> Any:
         """An initializer's value as a numpy array."""

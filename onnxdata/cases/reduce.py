@@ -3,8 +3,8 @@
 The case's model is the node (with its subgraphs, if any) in a graph of its own: every
 value it reads (its inputs, initializers among them, and the outer-scope values its
 bodies use) is a graph input, typed as the original model declares or onnx's shape
-inference gives it (without the shapes: the values are the reference backend's, whatever
-shapes it gave), and its outputs are the graph outputs. ``test_data_set_0`` holds
+inference gives it (with the shapes of the values, which are the reference backend's,
+whatever shapes it gave), and its outputs are the graph outputs; onnx's checker passes it. ``test_data_set_0`` holds
 those inputs' values as the ``against`` backend computed them in the whole model (the
 reference run), and as expected outputs that backend's values of the node's outputs,
 written with ``save_test_data_set``. So ``onnxdata run DIR --backend A --against B``
@@ -39,8 +39,12 @@ def _value_type(graph: Graph, name: str) -> Any:
     return t
 
 
-def reduced_model(graph: Graph, node: NodeInfo) -> Any:
-    """The node alone in a model: its values read as graph inputs, its outputs as outputs."""
+def reduced_model(graph: Graph, node: NodeInfo, feed: list[Any], expected: list[Any]) -> Any:
+    """The node alone in a model: its values read as graph inputs, its outputs as outputs.
+
+    The types are the declared ones without their shapes (the values are the reference
+    backend's, whatever shapes it gave), a top-level tensor's shape then set from its
+    value: the input's dims, the output's rank (onnx's checker wants a shape there)."""
     onnx = graph.onnx
     m = onnx.ModelProto()
     m.CopyFrom(graph.model)
@@ -52,11 +56,19 @@ def reduced_model(graph: Graph, node: NodeInfo) -> Any:
         g.ClearField(field)
     g.node.append(kept)
     g.name = f"{graph.model.graph.name or 'graph'}_{node.name or node.op_type}"
-    for values, names in ((g.input, node.inputs), (g.output, node.outputs)):
-        for name in names:
+    for values, names, given, exact in ((g.input, node.inputs, feed, True),
+                                        (g.output, node.outputs, expected, False)):
+        for name, value in zip(names, given, strict=True):
             v = values.add(name=name)
             v.type.CopyFrom(_value_type(graph, name))
-            strip_shapes(v.type)  # the values are the reference's, whatever their shapes
+            strip_shapes(v.type)
+            if v.type.HasField("tensor_type") and hasattr(value, "shape"):
+                shape = v.type.tensor_type.shape
+                shape.SetInParent()
+                for d in value.shape:
+                    dim = shape.dim.add()
+                    if exact:
+                        dim.dim_value = int(d)
     return m
 
 
@@ -68,7 +80,6 @@ def reduce_case(graph: Graph, node: NodeInfo, folder: str | os.PathLike[str], se
     target = Path(folder)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise OnnxDataError(f"{target} exists and is not empty: --reduce writes a new case")
-    model = reduced_model(graph, node)
     b = search.backends[1]
     made = [x for x in node.inputs if x in graph.producer]
     try:  # the node's inputs and outputs as the reference computes them in the whole model
@@ -90,6 +101,7 @@ def reduce_case(graph: Graph, node: NodeInfo, folder: str | os.PathLike[str], se
         else:
             raise OnnxDataError(f"cannot write the reduced case: no value for input {name!r}")
     expected = [values[o] for o in node.outputs]
+    model = reduced_model(graph, node, feed, expected)
     target.mkdir(parents=True, exist_ok=True)
     model_path = target / "model.onnx"
     with atomic_writer(model_path) as f:

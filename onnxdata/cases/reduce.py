@@ -4,12 +4,13 @@ The case's model is the node (with its subgraphs, if any) in a graph of its own:
 value it reads (its inputs, initializers among them, and the outer-scope values its
 bodies use) is a graph input, typed as the original model declares or onnx's shape
 inference gives it (with the shapes of the values, which are the reference backend's,
-whatever shapes it gave), and its outputs are the graph outputs; onnx's checker passes it. ``test_data_set_0`` holds
-those inputs' values as the ``against`` backend computed them in the whole model (the
-reference run), and as expected outputs that backend's values of the node's outputs,
-written with ``save_test_data_set``. So ``onnxdata run DIR --backend A --against B``
-runs the node alone on both backends; ``reduce_case`` runs it once and returns the
-differences it shows, to say whether the reduced case reproduces the difference.
+whatever shapes it gave), and its outputs are the graph outputs; onnx's checker passes
+it. ``test_data_set_0`` holds those inputs' values as the ``against`` backend computed
+them in the whole model (the reference run), and as expected outputs that backend's
+values of the node's outputs, written with ``save_test_data_set``. So ``onnxdata run
+DIR --backend A --against B`` runs the node alone on both backends; ``reduce_case`` runs
+it once and returns the differences it shows, to say whether the reduced case reproduces
+the difference.
 """
 
 from __future__ import annotations

@@ -132,6 +132,9 @@ class Located:
                     if self.outputs_differ else "; no graph output differs"),
                    "  path: " + " -> ".join(p.label for p in self.graph_path)]
         out += [f"  note: {x}" for x in self.notes]
+        out += [f"  unseen: {k!r}: {why}" for k, why in list(self.unseen.items())[:5]]
+        if len(self.unseen) > 5:
+            out.append(f"  unseen: … {len(self.unseen) - 5} more (--json lists all)")
         out.append(f"  {self.checked} values compared, {len(self.unseen)} unseen, "
                    f"{self.runs} runs of each backend, at most {self.largest_run} values "
                    "exposed at once")

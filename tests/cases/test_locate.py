@@ -202,6 +202,7 @@ def test_a_value_the_backend_cannot_return_is_unseen_and_the_search_goes_on(
     assert list(found.unseen) == ["b"]
     assert "cannot return 'b'" in found.unseen["b"]
     assert found.checked == 10
+    assert any(line.startswith("  unseen: 'b': ") for line in found.lines())
 
 
 def test_a_backend_crash_on_one_exposed_value_is_isolated(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ class Located:
             at = f"node {n.index} of" if n.name else "of"
             where = f"{at} {self.node_count} nodes" if self.enclosing is None else \
                 f"{at} the {self.subgraph} of {self.enclosing.label}"
-            out = [f"{head}: first differing node {n.label}, domain "
+            out = [f"{head}: first differing node: {n.label}, domain "
                    f"{n.domain or 'ai.onnx'}, {where}",
                    f"  output {self.output_index} {self.output!r} differs at "
                    f"{self.path or '(top)'}: {self.differences[0].message}",

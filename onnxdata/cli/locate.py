@@ -78,6 +78,9 @@ def main(args: argparse.Namespace) -> int:
     from onnxdata.cases.locate import locate
     from onnxdata.cases.locate_page import write_locate_report
 
+    if args.in_process and args.timeout is not None:
+        args.command_parser.error("--timeout kills a backend's worker process: it cannot "
+                                  "go with --in-process")
     try:
         exp = Expectations(args.rtol, args.atol)
         if args.expectations:  # as run reads it: --rtol/--atol win only when given

@@ -289,6 +289,10 @@ def test_the_command_prints_one_json_object_writes_a_page_and_exits_by_what_it_f
     assert "agree on every value" in capsys.readouterr().out
     assert main(["locate", str(tmp_path / "nowhere"), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["status"] == "error"
+    with pytest.raises(SystemExit) as usage:
+        main(["locate", str(case), "--in-process", "--timeout", "5"])
+    assert usage.value.code == 2
+    assert "cannot go with --in-process" in capsys.readouterr().err
 
 
 def test_into_subgraphs_names_the_node_inside_the_if_branch(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ A Relu inside an If/Loop body is rewritten too. A node whose doc_string is "refu
 makes the backend refuse the model when its output is a graph output (a type it cannot
 return); "crash" kills the process then (SIGSEGV), "hang" sleeps an hour. One marked
 "fused" is rewritten as "target" only when its outputs are not graph outputs, as a fusion
-is undone when its inner values are asked for. A model with no such node runs
-unchanged (the reduced case of a located node keeps the node's doc_string, so it is
-rewritten there too).
+is undone when its inner values are asked for; one marked "exposed" only when they are.
+A model with no such node runs unchanged (the reduced case of a located node keeps the
+node's doc_string, so it is rewritten there too).
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ class _Rep:
         exposed = {o.name for o in m.graph.output}
         for node in list(m.graph.node):
             if node.doc_string == "target" or (node.doc_string == "fused" and
-                                               not exposed & set(node.output)):
+                                               not exposed & set(node.output)) or (
+                    node.doc_string == "exposed" and exposed & set(node.output)):
                 _perturb(onnx, m, node)
             if node.doc_string in ("refuse", "crash", "hang") and exposed & set(node.output):
                 if node.doc_string == "crash":

@@ -390,10 +390,9 @@ def _finding(graph: Graph, search: _Search, unseen: dict[str, str],
         msg = "the backends agree on every value that could be seen"
         return Located(**base, status="agree", message=msg, notes=tuple(notes), **common)
     if not own:
-        notes.append("run as it is (no value exposed), the model's outputs agree: with its "
-                     "values exposed the backend computes differently (its optimizations "
-                     "change), so this difference does not reach the outputs of the model "
-                     "as it runs")
+        notes.append("run as it is (no value exposed), the model's outputs agree: this "
+                     "difference is absorbed before them, or shows only while values are "
+                     "exposed (a backend's optimizations change then)")
     node = differing[0]
     k, out = next((k, o) for k, o in enumerate(node.outputs)
                   if search.status(o) == "differ")

@@ -5,6 +5,7 @@ are built on the one run path here (``case_run.run_set``)."""
 
 from onnxdata.cases.backends import Backend, get_backend
 from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.locate import locate
 from onnxdata.cases.make import make_test_data_sets
 from onnxdata.cases.runner import OutputResult, run_test_data_set
 from onnxdata.cases.save import save_test_data_set
@@ -19,4 +20,6 @@ __all__ = [
     "OutputResult",
     "get_backend",
     "run_test_data_set",
+    # the first node where two backends diverge
+    "locate",
 ]

@@ -9,6 +9,7 @@
   onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
   onnxdata make MODEL [-n N] [--seed S] [--shape INPUT=2,N] [--dim NAME=SIZE] [--out DIR]
                       [--json]
+  onnxdata locate CASE [--set N] [--backend A] [--against B] [--reduce DIR] [--json]
 
 Every command spells its options the same way: KIND is seq, opt, map, tensor or
 sparse (or sequence, sparse_tensor, SequenceProto, …); --model names the
@@ -50,6 +51,7 @@ from rich.table import Table
 from rich.text import Text
 
 from onnxdata.cli import diff as cli_diff
+from onnxdata.cli import locate as cli_locate
 from onnxdata.cli import make as cli_make
 from onnxdata.cli import run_args
 from onnxdata.cli.args import (
@@ -178,6 +180,7 @@ def _parser(json_errors: bool = False) -> argparse.ArgumentParser:
                                              "with --kind's default for folders: their own)")
     run_args.add_parser(sub)
     cli_make.add_parser(sub)
+    cli_locate.add_parser(sub)
     for p in sub.choices.values():  # usage errors show the command's usage, not the top's
         p.set_defaults(command_parser=p)
         p.epilog = EXIT_CODES  # and every command's --help says the exit statuses
@@ -279,6 +282,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return run_args.main(args)
     if args.command == "make":
         return cli_make.main(args)
+    if args.command == "locate":
+        return cli_locate.main(args)
     from onnxdata.cli.show import show_command
 
     return show_command(args)

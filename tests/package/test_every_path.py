@@ -52,6 +52,8 @@ LIBRARY = [
     ("run_test_data_set folder", "check(run_test_data_set(G / 'model.onnx', P))"),
     ("Backend ort", "get_backend('ort').prepare(P)"),
     ("Backend reference", "get_backend('reference').prepare(P)"),
+    ("locate", "locate(P)"),
+    ("locate reduce", "locate(G, reduce=P)"),
 ]
 CLI = [
     ("explore", "explore P"),
@@ -67,6 +69,10 @@ CLI = [
     ("run --write-outputs", "run G --write-outputs P"),
     ("make", "make P -n 1"),
     ("make --out", "make G/model.onnx -n 1 --out P"),
+    ("locate", "locate P"),
+    ("locate --reduce", "locate G --reduce P"),
+    ("locate --report", "locate G --report P"),
+    ("locate --expectations", "locate G --expectations P"),
 ]
 
 CHILD = textwrap.dedent("""
@@ -77,7 +83,7 @@ CHILD = textwrap.dedent("""
     import onnx.reference
     import onnxdata
     from onnxdata import OnnxDataError
-    from onnxdata.cases import (get_backend, load_test_data_set, make_test_data_sets,
+    from onnxdata.cases import (get_backend, load_test_data_set, locate, make_test_data_sets,
                                 run_test_data_set, save_test_data_set)
     from onnxdata.cli.main import main
     from onnxdata.wire.source import set_stream_limit

@@ -31,7 +31,7 @@ EXPECTED = {
 
 #: The test loop, one level down.
 CASES = {"load_test_data_set", "save_test_data_set", "make_test_data_sets", "Backend",
-         "OutputResult", "get_backend", "run_test_data_set"}
+         "OutputResult", "get_backend", "run_test_data_set", "locate"}
 
 
 def test_all_is_exactly_the_public_surface() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert.values import from_le_bytes, unpack_bits
-from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
+from onnxdata.core.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
 from onnxdata.engine.entries import distinct_entries, plain_entry
@@ -249,8 +249,9 @@ class TensorWalk:
         storage: int | tuple[str, int] = raw_len
         if typed is not None:  # float_data or double_data, packed once
             field, width = _PACKED_FIXED[typed[0]]
-            if raw >= 0 or raw_len % width:
-                return None
+            if raw >= 0 or raw_len % width or code == STRING:
+                return None  # (STRING: no raw bytes to view; an empty float_data beside
+                # dims [0] is valid, and numpy refused to view bytes as objects)
             raw, storage = typed[1], (field, raw_len // width)
         elif raw < 0:
             return None

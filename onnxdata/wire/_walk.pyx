@@ -14,9 +14,9 @@ piece per value; the tests compare the two a value at a time.
 It returns the position where it stopped: ``end``, or the first field whose
 head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
 bytes follow (the caller reads the next window and goes on), or ``-1`` when it
-meets what it does not take: bytes that break the wire format, or a group it cannot
-skip within ``buf`` (a group is an unknown field, skipped as wire.skip_field skips
-it). The caller then runs the Python walk over the whole message again, which raises
+meets what it does not take: bytes that break the wire format, or a group (an unknown
+field, which the Python walk skips as wire.skip_field skips it: how deep it may nest
+depends on the message's depth, which this loop is not told). The caller then runs the Python walk over the whole message again, which raises
 the WireError protobuf's parser would (the same reason and offset): the Python walk
 stays the one that says what is wrong.
 """
@@ -26,7 +26,7 @@ from cpython.object cimport Py_SIZE
 from libc.stdint cimport uint64_t
 from libc.string cimport memset
 
-from onnxdata.wire._wire cimport _skip_group, _varint_at
+from onnxdata.wire._wire cimport _length_at, _skip_group, _varint_at
 
 # The kinds of wire/walk.py's schemas (SCALAR ... FIXED64S), and data_location's closed enum.
 cdef enum:
@@ -300,7 +300,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             if i < lim and p[i] < 0x80:
                 value = p[i]
                 i += 1
-            elif not _varint_at(p, &i, lim, &value):
+            elif not _length_at(p, &i, lim, &value):
                 return -1
             a = i + base
             if value > <uint64_t>(end - a):
@@ -312,11 +312,10 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             if end - a < m:
                 return -1
             b = a + m
-        elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
-            a = i + base
-            if not _skip_group(p, &i, lim, number, 0):
-                return -1  # bad, too deep, or past buf: the Python walk's
-            b = i + base
+        elif wt == 3:  # a group: an unknown field (no schema field is one): the Python
+            # walk's, which knows the message's depth (upb counts groups and messages in
+            # one depth of 100); no ONNX message holds one
+            return -1
         else:
             return -1  # a stray end-group tag: the Python walk's
         pos = b
@@ -517,7 +516,7 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
             if not _varint_at(p, &i, end, &value):
                 return count, changes, fixed, longs, True
         elif wt == 2:
-            if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
                 return count, changes, fixed, longs, True
             i += <Py_ssize_t>value
         elif wt == 1 or wt == 5:

@@ -5,8 +5,9 @@ harness ``wire`` and ``test_wire_differential.py``.
 any bytes the way protobuf reads them into a message with no fields (all of
 them unknown): the same accept or reject, and the same fields in the same
 order with the same numbers, wire types and values. One difference is kept on
-purpose: upb 7 accepts field number 0 inside an unknown group (protobuf 4.25
-and the spec refuse it, as we do).
+purpose: upb 7 (protobuf 7.36) accepts field number 0 inside an unknown group;
+protobuf 4.25, the spec and upb itself since its fix (protobuf commit beb01ec, "Fix upb
+wire decoder accepting field number 0", after v36) refuse it, as we do.
 
 ``check_well_formed(data)``: every reading's ``well_formed`` against whether protobuf's
 compiled parser (upb, what onnx's users run) parses the bytes as that kind: equal, but

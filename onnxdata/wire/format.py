@@ -131,7 +131,9 @@ def read_tag(buf: WireBuffer, pos: int, end: int) -> tuple[int, int, int]:
     """A field tag at ``pos``: returns ``(field_number, wire_type, new_pos)``.
 
     A tag is a varint of at most 5 bytes, as protobuf reads it (a longer one,
-    even padded with zero bytes, is refused).
+    even padded with zero bytes, is refused). Field number 0 is refused everywhere,
+    inside a group too: the spec, protobuf 4.25 and upb since its fix (protobuf commit
+    beb01ec) refuse it there; upb 7.36 and the pure-Python parser take it.
     """
     start = pos
     key, pos = read_varint(buf, pos, end)

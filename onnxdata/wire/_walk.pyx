@@ -16,9 +16,10 @@ head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
 bytes follow (the caller reads the next window and goes on), or ``-1`` when it
 meets what it does not take: bytes that break the wire format, or a group (an unknown
 field, which the Python walk skips as wire.skip_field skips it: how deep it may nest
-depends on the message's depth, which this loop is not told). The caller then runs the Python walk over the whole message again, which raises
-the WireError protobuf's parser would (the same reason and offset): the Python walk
-stays the one that says what is wrong.
+depends on the message's depth, which this loop is not told). The caller then runs
+the Python walk over the whole message again, which raises the WireError protobuf's
+parser would (the same reason and offset): the Python walk stays the one that says
+what is wrong.
 """
 
 from cpython.array cimport array, resize_smart

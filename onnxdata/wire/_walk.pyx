@@ -14,12 +14,12 @@ piece per value; the tests compare the two a value at a time.
 It returns the position where it stopped: ``end``, or the first field whose
 head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
 bytes follow (the caller reads the next window and goes on), or ``-1`` when it
-meets what it does not take: bytes that break the wire format, or a group (an unknown
-field, which the Python walk skips as wire.skip_field skips it: how deep it may nest
-depends on the message's depth, which this loop is not told). The caller then runs
-the Python walk over the whole message again, which raises the WireError protobuf's
-parser would (the same reason and offset): the Python walk stays the one that says
-what is wrong.
+meets what it does not take: bytes that break the wire format, or a group it cannot
+skip within ``buf`` (a group is an unknown field, skipped as wire.skip_field skips
+it: ``depth``, the message's, leaves it 100 - depth levels, as upb counts them). The
+caller then runs the Python walk over the whole message again, which raises the
+WireError protobuf's parser would (the same reason and offset): the Python walk stays
+the one that says what is wrong.
 """
 
 from cpython.array cimport array, resize_smart
@@ -142,13 +142,13 @@ cdef class _Into:
 
 
 def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t end,
-         const signed char[:] kinds, list names, out, Py_ssize_t limit):
+         const signed char[:] kinds, list names, out, Py_ssize_t limit, int depth=0):
     cdef State st
     cdef _Into into = _Into(out, kinds, names)
     _init(&st)
     try:
         pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into,
-                    limit, &st)
+                    limit, &st, depth)
     finally:
         _settle(into)
     if pos >= 0:
@@ -158,7 +158,7 @@ def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t
 
 def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long long[:] starts,
               const unsigned long long[:] ends, const signed char[:] kinds, list names, out,
-              Py_ssize_t limit):
+              Py_ssize_t limit, int depth=0):
     """``scan`` of many occurrences of one message, all in ``buf`` (from offset ``base``),
     in order: True, or False where ``scan`` would return -1."""
     cdef Py_ssize_t k
@@ -171,7 +171,7 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
             if starts[k] == ends[k]:
                 continue  # an empty occurrence (a merged one written 500,000 times)
             if _scan(p, buf.shape[0], base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], into,
-                     limit, &st) != <Py_ssize_t>ends[k]:
+                     limit, &st, depth) != <Py_ssize_t>ends[k]:
                 return False
     finally:
         _settle(into)
@@ -260,7 +260,8 @@ cdef int _grow_many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_
 
 
 cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_ssize_t pos,
-                      Py_ssize_t end, _Into into, Py_ssize_t limit, State *st) except -2:
+                      Py_ssize_t end, _Into into, Py_ssize_t limit, State *st,
+                      int depth) except -2:
     """One message's fields (``p[pos - base:end - base]``, of ``n`` bytes held) into ``st``
     and ``into``. No Python object is touched here but in the helpers below, so a merged
     message's occurrence (three fields, a call each) costs no reference counting."""
@@ -313,10 +314,11 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             if end - a < m:
                 return -1
             b = a + m
-        elif wt == 3:  # a group: an unknown field (no schema field is one): the Python
-            # walk's, which knows the message's depth (upb counts groups and messages in
-            # one depth of 100); no ONNX message holds one
-            return -1
+        elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
+            a = i + base
+            if not _skip_group(p, &i, lim, number, depth):
+                return -1  # bad, too deep, or past buf: the Python walk's
+            b = i + base
         else:
             return -1  # a stray end-group tag: the Python walk's
         pos = b

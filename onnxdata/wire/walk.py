@@ -150,7 +150,7 @@ def scan(src: Source, where: Where, schema: Schema, limit: int = 1000,
     if COMPILED and (not root or short_runs(src)):
         out = Fields()
         if compiled_scan(src, ranges, lambda: occurrence_batches(src, where), schema, out,
-                         limit):
+                         limit, depth):
             return _forget_over(out)
     return python_scan(src, where, schema, limit, depth)
 

@@ -5,8 +5,15 @@ harness ``wire`` and ``test_wire_differential.py``.
 any bytes the way protobuf reads them into a message with no fields (all of
 them unknown): the same accept or reject, and the same fields in the same
 order with the same numbers, wire types and values. One difference is kept on
-purpose: upb 7 accepts field number 0 inside an unknown group (protobuf 4.25
-and the spec refuse it, as we do).
+purpose: upb 7 (protobuf 7.36) accepts field number 0 inside an unknown group;
+protobuf 4.25, the spec and upb itself since its fix (protobuf commit beb01ec, "Fix upb
+wire decoder accepting field number 0", after v36) refuse it, as we do.
+
+``check_well_formed(data)``: every reading's ``well_formed`` against whether protobuf's
+compiled parser (upb, what onnx's users run) parses the bytes as that kind: equal, but
+for upb 7's field number 0 inside an unknown group (we refuse it; see above). Where
+protobuf's two parsers disagree (a length of 6 to 10 bytes: the pure-Python one takes
+it) upb is the reference, so this check runs only where upb is protobuf's parser.
 
 ``check_fit(data, kind)``: the explorer's ``fit`` against parsing ``kind``:
 
@@ -29,10 +36,12 @@ import struct
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from onnxdata.core.messages import kind_class
+from onnxdata.explorer.readings import readings
 from onnxdata.wire.field_tree import FitMessage, field_tree
 from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 from onnxdata.wire.schema import message_schema
@@ -148,6 +157,25 @@ def check_iter_fields(data: bytes) -> None:
     if theirs != ours:
         raise WireMismatch(f"iter_fields read {ours[:4] if ours else ours} but protobuf "
                            f"{theirs[:4] if theirs else theirs}")
+
+
+# ------------------------------------------------------------------ well_formed
+
+#: Is protobuf's parser here upb (the reference of ``check_well_formed``)?
+UPB = api_implementation.Type() == "upb"
+
+
+def check_well_formed(data: bytes) -> None:
+    """Each reading of ``data`` is well formed exactly where upb parses it as that kind."""
+    for r in readings(data):
+        takes = proto_parse(data, kind_class(r.kind_name)) is not None
+        if takes == r.well_formed:
+            continue
+        if takes and upb7_zero_in_group(data):
+            continue
+        raise WireMismatch(f"{r.kind} is {'' if r.well_formed else 'not '}well formed "
+                           f"({r.misfit}) but upb {'takes' if takes else 'refuses'} it: "
+                           f"{data[:64]!r}")
 
 
 # ------------------------------------------------------------------ fit

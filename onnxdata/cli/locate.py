@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from rich.text import Text
@@ -82,6 +83,9 @@ def main(args: argparse.Namespace) -> int:
         args.command_parser.error("--timeout kills a backend's worker process: it cannot "
                                   "go with --in-process")
     try:
+        if args.report and os.path.lexists(args.report) and not os.path.isfile(args.report):
+            # said before the search, not after it (a folder, FIFO, device or dangling link)
+            raise OnnxDataError(f"cannot write the report to {args.report}: not a regular file")
         exp = Expectations(args.rtol, args.atol)
         if args.expectations:  # as run reads it: --rtol/--atol win only when given
             exp = read_expectations(args.expectations)

@@ -210,10 +210,11 @@ class Engine(TensorWalk, GroupWalk):
             self.problems.add([too_deep(path, self.max_depth)])
             code = None
             if kind == "tensor":  # a sequence still compares its data type
-                code = as_int32(scan(self.src, where, TENSOR).scalars.get("data_type", 0))
+                code = as_int32(scan(self.src, where, TENSOR, depth=depth).scalars.get(
+                    "data_type", 0))
             return WalkResult(None, code)
         if kind == "tensor":
-            return self.tensor(where, path)
+            return self.tensor(where, path, depth)
         if kind == "sequence":
             return self.sequence(where, path, depth)
         if kind == "optional":
@@ -226,7 +227,7 @@ class Engine(TensorWalk, GroupWalk):
 
     def sequence(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
-        f = scan(src, where, SEQUENCE, self.problems.cap)
+        f = scan(src, where, SEQUENCE, self.problems.cap, depth)
         at = self.problems.mark()
         elem_type = _int32(f, "elem_type")
         counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0)
@@ -337,7 +338,7 @@ class Engine(TensorWalk, GroupWalk):
         return result
 
     def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
-        f = scan(self.src, where, OPTIONAL, self.problems.cap)
+        f = scan(self.src, where, OPTIONAL, self.problems.cap, depth)
         elem_type = _int32(f, "elem_type")
         set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
                       if kind in f.counts]
@@ -363,7 +364,7 @@ class Engine(TensorWalk, GroupWalk):
 
     def map(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
-        f = scan(src, where, MAP, self.problems.cap)
+        f = scan(src, where, MAP, self.problems.cap, depth)
         at = self.problems.mark()
         key_type = _int32(f, "key_type")
         int_keys = key_type in KEY_TYPES and key_type != STRING
@@ -409,7 +410,7 @@ class Engine(TensorWalk, GroupWalk):
 
     def sparse(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
-        f = scan(src, where, SPARSE, self.problems.cap)
+        f = scan(src, where, SPARSE, self.problems.cap, depth)
         dims = self.ints(f, "dims", where, SPARSE)
         sub: list[Tensor | None] = []
         for name in ("values", "indices"):
@@ -418,7 +419,8 @@ class Engine(TensorWalk, GroupWalk):
             if w is not None and depth + 1 > self.max_depth:
                 self.message("tensor", w, join_path(path, name), depth + 1)  # raises or is too deep
                 w = None
-            sub.append(self.scan_tensor(w, join_path(path, name)) if w is not None else None)
+            sub.append(self.scan_tensor(w, join_path(path, name), depth=depth + 1)
+                       if w is not None else None)
         vt, it = sub
         own = self._wire(path, "SparseTensorProto", f)
         shape = sparse_tensor_problems(path, dims, vt.dims if vt else None,

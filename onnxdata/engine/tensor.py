@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.convert.common import from_le_bytes, unpack_bits
-from onnxdata.core.dtypes import DATA_TYPES, DataType, raw_nbytes, typed_entry_range
+from onnxdata.core.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
 from onnxdata.engine.key_values import distinct_entries, plain_entry
@@ -38,7 +38,7 @@ from onnxdata.rules.wire import wire_field_problems
 from onnxdata.wire.external import OpenFiles, read_external
 from onnxdata.wire.field_values import fixed, string_values, varint_count, varints
 from onnxdata.wire.fields import Occurrences, occurrences
-from onnxdata.wire.format import LEN, WireError, read_varint
+from onnxdata.wire.format import LEN, WireError, read_length, read_varint
 from onnxdata.wire.occurrences import Compact, Piece
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
@@ -133,14 +133,13 @@ class TensorWalk:
             self.problems.drop(f.unknown_more)
         return found
 
-
-    def tensor(self, where: Occurrences, path: str) -> WalkResult:
+    def tensor(self, where: Occurrences, path: str, depth: int = 0) -> WalkResult:
         if where.ranges is not None and len(where.ranges) == 1:
             plain = self.plain(*where.ranges[0], path)
             if plain is not None:
                 return plain
         sink = self.problems
-        t = self.scan_tensor(where, path, sink.cap - len(sink.items))
+        t = self.scan_tensor(where, path, sink.cap - len(sink.items), depth)
         sink.add(t.problems)
         if t.more:
             sink.drop(t.more)
@@ -191,8 +190,9 @@ class TensorWalk:
                 value = b
                 i += 1
             else:
-                try:
-                    value, i = read_varint(buf, i, lim, base)
+                try:  # (a LEN field's length: refused written overlong, as upb does)
+                    value, i = (read_length if key & 7 == LEN else read_varint)(buf, i, lim,
+                                                                                base)
                 except WireError:
                     return None
             pos = i + base
@@ -241,8 +241,8 @@ class TensorWalk:
         storage: int | tuple[str, int] = raw_len
         if typed is not None:  # float_data or double_data, packed once
             field, width = _PACKED_FIXED[typed[0]]
-            if raw >= 0 or raw_len % width:
-                return None
+            if raw >= 0 or raw_len % width or code == STRING:
+                return None  # (STRING: no bytes to view; numpy cannot view them as objects)
             raw, storage = typed[1], (field, raw_len // width)
         elif raw < 0:
             return None
@@ -317,12 +317,13 @@ class TensorWalk:
                 out.value = value if self.fixed_copies else read_only(value)
         return out
 
-    def scan_tensor(self, where: Occurrences, path: str, room: int | None = None) -> Tensor:
-        """Scan and check one TensorProto as ``validate`` checks it; of the problems of its
-        external_data, only those that fit in ``room`` (None: all) are worded (``more``
-        counts the rest: a capped list would drop them)."""
+    def scan_tensor(self, where: Occurrences, path: str, room: int | None = None,
+                    depth: int = 0) -> Tensor:
+        """Scan and check one TensorProto (at ``depth``) as ``validate`` checks it; of the
+        problems of its external_data, only those that fit in ``room`` (None: all) are
+        worded (``more`` counts the rest: a capped list would drop them)."""
         src = self.src
-        f = scan(src, where, TENSOR, self.problems.cap)
+        f = scan(src, where, TENSOR, self.problems.cap, depth)
         t = Tensor(path, f, where)
         t.location = as_int32(f.bad_enum if f.bad_enum is not None else
                             f.scalars.get("data_location", 0))
@@ -330,11 +331,11 @@ class TensorWalk:
         seg = f.where("segment", where, TENSOR)
         if seg is not None:
             problems += self._wire(join_path(path, "segment"), "Segment",
-                                   scan(src, seg, SEGMENT, self.problems.cap))
+                                   scan(src, seg, SEGMENT, self.problems.cap, depth + 1))
         for name in ("external_data", "metadata_props"):
             w = f.where(name, where, TENSOR)
             if w is not None:
-                got = self.entry_list(w, path, name, problems)
+                got = self.entry_list(w, path, name, problems, depth + 1)
                 if name == "external_data":
                     t.external = got
         t.dims = self.ints(f, "dims", where, TENSOR)
@@ -389,15 +390,15 @@ class TensorWalk:
 
         return WireInts.measured(src, pieces)
 
-    def entry_list(self, w: Occurrences, path: str, name: str, problems: list[Problem]
-                   ) -> list[tuple[str, str]]:
+    def entry_list(self, w: Occurrences, path: str, name: str, problems: list[Problem],
+                   depth: int = 0) -> list[tuple[str, str]]:
         """The key and value of each StringStringEntryProto of field ``name`` (``entry``);
         many at once by their distinct bytes (``entries.distinct_entries``)."""
         src = self.src
         ranges = w.ranges
         got = distinct_entries(src, ranges) if ranges is not None else None
         if got is None or ranges is None:
-            return [self.entry(r, join_path(path, f"{name}[{i}]"), problems)
+            return [self.entry(r, join_path(path, f"{name}[{i}]"), problems, depth)
                     for i, r in enumerate(occurrences(src, w))]
         distinct, which = got
         known = self.entries
@@ -413,10 +414,12 @@ class TensorWalk:
         if None in said:  # scanned (and said wrong) in document order
             for i, one in enumerate(out):
                 if one is None:
-                    out[i] = self.entry(ranges[i], join_path(path, f"{name}[{i}]"), problems)
+                    out[i] = self.entry(ranges[i], join_path(path, f"{name}[{i}]"), problems,
+                                        depth)
         return cast(list[tuple[str, str]], out)
 
-    def entry(self, at: tuple[int, int], path: str, problems: list[Problem]) -> tuple[str, str]:
+    def entry(self, at: tuple[int, int], path: str, problems: list[Problem],
+              depth: int = 0) -> tuple[str, str]:
         """A StringStringEntryProto's key and value, its problems added to ``problems``;
         one scan per distinct small entry without problems (a tensor merged from 1,000
         occurrences has 3,000 external_data entries, most alike)."""
@@ -428,7 +431,7 @@ class TensorWalk:
                 self.entries[data] = got
         if got is not None:
             return got
-        e = scan(self.src, Occurrences([at]), ENTRY, self.problems.cap)
+        e = scan(self.src, Occurrences([at]), ENTRY, self.problems.cap, depth)
         found = self._wire(path, "StringStringEntryProto", e)
         got = self.text(e.last.get("key")), self.text(e.last.get("value"))
         if data is not None and not found and len(self.entries) < _ENTRY_KEPT:

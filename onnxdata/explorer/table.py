@@ -112,7 +112,7 @@ class _Table:
         schema = message_schema(message)
         ctx = None if self.full() else _Context(self.src, message, start, end)
         seen: dict[int, int] = {}
-        for number, wt, offset, a, b in fields(self.src, start, end):
+        for number, wt, offset, a, b in fields(self.src, start, end, depth):
             spec = schema.get(number)
             known = spec is not None and (wt == spec.wire_type or (spec.packable and wt == LEN))
             child = spec.message if known and spec is not None else None
@@ -159,7 +159,8 @@ class _Table:
         from onnxdata.wire.fields import RUN, walk_fields
 
         schema = message_schema(message)
-        for number, wt, offset, a, b in walk_fields(self.src, ((start, end),), (), repeats=True):
+        for number, wt, offset, a, b in walk_fields(self.src, ((start, end),), (), repeats=True,
+                                                    depth=depth):
             spec = schema.get(number)
             want = LEN if wt == RUN else wt
             known = spec is not None and (want == spec.wire_type or

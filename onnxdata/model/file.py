@@ -39,8 +39,8 @@ from onnxdata.wire.format import (
     LEN,
     SGROUP,
     WireError,
+    read_length,
     read_tag,
-    read_varint,
     skip_field,
 )
 from onnxdata.wire.loops import COMPILED
@@ -264,7 +264,7 @@ class _Reader:
         try:
             number, wire_type, p = read_tag(chunk, 0, len(chunk))
             if wire_type == LEN:
-                length, q = read_varint(chunk, p, len(chunk))
+                length, q = read_length(chunk, p, len(chunk))
             elif wire_type not in (SGROUP, EGROUP):  # a varint or fixed width: in the chunk
                 after = skip_field(chunk, p, len(chunk), number, wire_type)
                 return number, wire_type, pos + p, pos + after

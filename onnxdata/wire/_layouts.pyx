@@ -11,7 +11,7 @@ from libc.string cimport memcmp, memset
 
 from onnxdata.wire._seen cimport (MAX_SEEN, Out, Seen, _add, _find, _free_seen, _hash, _keep,
                                    _put, _seen, _start)
-from onnxdata.wire._wire cimport _skip_group, _varint_at
+from onnxdata.wire._wire cimport _length_at, _skip_group, _varint_at
 
 cdef enum:
     MAX_FIELD = 0x1FFFFFFF  # protobuf's largest field number
@@ -164,7 +164,7 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
                     int_keys += 1
                     one_int = _plain_varint(p, head, i, &int_key)
             elif wt == 2:
-                if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
                     return -1
                 head = i
                 i += <Py_ssize_t>value
@@ -193,7 +193,8 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
         if number == 0 or number > MAX_FIELD or wt == 4 or wt > 5:
             return -1
         if wt == 3:  # a group (an unknown field): kept whole
-            if not _skip_group(p, &i, end, number, 0) or _put(o, p + tag_at, i - tag_at) < 0:
+            if not _skip_group(p, &i, end, number, depth) or \
+                    _put(o, p + tag_at, i - tag_at) < 0:
                 return -1
             continue
         if wt == 0:
@@ -224,7 +225,7 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
                 return -1
             continue
         head = i  # past the tag
-        if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+        if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
             return -1
         content = i
         i += <Py_ssize_t>value
@@ -488,7 +489,7 @@ cdef long long _count_upto(const unsigned char *p, Py_ssize_t pos, Py_ssize_t en
             break
         inner = 0
         if wt == 3:  # a group: one field, as the table counts it
-            if not _skip_group(p, &i, end, key >> 3, 0):
+            if not _skip_group(p, &i, end, key >> 3, depth):
                 break
         elif wt == 0:
             if not _varint_at(p, &i, end, &value):
@@ -498,7 +499,7 @@ cdef long long _count_upto(const unsigned char *p, Py_ssize_t pos, Py_ssize_t en
             if i > end:
                 break
         else:
-            if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
                 break
             child = _counted_child(kind, key >> 3)
             if child:

@@ -244,8 +244,9 @@ def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
     fields with the one-byte ``tag`` at ``pos`` (up to ``end``), the bounds of the first
     ``len(starts)`` written to ``starts`` and ``ends`` (none: a count), ``offset`` added:
     ``(count, stop, cut)``, where ``stop`` is where the run stops and ``cut`` says a
-    value's length is cut off, over 10 bytes, or runs past ``end`` (the run stops at
-    that value's tag)."""
+    value's length is cut off, over 10 bytes, longer than it needs past 5 bytes
+    (``format.overlong_length``), or runs past ``end`` (the run stops at that value's
+    tag)."""
     cdef Py_ssize_t count = 0, i, at
     cdef Py_ssize_t room = starts.shape[0]
     cdef uint64_t length
@@ -271,7 +272,8 @@ def split(const uint8_t[::1] data, Py_ssize_t pos, Py_ssize_t end, int tag,
                     length |= (<uint64_t>(b & 0x7F)) << shift
                     i += 1
                     if b < 0x80:
-                        cut = 0
+                        # (over 5 bytes where fewer hold it: upb refuses it, the walk says so)
+                        cut = shift >= 35 and length < (<uint64_t>1) << shift
                         break
                     shift += 7
             if cut or length > <uint64_t>(end - i):

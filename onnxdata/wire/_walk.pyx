@@ -16,9 +16,10 @@ head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
 bytes follow (the caller reads the next window and goes on), or ``-1`` when it
 meets what it does not take: bytes that break the wire format, or a group it cannot
 skip within ``buf`` (a group is an unknown field, skipped as wire.skip_field skips
-it). The caller then runs the Python walk over the whole message again, which raises
-the WireError protobuf's parser would (the same reason and offset): the Python walk
-stays the one that says what is wrong.
+it: ``depth``, the message's, leaves it 100 - depth levels, as upb counts them). The
+caller then runs the Python walk over the whole message again, which raises the
+WireError protobuf's parser would (the same reason and offset): the Python walk stays
+the one that says what is wrong.
 """
 
 from cpython.array cimport array, resize_smart
@@ -26,7 +27,7 @@ from cpython.object cimport Py_SIZE
 from libc.stdint cimport uint64_t
 from libc.string cimport memset
 
-from onnxdata.wire._wire cimport _skip_group, _varint_at
+from onnxdata.wire._wire cimport _length_at, _skip_group, _varint_at
 
 # The kinds of wire/walk.py's schemas (SCALAR ... FIXED64S), and data_location's closed enum.
 cdef enum:
@@ -141,13 +142,13 @@ cdef class _Into:
 
 
 def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t end,
-         const signed char[:] kinds, list names, out, Py_ssize_t limit):
+         const signed char[:] kinds, list names, out, Py_ssize_t limit, int depth=0):
     cdef State st
     cdef _Into into = _Into(out, kinds, names)
     _init(&st)
     try:
         pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into,
-                    limit, &st)
+                    limit, &st, depth)
     finally:
         _settle(into)
     if pos >= 0:
@@ -157,7 +158,7 @@ def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t
 
 def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long long[:] starts,
               const unsigned long long[:] ends, const signed char[:] kinds, list names, out,
-              Py_ssize_t limit):
+              Py_ssize_t limit, int depth=0):
     """``scan`` of many occurrences of one message, all in ``buf`` (from offset ``base``),
     in order: True, or False where ``scan`` would return -1."""
     cdef Py_ssize_t k
@@ -170,7 +171,7 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
             if starts[k] == ends[k]:
                 continue  # an empty occurrence (a merged one written 500,000 times)
             if _scan(p, buf.shape[0], base, <Py_ssize_t>starts[k], <Py_ssize_t>ends[k], into,
-                     limit, &st) != <Py_ssize_t>ends[k]:
+                     limit, &st, depth) != <Py_ssize_t>ends[k]:
                 return False
     finally:
         _settle(into)
@@ -259,7 +260,8 @@ cdef int _grow_many(_Into into, int k, Py_ssize_t count, Py_ssize_t a, Py_ssize_
 
 
 cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_ssize_t pos,
-                      Py_ssize_t end, _Into into, Py_ssize_t limit, State *st) except -2:
+                      Py_ssize_t end, _Into into, Py_ssize_t limit, State *st,
+                      int depth) except -2:
     """One message's fields (``p[pos - base:end - base]``, of ``n`` bytes held) into ``st``
     and ``into``. No Python object is touched here but in the helpers below, so a merged
     message's occurrence (three fields, a call each) costs no reference counting."""
@@ -300,7 +302,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             if i < lim and p[i] < 0x80:
                 value = p[i]
                 i += 1
-            elif not _varint_at(p, &i, lim, &value):
+            elif not _length_at(p, &i, lim, &value):
                 return -1
             a = i + base
             if value > <uint64_t>(end - a):
@@ -314,7 +316,7 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
             b = a + m
         elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
             a = i + base
-            if not _skip_group(p, &i, lim, number, 0):
+            if not _skip_group(p, &i, lim, number, depth):
                 return -1  # bad, too deep, or past buf: the Python walk's
             b = i + base
         else:
@@ -517,7 +519,7 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
             if not _varint_at(p, &i, end, &value):
                 return count, changes, fixed, longs, True
         elif wt == 2:
-            if not _varint_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
                 return count, changes, fixed, longs, True
             i += <Py_ssize_t>value
         elif wt == 1 or wt == 5:

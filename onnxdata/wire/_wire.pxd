@@ -1,5 +1,5 @@
 # The varint reader both compiled loops share (wire/_walk.pyx, wire/_layouts.pyx): protobuf's rule,
-# at most 10 bytes, bits past the 64th dropped.
+# at most 10 bytes, bits past the 64th dropped; and a LEN field's length, upb's rule.
 from libc.stdint cimport uint64_t
 
 
@@ -25,10 +25,22 @@ cdef inline bint _varint_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t en
         shift += 7
 
 
+cdef inline bint _length_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t end,
+                            uint64_t *value) noexcept nogil:
+    """A LEN field's length at ``p[i[0]]``: ``_varint_at``'s, and False where
+    format.read_length refuses it (over 5 bytes where fewer hold it: upb refuses it)."""
+    cdef Py_ssize_t start = i[0], n
+    if not _varint_at(p, i, end, value):
+        return False
+    n = i[0] - start
+    return n <= 5 or value[0] >= (<uint64_t>1) << (7 * (n - 1))
+
+
 cdef inline bint _skip_group(const unsigned char *p, Py_ssize_t *i, Py_ssize_t end,
                              uint64_t number, int depth) noexcept nogil:
     """Past the group ``number`` whose start tag ends at ``p[i[0]]``, to after its end tag,
-    as wire.skip_field takes it (nested groups at most 100 deep); False where skip_field
+    as wire.skip_field takes it (``depth``: the message's, and groups nest at most
+    100 - depth deep, as upb counts them); False where skip_field
     raises, or the group runs past ``end``: the Python walk then says what is wrong."""
     cdef uint64_t key, value
     cdef Py_ssize_t j = i[0], tag_at
@@ -57,7 +69,7 @@ cdef inline bint _skip_group(const unsigned char *p, Py_ssize_t *i, Py_ssize_t e
             if j > end:
                 return False
         elif wt == 2:
-            if not _varint_at(p, &j, end, &value) or value > <uint64_t>(end - j):
+            if not _length_at(p, &j, end, &value) or value > <uint64_t>(end - j):
                 return False
             j += <Py_ssize_t>value
         elif not _skip_group(p, &j, end, key >> 3, depth + 1):

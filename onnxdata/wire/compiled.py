@@ -50,26 +50,29 @@ def _table(schema: dict[int, tuple[str, int]]) -> tuple[array[int], list[str | N
 
 
 def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch]],
-                  schema: dict[int, tuple[str, int]], out: Any, limit: int) -> bool:
+                  schema: dict[int, tuple[str, int]], out: Any, limit: int,
+                  depth: int = 0) -> bool:
     """Add the fields of one message (``ranges``, or the ``batches()`` of its occurrences
-    when they are not kept) to ``out`` (a ``walk.Fields``) by the compiled loop; False
-    where it stops (a group, bad bytes), and ``walk.scan_reference`` then walks the message
-    again and says why."""
+    when they are not kept; at ``depth``) to ``out`` (a ``walk.Fields``) by the compiled
+    loop; False where it stops (a group, bad bytes), and ``walk.scan_reference`` then walks
+    the message again and says why."""
     assert _LOOP is not None
     kinds, names = _table(schema)
     if ranges is None:  # past COMPACT_PIECES: found again as arrays, a batch at a time
         return all(_scan_many(src, np.asarray(s, np.uint64), np.asarray(e, np.uint64), kinds,
-                              names, out, limit) for s, e in batches())
+                              names, out, limit, depth) for s, e in batches())
     starts = getattr(ranges, "starts", None)  # a RangeStore: many occurrences
     if starts is not None and len(starts):
         return _scan_many(src, np.frombuffer(starts, np.uint64),
-                          np.frombuffer(ranges.ends, np.uint64), kinds, names, out, limit)
-    return all(_scan_windows(src, start, end, kinds, names, out, limit)
+                          np.frombuffer(ranges.ends, np.uint64), kinds, names, out, limit,
+                          depth)
+    return all(_scan_windows(src, start, end, kinds, names, out, limit, depth)
                for start, end in ranges)
 
 
 def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
-               kinds: array[int], names: list[str | None], out: Any, limit: int) -> bool:
+               kinds: array[int], names: list[str | None], out: Any, limit: int,
+               depth: int = 0) -> bool:
     """Many occurrences (in wire order) by the compiled loop: one call for them all where the
     source is in memory, else by pread as many as fit in _SCAN_BYTES (at least one) a call."""
     assert _LOOP is not None
@@ -78,7 +81,7 @@ def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np
         return True
     buf, base = src.window(int(starts[0]), int(starts[0]))
     if base == 0 and len(buf) == src.size:
-        return bool(_LOOP.scan_many(buf, 0, starts, ends, kinds, names, out, limit))
+        return bool(_LOOP.scan_many(buf, 0, starts, ends, kinds, names, out, limit, depth))
     if (ends < starts).any() or (starts[1:] < ends[:-1]).any():
         return False  # not in wire order (never from a walk): the Python walk's
     first = 0
@@ -88,23 +91,23 @@ def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np
                                                   side="right")))
         hi = int(ends[stop - 1])
         if hi - lo > _SCAN_BYTES:  # one big occurrence: read as it goes
-            if not _scan_windows(src, lo, int(ends[first]), kinds, names, out, limit):
+            if not _scan_windows(src, lo, int(ends[first]), kinds, names, out, limit, depth):
                 return False
         elif not _LOOP.scan_many(src.read(lo, hi), lo, starts[first:stop], ends[first:stop],
-                                 kinds, names, out, limit):
+                                 kinds, names, out, limit, depth):
             return False
         first = stop
     return True
 
 
 def _scan_windows(src: Source, start: int, end: int, kinds: array[int],
-                  names: list[str | None], out: Any, limit: int) -> bool:
+                  names: list[str | None], out: Any, limit: int, depth: int = 0) -> bool:
     """One occurrence by the compiled loop, its bytes read (or viewed) as it goes."""
     assert _LOOP is not None
     pos = start
     while pos < end:
         buf, base = src.window(pos, min(end, pos + _HEAD))
-        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit)
+        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit, depth)
         if pos < 0:
             return False
     return True

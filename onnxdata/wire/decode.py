@@ -45,7 +45,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import WireError
+from onnxdata.wire.format import WireError, overlong_length
 from onnxdata.wire.loops import varint_loop
 
 __all__ = ["CHUNK", "count_strings", "decode_varints", "decode_varints_into",
@@ -468,7 +468,8 @@ def split_strings_reference(data: npt.NDArray[np.uint8], pos: int, end: int, tag
 
 def _long_length(data: npt.NDArray[np.uint8], at: int, end: int) -> tuple[int, int]:
     """A length of two or more bytes at ``at``: (length, head bytes with the tag), or
-    (0, -1) when it is cut off or over 10 bytes."""
+    (0, -1) when it is cut off, over 10 bytes, or longer than it needs past 5 bytes
+    (``format.overlong_length``: the walk then says so)."""
     value = 0
     for i in range(10):
         if at + i >= end:
@@ -476,6 +477,8 @@ def _long_length(data: npt.NDArray[np.uint8], at: int, end: int) -> tuple[int, i
         b = int(data[at + i])
         value |= (b & 0x7F) << (7 * i)
         if b < 0x80:
+            if overlong_length(i + 1, value & 0xFFFFFFFFFFFFFFFF):
+                return 0, -1
             return value, i + 2
     return 0, -1
 

@@ -224,7 +224,7 @@ def _walk(src: Source, node: FitMessage, start: int, end: int, depth: int,
     schema = message_schema(node.type)
     seen: dict[int, int] = {}
     here = node.path
-    found = fields(src, start, end)
+    found = fields(src, start, end, depth)
     offset = start
     while True:
         try:

@@ -29,6 +29,7 @@ from onnxdata.wire.format import (
     SGROUP,
     VARINT,
     WireError,
+    read_length,
     read_varint,
     skip_field,
 )
@@ -78,16 +79,18 @@ class _Bytes:
         return int(buf[i - at])
 
 
-def fields(src: Source, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
-    """``(number, wire_type, tag_at, a, b)`` for each field of the message at [start, end)."""
-    return fields_in(src, ((start, end),))
+def fields(src: Source, start: int, end: int, depth: int = 0
+           ) -> Iterator[tuple[int, int, int, int, int]]:
+    """``(number, wire_type, tag_at, a, b)`` for each field of the message at [start, end)
+    (at ``depth``: see ``walk_fields``)."""
+    return fields_in(src, ((start, end),), depth)
 
 
-def fields_in(src: Source, ranges: Iterable[tuple[int, int]]
+def fields_in(src: Source, ranges: Iterable[tuple[int, int]], depth: int = 0
               ) -> Iterator[tuple[int, int, int, int, int]]:
     """The fields of several ranges (one message given several times), in order: one
     walk, its window kept from one range to the next."""
-    return walk_fields(src, ranges, ())
+    return walk_fields(src, ranges, (), depth=depth)
 
 
 def _run(src: Source, buf: Any, base: int, pos: int, end: int, key: int, count: bool = False
@@ -127,13 +130,15 @@ def _repeats(buf: Any, i: int, lim: int, key: int) -> bool:
 
 
 def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[int],
-                repeats: bool = False, counted: Container[int] = ()
+                repeats: bool = False, counted: Container[int] = (), depth: int = 0
                 ) -> Iterator[tuple[int, int, int, Any, Any]]:
     """``fields_in``; a run of fields whose one-byte tag is in ``runs`` comes as one
     ``(number, RUN, tag_at, starts, ends)`` with the values' bounds as arrays, and with
     ``repeats`` (the root, read once for all five kinds) so does any run of short LEN
     fields whose one-byte tag repeats at once. A run whose tag is in ``counted`` (which
     the caller may add to as it goes) comes as ``(number, COUNT, tag_at, count, None)``.
+    ``depth`` is the message's (the root's 0): a group in it nests at most 100 - depth
+    deep, as upb counts them (a walk again of a message walked before may leave it 0).
     """
     buf: Any = b""
     base = hi = 0
@@ -180,7 +185,7 @@ def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[
                     length = buf[i]
                     i += 1
                 else:
-                    length, i = read_varint(buf, i, lim, base)
+                    length, i = read_length(buf, i, lim, base)
                 a = i + base
                 if length > end - a:
                     raise WireError(f"field {number}: length {length} runs past the end "
@@ -196,7 +201,8 @@ def walk_fields(src: Source, ranges: Iterable[tuple[int, int]], runs: Container[
                 pos = a + size
             elif wt == SGROUP:
                 a = i + base
-                b = skip_field(_Bytes(src), a, end, number, wt)  # type: ignore[arg-type]
+                b = skip_field(_Bytes(src), a, end, number, wt,  # type: ignore[arg-type]
+                               depth)
                 yield number, wt, pos, a, b
                 pos = b
                 buf, base = src.window(pos, min(end, pos + _HEAD)) if pos < end else (buf, base)

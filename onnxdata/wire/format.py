@@ -21,6 +21,7 @@ __all__ = [
     "I32",
     "I64",
     "LEN",
+    "MAX_LENGTH_BYTES",
     "VARINT",
     "WIRE_TYPE_NAMES",
     "Field",
@@ -28,6 +29,8 @@ __all__ = [
     "WireError",
     "encode_varint",
     "iter_fields",
+    "overlong_length",
+    "read_length",
     "read_tag",
     "read_varint",
     "signed64",
@@ -80,6 +83,30 @@ def read_varint(buf: WireBuffer, pos: int, end: int, base: int = 0) -> tuple[int
             raise WireError("varint longer than 10 bytes", start + base)
 
 
+#: The most bytes protobuf's parser (upb) reads a LEN field's length in.
+MAX_LENGTH_BYTES: Final = 5
+
+
+def overlong_length(nbytes: int, length: int) -> bool:
+    """A LEN field's length written in ``nbytes`` bytes is one upb refuses: over 5 bytes
+    where fewer would hold it ("Wire format was corrupt"). upb refuses every length over
+    5 bytes, and over 2**31 - 1, as it refuses any message over 2 GiB; files over 2 GiB
+    (``onnxdata.write`` makes them) read here, so a length that needs 6 or more bytes
+    (2**35 or more) is kept, and only one written longer than it needs is refused.
+    (protobuf's pure-Python parser takes a length of up to 10 bytes: upb is followed.)"""
+    return nbytes > MAX_LENGTH_BYTES and length < 1 << (7 * (nbytes - 1))
+
+
+def read_length(buf: WireBuffer, pos: int, end: int, base: int = 0) -> tuple[int, int]:
+    """A LEN field's length at ``pos`` (``read_varint``'s ``(value, new_pos)``), refused as
+    upb refuses it when written in more bytes than 5 and than it needs."""
+    length, new = read_varint(buf, pos, end, base)
+    if new - pos > MAX_LENGTH_BYTES and overlong_length(new - pos, length):
+        raise WireError(f"length {length} written in {new - pos} bytes (protobuf reads a "
+                        f"length in at most {MAX_LENGTH_BYTES})", pos + base)
+    return length, new
+
+
 _ONE_BYTE: Final = [bytes((i,)) for i in range(0x80)]
 
 
@@ -104,7 +131,9 @@ def read_tag(buf: WireBuffer, pos: int, end: int) -> tuple[int, int, int]:
     """A field tag at ``pos``: returns ``(field_number, wire_type, new_pos)``.
 
     A tag is a varint of at most 5 bytes, as protobuf reads it (a longer one,
-    even padded with zero bytes, is refused).
+    even padded with zero bytes, is refused). Field number 0 is refused everywhere,
+    inside a group too: the spec, protobuf 4.25 and upb since its fix (protobuf commit
+    beb01ec) refuse it there; upb 7.36 and the pure-Python parser take it.
     """
     start = pos
     key, pos = read_varint(buf, pos, end)
@@ -120,7 +149,10 @@ def read_tag(buf: WireBuffer, pos: int, end: int) -> tuple[int, int, int]:
 
 def skip_field(buf: WireBuffer, pos: int, end: int, number: int, wire_type: int,
                depth: int = 0, max_depth: int = MAX_DEPTH) -> int:
-    """The position after the value of a field whose tag has just been read."""
+    """The position after the value of a field whose tag has just been read.
+
+    ``depth``: of the message the field is in (its groups may nest ``max_depth - depth``
+    deep: upb counts groups and messages in one depth, of at most 100)."""
     if wire_type == VARINT:
         return read_varint(buf, pos, end)[1]
     if wire_type == I64:
@@ -132,13 +164,14 @@ def skip_field(buf: WireBuffer, pos: int, end: int, number: int, wire_type: int,
             raise WireError("truncated 32-bit value", pos)
         return pos + 4
     if wire_type == LEN:
-        length, p = read_varint(buf, pos, end)
+        length, p = read_length(buf, pos, end)
         if length > end - p:
             raise WireError(f"length {length} runs past the end ({end - p} bytes left)", pos)
         return p + length
     if wire_type == SGROUP:
         if depth >= max_depth:
-            raise WireError(f"groups nested deeper than {max_depth}", pos)
+            raise WireError(f"groups nested deeper than {max_depth} (counting the messages "
+                            "they are in)", pos)
         while True:
             if pos >= end:
                 raise WireError(f"group {number} is not closed", pos)
@@ -179,7 +212,7 @@ def iter_fields(buf: WireBuffer, start: int = 0, end: int | None = None) -> Iter
             value, new = read_varint(buf, pos, end)
             yield Field(number, wire_type, offset, pos, new, value)
         elif wire_type == LEN:
-            length, p = read_varint(buf, pos, end)
+            length, p = read_length(buf, pos, end)
             if length > end - p:
                 raise WireError(
                     f"field {number}: length {length} runs past the end ({end - p} bytes left)",

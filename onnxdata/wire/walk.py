@@ -134,10 +134,12 @@ class Fields:
         return Occurrences(None, parent, NUMBERS[id(schema)][name])
 
 
-def scan(src: Source, where: Occurrences, schema: Schema, limit: int = 1000) -> Fields:
+def scan(src: Source, where: Occurrences, schema: Schema, limit: int = 1000,
+         depth: int = 0) -> Fields:
     """One message's fields by ``schema``, its occurrences merged in order (as protobuf):
     by the compiled loop where it is built, else (or where it meets bytes it does not
-    take: a group, bad wire) by ``scan_reference``, the reference."""
+    take: a group, bad wire) by ``scan_reference``, the reference. ``depth``: the message's
+    (a group in it nests at most 100 - depth deep, as upb counts them)."""
     ranges = where.ranges
     root = ranges is not None and len(ranges) == 1 and ranges[0] == (0, src.size)
     # the root: the Python walk's record and runs measured faster, but for fields that
@@ -145,12 +147,13 @@ def scan(src: Source, where: Occurrences, schema: Schema, limit: int = 1000) -> 
     if COMPILED and (not root or short_runs(src)):
         out = Fields()
         if compiled_scan(src, ranges, lambda: occurrence_batches(src, where), schema, out,
-                         limit):
+                         limit, depth):
             return _forget_over(out)
-    return scan_reference(src, where, schema, limit)
+    return scan_reference(src, where, schema, limit, depth)
 
 
-def scan_reference(src: Source, where: Occurrences, schema: Schema, limit: int = 1000) -> Fields:
+def scan_reference(src: Source, where: Occurrences, schema: Schema, limit: int = 1000,
+                depth: int = 0) -> Fields:
     """``scan`` in Python: the reference the compiled loop is checked against."""
     out = Fields()
     scalars, counts, many, pieces, last = out.scalars, out.counts, out.many, out.pieces, out.last
@@ -174,7 +177,7 @@ def scan_reference(src: Source, where: Occurrences, schema: Schema, limit: int =
                 segments.append(record)
             walked = walk_fields(src, ((0, src.size),), runs, repeats=True, counted=counted)
     else:
-        walked = walk_fields(src, occurrences(src, where), runs, counted=counted)
+        walked = walk_fields(src, occurrences(src, where), runs, counted=counted, depth=depth)
     for number, wt, _at, a, b in walked:
         if record is not None:
             if wt == RUN:

@@ -29,7 +29,7 @@ SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
                                            HealthCheck.function_scoped_fixture])
 CODES = [TensorProto.FLOAT, TensorProto.COMPLEX64, TensorProto.DOUBLE, TensorProto.COMPLEX128,
-         TensorProto.FLOAT16, TensorProto.INT32, 0, 99]
+         TensorProto.FLOAT16, TensorProto.INT32, TensorProto.STRING, 0, 99]
 
 
 @st.composite
@@ -112,6 +112,19 @@ def test_the_plain_path_reads_a_valid_float_data_tensor(
     assert np.array_equal(got, want) and not got.flags.writeable
     assert reading(data, "tensor").valid
     assert scanned == []
+
+
+def test_an_empty_string_tensor_with_empty_float_data_reads_as_load_does(
+        tmp_path: Path) -> None:
+    """Issue 43, found by the read fuzz: dims [0], data_type STRING and an empty packed
+    float_data are a valid empty STRING tensor, but plain took the float_data's bytes as
+    raw STRING values and numpy's TypeError ("array of references") escaped ``read``."""
+    data = bytes.fromhex("0a0100100822" "00")
+    (tmp_path / "t.pb").write_bytes(data)
+    assert reading(data, "tensor").valid
+    got = onnxdata.read(tmp_path / "t.pb", "tensor")
+    want = onnxdata.to_numpy(onnxdata.load(data, "tensor"))
+    assert got.dtype == want.dtype == object and got.shape == want.shape == (0,)
 
 
 def test_a_float_data_value_from_a_message_is_a_writable_copy() -> None:

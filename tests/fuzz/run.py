@@ -94,7 +94,7 @@ def fuzz_one(name: str, seconds: int | None, runs: int | None, work: Path) -> in
     return 0
 
 
-_DONE = re.compile(r"Done (\d+) runs in")
+_DONE = re.compile(r"Done (\d+) (?:runs )?in")  # (atheris: "Done N in S second(s)")
 _EXECS = re.compile(r"stat::number_of_executed_units:\s*(\d+)")
 
 

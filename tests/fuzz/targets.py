@@ -10,6 +10,8 @@ so they import nothing that is absent from either venv.
 Besides crashing, a target fails (``Mismatch``, an AssertionError) when two
 readers of the same bytes disagree:
 
+- ``readings``: each reading's ``well_formed`` against upb's parse of its kind
+  (``wire_model.check_well_formed``);
 - ``read``: ``onnxdata.read`` (the mmap wire walker) against
   ``to_numpy(load(...))`` (protobuf's parser): both accept with equal values,
   or both refuse.
@@ -78,12 +80,18 @@ def load_target(kind: str) -> Callable[[bytes], None]:
 
 
 def readings_target(data: bytes) -> None:
-    """The five readings, and the byte table of every well-formed one; never raises."""
+    """The five readings, and the byte table of every well-formed one; never raises. Each
+    reading is well formed exactly where upb parses the bytes as its kind (where upb is
+    protobuf's parser: ``wire_model.check_well_formed``)."""
+    import wire_model
+
     for r in onnxdata.readings(data):
         r.as_json()
         if r.well_formed:
             onnxdata.byte_table(data, r)
     onnxdata.readings(memoryview(data), max_depth=3)
+    if wire_model.UPB:
+        wire_model.check_well_formed(data)
 
 
 _WORK = Path(tempfile.mkdtemp(prefix="onnxdata-fuzz-read-"))
@@ -163,9 +171,12 @@ def read_target(data: bytes) -> None:
     path.write_bytes(data)
     for kind in KINDS:
         read_compare(path, kind)
-    # kind=None: chosen as the explorer chooses; only our errors may come out.
+    # kind=None: chosen as the explorer chooses; only our errors may come out, and so
+    # from explore (of the path, with its byte table).
     with contextlib.suppress(OnnxDataError):
         onnxdata.read(path)
+    with contextlib.suppress(OnnxDataError):
+        onnxdata.explore(path).as_json()
 
 
 def wire_target(data: bytes) -> None:

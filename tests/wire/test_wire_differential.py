@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata.core.messages import KIND_NAMES, OptionalProto, TensorProto
-from onnxdata.wire.format import I32, I64, LEN, VARINT
+from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
 from onnxdata.wire.schema import FieldSpec, message_schema
 from tests.wire_bytes import key, ld, varint
 
@@ -196,6 +196,125 @@ def test_fit_and_iter_fields_agree_with_protobuf_on_mutations(data: bytes) -> No
 @given(data=mutated(st.sampled_from(CORPUS_BYTES)))
 def test_fit_and_iter_fields_agree_with_protobuf_on_mutated_corpus(data: bytes) -> None:
     _fit_all(data)
+
+
+# --------------------------------------------------------------------------- well_formed
+# Every reading's well_formed against upb's parse of its kind (issue 43): upb is what
+# onnx's users run, and where protobuf's parsers disagree it is the reference.
+
+needs_upb = pytest.mark.skipif(not wire_model.UPB, reason="protobuf's parser here is not upb")
+
+
+def _padded(value: int, nbytes: int) -> bytes:
+    out = bytearray(varint(value))
+    if len(out) < nbytes:
+        out[-1] |= 0x80
+        out += b"\x80" * (nbytes - len(out) - 1) + b"\x00"
+    return bytes(out)
+
+
+@st.composite
+def upb_edits(draw: Any, base: st.SearchStrategy[bytes]) -> bytes:
+    """Bytes with edits aimed at the checks upb makes: a varint (most often a length)
+    padded to 2 to 10 bytes, a field-0 tag, a stray end-group, a group around some
+    fields closed by its own or another number, groups nested deep, wire types 6 and 7."""
+    data = bytearray(draw(base))
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(data)))
+        op = draw(st.sampled_from(["length", "length", "length", "pad", "zero", "egroup",
+                                   "group", "deep", "wt67"]))
+        if op == "length":  # the next one-byte length after a LEN tag, padded
+            j = next((j for j in range(i, len(data) - 1)
+                      if data[j] & 7 == LEN and data[j] < 0x80 and data[j + 1] < 0x80), None)
+            if j is not None:
+                data[j + 1:j + 2] = _padded(data[j + 1], draw(st.integers(2, 10)))
+        elif op == "pad":  # whatever varint ends at or after i
+            j = next((j for j in range(i, len(data)) if data[j] < 0x80), None)
+            if j is not None:
+                data[j:j + 1] = _padded(data[j], draw(st.integers(2, 10)))
+        elif op == "zero":
+            data[i:i] = draw(st.sampled_from([b"\x00\x01", b"\x02\x00", b"\x03\x04",
+                                              b"\x05\0\0\0\0"]))
+        elif op == "egroup":
+            data[i:i] = key(draw(st.integers(1, 20)), 4)
+        elif op in ("group", "deep"):
+            j = draw(st.integers(i, len(data)))
+            n = draw(st.integers(1, 20))
+            depth = 1 if op == "group" else draw(st.integers(90, 101))
+            close = n if draw(st.integers(0, 3)) else n + 1
+            data[j:j] = key(close, 4) * depth
+            data[i:i] = key(n, 3) * depth
+        else:
+            data[i:i] = bytes([draw(st.sampled_from([6, 7, 14, 15]))])
+    return bytes(data)
+
+
+@st.composite
+def padded_lengths(draw: Any) -> bytes:
+    """A generated message of any kind whose LEN lengths are some of them padded (a
+    message's own length counts its children's padding: the bytes stay whole)."""
+    data = draw(generated_any_kind())
+    return _repad(draw, data, 0, len(data), 0) if data else data
+
+
+def _repad(draw: Any, data: bytes, start: int, end: int, depth: int) -> bytes:
+    out = bytearray()
+    try:
+        for f in iter_fields(data, start, end):
+            if f.wire_type != LEN:
+                out += data[f.offset:f.end]
+                continue
+            payload = data[f.start:f.end]
+            if depth < 4 and draw(st.booleans()):  # (maybe a message: repad inside)
+                payload = _repad(draw, data, f.start, f.end, depth + 1)
+            width = draw(st.sampled_from([0, 0, 0, 0, 5, 6, 10]))
+            head = data[f.offset:f.start - len(varint(f.end - f.start))]
+            out += head + _padded(len(payload), max(width, len(varint(len(payload))))) + payload
+    except WireError:
+        return data[start:end]
+    return bytes(out)
+
+
+def _well_formed_all(data: bytes) -> None:
+    try:
+        wire_model.check_well_formed(data)
+    except AssertionError as exc:
+        _tolerate_known(exc, data)
+
+
+@needs_upb
+@DIFF
+@given(data=upb_edits(generated_any_kind()))
+def test_well_formed_agrees_with_upb_on_aimed_edits(data: bytes) -> None:
+    _well_formed_all(data)
+
+
+@needs_upb
+@DIFF
+@given(data=padded_lengths())
+def test_well_formed_agrees_with_upb_on_padded_lengths(data: bytes) -> None:
+    _well_formed_all(data)
+
+
+@needs_upb
+@DIFF
+@given(data=st.one_of(mutated(st.sampled_from(CORPUS_BYTES)),
+                      upb_edits(st.sampled_from(CORPUS_BYTES))))
+def test_well_formed_agrees_with_upb_on_mutated_corpus(data: bytes) -> None:
+    _well_formed_all(data)
+
+
+def test_the_well_formed_check_sees_an_overlong_length() -> None:
+    """The check is real: a length padded to 6 bytes is refused by upb, and by every
+    reading; to 5 bytes, taken by both."""
+    six = key(2, VARINT) + varint(1) + key(8, LEN) + _padded(1, 6) + b"t"
+    assert not any(r.well_formed for r in onnxdata.readings(six))
+    if wire_model.UPB:
+        assert wire_model.proto_parse(six, TensorProto) is None
+        wire_model.check_well_formed(six)
+        five = key(2, VARINT) + varint(1) + key(8, LEN) + _padded(1, 5) + b"t"
+        assert wire_model.proto_parse(five, TensorProto) is not None
+        wire_model.check_well_formed(five)
 
 
 # --------------------------------------------------------------------------- read

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -199,7 +200,19 @@ def _describe(value: Any) -> str:
 #: numpy's print options under which ``_small_float_repr`` is numpy's repr.
 _DEFAULTS = {"floatmode": "maxprec", "precision": 8, "suppress": False, "linewidth": 75,
              "sign": "-", "formatter": None, "legacy": False, "override_repr": None}
+#: numpy prints exponents when a value is below the first (0.0001 in the dtype) or at or
+#: above the second (10 ** min(8, finfo.precision)).
+_EXPONENT_BELOW = {np.dtype(np.float32): (float(np.float32(1e-4)), 1e6),
+                   np.dtype(np.float64): (1e-4, 1e8)}
 _FLOAT_SUFFIX = {np.dtype(np.float32): ", dtype=float32)", np.dtype(np.float64): ")"}
+
+
+def _default_print_options() -> bool:
+    """Whether numpy's print options are those under which ``_small_float_repr`` is
+    numpy's repr."""
+    options = np.get_printoptions()
+    return all(options.get(k) == v for k, v in _DEFAULTS.items()) and \
+        options["threshold"] >= 8
 
 
 def _small_float_repr(a: npt.NDArray[Any]) -> str | None:
@@ -209,22 +222,21 @@ def _small_float_repr(a: npt.NDArray[Any]) -> str | None:
 
     As numpy's FloatingFormat (floatmode "maxprec"): each value's shortest digits (at
     most 8 after the point), the integer parts padded left and the fractions right to
-    the widest of the array."""
+    the widest of the array. Only under ``_default_print_options()``."""
     suffix = _FLOAT_SUFFIX.get(a.dtype)
     if suffix is None or a.ndim != 1 or not 0 < a.size <= 8 or type(a) is not np.ndarray:
         return None
-    options = np.get_printoptions()
-    if any(options.get(k) != v for k, v in _DEFAULTS.items()) or a.size > options["threshold"]:
+    values = a.tolist()  # exact as Python floats: numpy's tests below, without its calls
+    if not all(map(math.isfinite, values)):
         return None
-    if not np.isfinite(a).all():
-        return None
-    nonzero = np.absolute(a[a != 0])
-    if nonzero.size:
-        high, low = np.max(nonzero), np.min(nonzero)
-        cutoff = 10. ** min(8, np.finfo(a.dtype).precision)  # 1e6 for float32, 1e8 float64
-        with np.errstate(over="ignore"):
-            if high >= cutoff or low < 0.0001 or high / low > 1000.:
-                return None  # numpy would print exponents
+    nonzero = [abs(v) for v in values if v]
+    if nonzero:
+        high, low = max(nonzero), min(nonzero)
+        small, cutoff = _EXPONENT_BELOW[a.dtype]
+        # high / low rounded to float32 may be 1000 where the float64 quotient is just
+        # above: then numpy's repr is asked, never a wrong text given
+        if high >= cutoff or low < small or high / low > 1000.:
+            return None  # numpy would print exponents
     fmt = np.format_float_positional
     parts = [fmt(x, precision=8, unique=True, fractional=True, trim=".").split(".")
              for x in a]
@@ -241,7 +253,7 @@ def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> No
     The lines are gathered into one Text and printed a batch at a time: a rich print per
     line cost ~0.3 ms, most of ``show --limit all`` of many tiny elements."""
     lines = _Lines(out)
-    _value_lines(lines, value, indent, limit)
+    _value_lines(lines, value, indent, limit, _default_print_options())
     lines.flush()
 
 
@@ -276,10 +288,11 @@ class _Lines:
         self.lines = []
 
 
-def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None) -> None:
+def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None,
+                 fast: bool) -> None:
     lines.add(indent + _describe(value), "bold")
     if isinstance(value, np.ndarray):
-        text = _small_float_repr(value)
+        text = _small_float_repr(value) if fast else None
         for line in (repr(value).splitlines() if text is None else (text,)):
             lines.add(indent + "  " + line)
         return
@@ -293,6 +306,6 @@ def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None) -> N
         return
     for label, v in items:
         lines.add(f"{indent}{label}")
-        _value_lines(lines, v, indent + "  ", limit)
+        _value_lines(lines, v, indent + "  ", limit, fast)
     if len(value) > len(items):
         lines.add(f"{indent}… {len(value) - len(items)} more (--limit N shows more)")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from onnxdata.cli.show import _small_float_repr
+from onnxdata.cli.show import _default_print_options, _small_float_repr
 
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-4, 9.99e-5, 1e6, 999999.0, 1e8, 99999999.0,
             1000.0, 0.001, 1 / 3, -7.25, 12345678.9, np.nan, np.inf]
@@ -35,5 +35,6 @@ def test_small_float_repr_takes_the_usual_and_leaves_the_rest() -> None:
         for other in (np.array([1e-9, 1.0]), np.array([np.nan]), np.zeros((2, 2)),
                       np.arange(3), np.zeros(20), np.array([2e6], np.float32)):
             assert _small_float_repr(other) is None
+    assert _default_print_options()
     with np.printoptions(precision=3):
-        assert _small_float_repr(np.array([0.5])) is None
+        assert not _default_print_options()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -185,9 +186,14 @@ def value_json(value: Any, limit: int | None) -> Any:
     return {"type": type(value).__name__, "value": _json_scalar(value)}
 
 
+@functools.lru_cache(maxsize=256)
+def _array_describe(dtype: np.dtype[Any], shape: tuple[int, ...]) -> str:
+    return f"ndarray {dtype} shape {tuple(shape)}"
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return f"ndarray {value.dtype} shape {tuple(value.shape)}"
+        return _array_describe(value.dtype, value.shape)
     if isinstance(value, list):
         return f"list of {len(value)}"
     if isinstance(value, dict):
@@ -242,8 +248,8 @@ def _small_float_repr(a: npt.NDArray[Any]) -> str | None:
              for x in a]
     left = max(len(p[0]) for p in parts)
     right = max(len(p[1]) for p in parts)
-    text = "array([" + ", ".join(fmt(x, precision=8, unique=True, fractional=True, trim=".",
-                                     pad_left=left, pad_right=right) for x in a) + "]" + suffix
+    # numpy pads both sides with spaces (pad_left, pad_right): the same done on the text
+    text = "array([" + ", ".join(f"{i:>{left}}.{f:<{right}}" for i, f in parts) + "]" + suffix
     return text if len(text) <= 70 else None  # longer: numpy may wrap it
 
 

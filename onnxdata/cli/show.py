@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from rich.console import Console
 from rich.text import Text
 
@@ -183,9 +186,14 @@ def value_json(value: Any, limit: int | None) -> Any:
     return {"type": type(value).__name__, "value": _json_scalar(value)}
 
 
+@functools.lru_cache(maxsize=256)
+def _array_describe(dtype: np.dtype[Any], shape: tuple[int, ...]) -> str:
+    return f"ndarray {dtype} shape {tuple(shape)}"
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return f"ndarray {value.dtype} shape {tuple(value.shape)}"
+        return _array_describe(value.dtype, value.shape)
     if isinstance(value, list):
         return f"list of {len(value)}"
     if isinstance(value, dict):
@@ -195,12 +203,104 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+#: numpy's print options under which ``_small_float_repr`` is numpy's repr.
+_DEFAULTS = {"floatmode": "maxprec", "precision": 8, "suppress": False, "linewidth": 75,
+             "sign": "-", "formatter": None, "legacy": False, "override_repr": None}
+#: numpy prints exponents when a value is below the first (0.0001 in the dtype) or at or
+#: above the second (10 ** min(8, finfo.precision)).
+_EXPONENT_BELOW = {np.dtype(np.float32): (float(np.float32(1e-4)), 1e6),
+                   np.dtype(np.float64): (1e-4, 1e8)}
+_FLOAT_SUFFIX = {np.dtype(np.float32): ", dtype=float32)", np.dtype(np.float64): ")"}
+
+
+def _default_print_options() -> bool:
+    """Whether numpy's print options are those under which ``_small_float_repr`` is
+    numpy's repr."""
+    options = np.get_printoptions()
+    return all(options.get(k) == v for k, v in _DEFAULTS.items()) and \
+        options["threshold"] >= 8
+
+
+def _small_float_repr(a: npt.NDArray[Any]) -> str | None:
+    """numpy's repr of a small 1-D float32 or float64 array of finite values printed in
+    positional notation on one line, made without numpy's per-call set-up (~0.2 ms, most
+    of ``show --limit all`` of many tiny tensors); None for any other array.
+
+    As numpy's FloatingFormat (floatmode "maxprec"): each value's shortest digits (at
+    most 8 after the point), the integer parts padded left and the fractions right to
+    the widest of the array. Only under ``_default_print_options()``."""
+    suffix = _FLOAT_SUFFIX.get(a.dtype)
+    if suffix is None or a.ndim != 1 or not 0 < a.size <= 8 or type(a) is not np.ndarray:
+        return None
+    values = a.tolist()  # exact as Python floats: numpy's tests below, without its calls
+    if not all(map(math.isfinite, values)):
+        return None
+    nonzero = [abs(v) for v in values if v]
+    if nonzero:
+        high, low = max(nonzero), min(nonzero)
+        small, cutoff = _EXPONENT_BELOW[a.dtype]
+        # high / low rounded to float32 may be 1000 where the float64 quotient is just
+        # above: then numpy's repr is asked, never a wrong text given
+        if high >= cutoff or low < small or high / low > 1000.:
+            return None  # numpy would print exponents
+    fmt = np.format_float_positional
+    parts = [fmt(x, precision=8, unique=True, fractional=True, trim=".").split(".")
+             for x in a]
+    left = max(len(p[0]) for p in parts)
+    right = max(len(p[1]) for p in parts)
+    # numpy pads both sides with spaces (pad_left, pad_right): the same done on the text
+    text = "array([" + ", ".join(f"{i:>{left}}.{f:<{right}}" for i, f in parts) + "]" + suffix
+    return text if len(text) <= 70 else None  # longer: numpy may wrap it
+
+
 def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> None:
-    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
-    out.print(Text(indent + _describe(value), "bold"))
+    """``value`` with at most ``limit`` items of each list or dict, then "… N more".
+
+    The lines are gathered into one Text and printed a batch at a time: a rich print per
+    line cost ~0.3 ms, most of ``show --limit all`` of many tiny elements."""
+    lines = _Lines(out)
+    _value_lines(lines, value, indent, limit, _default_print_options())
+    lines.flush()
+
+
+class _Lines:
+    """Lines for ``out``, printed ``BATCH`` at a time: on a terminal as one Text (bold where
+    asked), piped as plain text, as rich prints it without colour."""
+
+    BATCH = 4096
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+        self.lines: list[tuple[str, str | None]] = []
+
+    def add(self, line: str, style: str | None = None) -> None:
+        self.lines.append((line, style))
+        if len(self.lines) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.lines:
+            return
+        if self.out.is_terminal:
+            text = Text()
+            for i, (line, style) in enumerate(self.lines):
+                if i:
+                    text.append("\n")
+                text.append(line, style)
+            self.out.print(text, soft_wrap=self.out.soft_wrap)
+        else:
+            write_text(printable("\n".join(line for line, _ in self.lines), newlines=True)
+                       + "\n")
+        self.lines = []
+
+
+def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None,
+                 fast: bool) -> None:
+    lines.add(indent + _describe(value), "bold")
     if isinstance(value, np.ndarray):
-        for line in repr(value).splitlines():
-            out.print(indent + "  " + line, markup=False, highlight=False)
+        text = _small_float_repr(value) if fast else None
+        for line in (repr(value).splitlines() if text is None else (text,)):
+            lines.add(indent + "  " + line)
         return
     items: list[tuple[str, Any]]
     if isinstance(value, list):
@@ -211,8 +311,7 @@ def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> No
     else:
         return
     for label, v in items:
-        out.print(f"{indent}{label}", markup=False, highlight=False)
-        _print_value(out, v, indent + "  ", limit)
+        lines.add(f"{indent}{label}")
+        _value_lines(lines, v, indent + "  ", limit, fast)
     if len(value) > len(items):
-        out.print(f"{indent}… {len(value) - len(items)} more (--limit N shows more)",
-                  markup=False)
+        lines.add(f"{indent}… {len(value) - len(items)} more (--limit N shows more)")

@@ -46,6 +46,9 @@ What: TypeAlias = Literal["kind", "length", "keys", "dtype", "shape", "values"]
 
 #: Elements compared at once: small enough to keep temporaries in cache and memory flat.
 CHUNK_ELEMENTS = 1 << 18
+#: Arrays in a list of at most this many elements are compared a group at a time (those of
+#: one dtype and shape stacked), not one by one.
+GROUP_ELEMENTS = 64
 #: How many differing elements a Difference shows.
 SHOWN = 5
 
@@ -238,14 +241,56 @@ def _walk(actual: object, expected: object, path: str, tol: _Tolerance,
         if len(actual) != len(expected):
             out.append(Difference(path, "length", f"actual has {len(actual)} elements, "
                                                   f"expected {len(expected)}"))
-        for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
-            _walk(a, e, f"{path}[{i}]", tol, out)
+        _walk_list(actual, expected, path, tol, out)
         return
     if ka == "dict":
         assert isinstance(actual, dict) and isinstance(expected, dict)
         _walk_dicts(actual, expected, path, tol, out)
         return
     _compare_arrays(np.asarray(actual), np.asarray(expected), path, tol, out)
+
+
+def _walk_list(actual: list[Any] | tuple[Any, ...], expected: list[Any] | tuple[Any, ...],
+               path: str, tol: _Tolerance, out: _Sink) -> None:
+    """The common elements of two lists, in order; small arrays alike on both sides are
+    compared a group at a time (``_group_states``), and only those that differ, and the
+    other elements, are walked one by one: the same differences as one by one."""
+    n = min(len(actual), len(expected))
+    states = _group_states(actual, expected, n, tol)
+    for i in np.flatnonzero(states).tolist():
+        if states[i] == 1 and out.full:  # differs, past keep: counted, as _compare_arrays
+            out.count += 1
+            out.left_out["values"] = out.left_out.get("values", 0) + 1
+            continue
+        _walk(actual[i], expected[i], f"{path}[{i}]", tol, out)
+
+
+def _group_states(actual: list[Any] | tuple[Any, ...], expected: list[Any] | tuple[Any, ...],
+                  n: int, tol: _Tolerance) -> npt.NDArray[np.int8]:
+    """Per common element: 0 an array pair found equal, 1 found to differ (in values only:
+    same dtype and shape), -1 not grouped (to be walked)."""
+    states = np.full(n, -1, dtype=np.int8)
+    groups: dict[tuple[np.dtype[Any], tuple[int, ...]], list[int]] = {}
+    for i in range(n):
+        a, e = actual[i], expected[i]
+        if type(a) is np.ndarray and type(e) is np.ndarray and a.dtype == e.dtype \
+                and a.shape == e.shape and 0 < a.size <= GROUP_ELEMENTS:
+            groups.setdefault((a.dtype, a.shape), []).append(i)
+    for (dtype, shape), where in groups.items():
+        family, work = _family(dtype)
+        if len(where) < 2 or family == "string" or work.kind not in "biufc":
+            continue
+        size = math.prod(shape)
+        rows = max(1, CHUNK_ELEMENTS // size)
+        for start in range(0, len(where), rows):
+            part = where[start:start + rows]
+            sa = np.stack([actual[i] for i in part]).reshape(-1)
+            se = np.stack([expected[i] for i in part]).reshape(-1)
+            if sa.dtype != work:
+                sa, se = sa.astype(work), se.astype(work)
+            bad = _close_mismatch(sa, se, tol) if family == "float" else sa != se
+            states[part] = bad.reshape(len(part), size).any(axis=1)
+    return states
 
 
 def _key(k: object) -> object:

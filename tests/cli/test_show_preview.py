@@ -1,0 +1,40 @@
+"""show's preview of a small float array is numpy's repr, made without numpy's per-call
+set-up (issue 39): the fast path gives numpy's text for every array it takes, and leaves
+to numpy those numpy prints otherwise (exponents, nan, wrapping)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from onnxdata.cli.show import _default_print_options, _small_float_repr
+
+SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-4, 9.99e-5, 1e6, 999999.0, 1e8, 99999999.0,
+            1000.0, 0.001, 1 / 3, -7.25, 12345678.9, np.nan, np.inf]
+
+
+@given(st.sampled_from([np.float32, np.float64]), st.integers(1, 9), st.data())
+@settings(max_examples=500, deadline=None)
+def test_small_float_repr_is_numpys(dtype: type, size: int, data: st.DataObject) -> None:
+    elements = st.one_of(st.sampled_from(SPECIALS),
+                         st.floats(-1e9, 1e9, width=32 if dtype is np.float32 else 64))
+    a = data.draw(hnp.arrays(dtype, size, elements=elements))
+    with np.printoptions(threshold=64, edgeitems=3):
+        text = _small_float_repr(a)
+        if text is not None:
+            assert text == repr(a)
+
+
+def test_small_float_repr_takes_the_usual_and_leaves_the_rest() -> None:
+    with np.printoptions(threshold=64, edgeitems=3):
+        assert _small_float_repr(np.array([0.5, 1.0], np.float32)) == \
+            "array([0.5, 1. ], dtype=float32)"
+        assert _small_float_repr(np.array([-0.0, 2.25])) == "array([-0.  ,  2.25])"
+        for other in (np.array([1e-9, 1.0]), np.array([np.nan]), np.zeros((2, 2)),
+                      np.arange(3), np.zeros(20), np.array([2e6], np.float32)):
+            assert _small_float_repr(other) is None
+    assert _default_print_options()
+    with np.printoptions(precision=3):
+        assert not _default_print_options()

@@ -120,13 +120,13 @@ def _run(args: argparse.Namespace) -> int:
         raise _Stop("--write-outputs takes one test case, and no --against")
     providers = [p.strip() for p in args.providers.split(",") if p.strip()] \
         if args.providers else None
-    _check_backend(args.backend, providers)
-    if args.against:
-        _check_backend(args.against, None)
-    try:
+    try:  # the user's own files first: a bad expectations file is said with or without ORT
         exp = _expectations(args)
     except OnnxDataError as exc:
         raise _Stop(str(exc)) from exc
+    _check_backend(args.backend, providers)
+    if args.against:
+        _check_backend(args.against, None)
     if args.shard:
         try:
             cases = [c for c in cases if c[0] in set(shard([c for c, _ in cases], args.shard))]

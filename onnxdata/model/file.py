@@ -327,6 +327,9 @@ class _Reader:
         for _, g0, g1 in self._walk(0, self.size, frozenset({_GRAPH})):
             graphs += 1
             for number, v0, v1 in self._walk(g0, g1, frozenset({_INPUT, _OUTPUT})):
+                if len(inputs) + len(outputs) >= MAX_VALUES:  # as the compiled reader says
+                    raise WireError(f"more than {MAX_VALUES} graph inputs and outputs, more "
+                                    "than any model has", g0)
                 (inputs if number == _INPUT else outputs).append(self._value(v0, v1))
         if not graphs:  # a value file given as --model, say: not "a model of 0 inputs"
             raise WireError("it has no graph (field 7): not an ONNX model", 0)

@@ -161,8 +161,18 @@ def check_iter_fields(data: bytes) -> None:
 
 # ------------------------------------------------------------------ well_formed
 
-#: Is protobuf's parser here upb (the reference of ``check_well_formed``)?
-UPB = api_implementation.Type() == "upb"
+def _refuses_overlong_lengths() -> bool:
+    """Whether protobuf's parser here refuses a length written in 6 bytes, as upb 7 does
+    (the upb of protobuf 4.25, the old-protobuf suite's, takes it)."""
+    from onnxdata.core.messages import TensorProto
+
+    six = b"\x10\x01\x42\x81\x80\x80\x80\x80\x00t"  # data_type 1, name of length 1 in 6 bytes
+    return proto_parse(six, TensorProto) is None
+
+
+#: Is protobuf's parser here upb, and one that checks lengths as upb 7 does (the
+#: reference of ``check_well_formed``)?
+UPB = api_implementation.Type() == "upb" and _refuses_overlong_lengths()
 
 
 def check_well_formed(data: bytes) -> None:

@@ -513,6 +513,10 @@ def test_fuzz_regression(path: Path, harness: str) -> None:
     apart; the replay demands the fix, an xfail here says the bug is open)."""
     data = path.read_bytes()
     assert data, f"{path.name} is empty"
+    from tests import wire_model
+
+    if "refused-by-upb" in path.name and not wire_model.UPB:
+        pytest.skip("this protobuf's parser takes what upb 7 refuses: upb 7 is the reference")
     assert fuzz_targets.run_one(harness, data) is None, f"{path.name} hits a known bug"
 
 

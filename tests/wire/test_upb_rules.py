@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import onnxdata
@@ -29,10 +28,11 @@ from onnxdata.wire import decode
 from onnxdata.wire.field_tree import field_tree
 from onnxdata.wire.format import WireError, read_length
 from onnxdata.wire.source import Source
+from tests import wire_model
 from tests.wire_bytes import key, ld, varint, vint
 
 KINDS = ("sequence", "optional", "map", "tensor", "sparse_tensor")
-UPB = api_implementation.Type() == "upb"
+UPB = wire_model.UPB  # upb that checks lengths as upb 7 does
 
 
 def padded(value: int, nbytes: int) -> bytes:

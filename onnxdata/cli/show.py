@@ -16,7 +16,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -213,9 +213,15 @@ _EXPONENT_BELOW = {np.dtype(np.float32): (float(np.float32(1e-4)), 1e6),
 _FLOAT_SUFFIX = {np.dtype(np.float32): ", dtype=float32)", np.dtype(np.float64): ")"}
 
 
+#: The rules ``_small_float_repr`` follows are numpy 2's.
+_NUMPY_MAJOR: Final = int(np.__version__.split(".")[0])
+
+
 def _default_print_options() -> bool:
     """Whether numpy's print options are those under which ``_small_float_repr`` is
     numpy's repr."""
+    if _NUMPY_MAJOR < 2:  # numpy 1.x picks exponents by other rules (float32 1e-4: "1.e-04")
+        return False
     options = np.get_printoptions()
     return all(options.get(k) == v for k, v in _DEFAULTS.items()) and \
         options["threshold"] >= 8

@@ -32,7 +32,8 @@ from onnxdata.engine.engine import Engine
 from onnxdata.errors import Problem, no_memory_error
 from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, rows
 from onnxdata.model.file import Declared, declared_for
-from onnxdata.model.types import IO, DeclaredType, type_problems
+from onnxdata.model.type_walk import declared_problems
+from onnxdata.model.types import IO, DeclaredType, type_problems_reference
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.field_tree import MESSAGE_NAMES, Fit, Misfit, field_tree
 from onnxdata.wire.format import WireBuffer, WireError
@@ -97,6 +98,17 @@ class Reading:
     @cached_property
     def fit(self) -> Fit:
         return field_tree(self.source, self.kind, max_depth=self.max_depth)
+
+    def type_problems(self, declared: DeclaredType) -> list[Problem]:
+        """How the value disagrees with a model's ``declared`` type: a layout group at a
+        time over the compiled walk (``model.type_walk``) where the reading is valid (so
+        its field tree is whole), else by the reference over ``fit``."""
+        if self.valid:
+            found = declared_problems(self.source, self.kind_name, declared,
+                                      max_depth=self.max_depth)
+            if found is not None:
+                return found
+        return type_problems_reference(self.fit.root, declared)
 
     def as_json(self) -> dict[str, Any]:
         m = self.misfit
@@ -409,5 +421,5 @@ def explore(source: str | os.PathLike[str] | WireBuffer | Source, *,
         else:
             result.chosen = valid[0] if len(valid) == 1 else None
     if result.declared is not None and result.chosen is not None and result.chosen.well_formed:
-        result.type_problems = type_problems(result.chosen.fit.root, result.declared)
+        result.type_problems = result.chosen.type_problems(result.declared)
     return result

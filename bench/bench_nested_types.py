@@ -7,8 +7,9 @@ whose input declares that type, so every route checks the value against it. Each
 runs in its own process, which imports what it needs and runs the entry once on a tiny
 file of the same layout (so lazy imports are not timed), then times one run on the big
 file (CPU seconds, ``time.process_time``) and reports its peak RSS growth over the
-warmed-up process (``ru_maxrss`` after less the resident memory before; an upper bound
-when the imports' own peak was higher) and the process's whole peak.
+warmed-up process: the peak is reset before the run (Linux's ``clear_refs``), then its
+``VmHWM`` after less the resident memory before (where the reset is refused, the
+process's whole peak less it: an upper bound).
 
 - ``validate``: ``onnxdata validate input_0.pb`` (the CLI's ``main``);
 - ``read``: ``onnxdata.read(input_0.pb)`` (no kind: the model's declared type chooses);
@@ -69,6 +70,26 @@ def rss_kib() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+def reset_peak() -> bool:
+    """Reset this process's peak resident memory to what it holds now (Linux: writing 5 to
+    clear_refs), so the peak after a run is the run's own; False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_kib() -> int:
+    """The peak resident memory since the last reset (VmHWM), KiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def child(entry: str, path: str, tiny: str) -> None:
     report = os.fdopen(os.dup(1), "w")
     null = os.open(os.devnull, os.O_WRONLY)
@@ -78,10 +99,11 @@ def child(entry: str, path: str, tiny: str) -> None:
     op = operation(entry, path)
     op(tiny)  # the lazy imports and first-call set-up, untimed
     before = rss_kib()
+    reset_peak()
     start = time.process_time()
     outcome = op(path)
     seconds = time.process_time() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kib()
     if not isinstance(outcome, (int, str, type(None))):
         outcome = type(outcome).__name__
     print(json.dumps({"seconds": seconds, "growth_kib": max(peak - before, 0), "peak_kib": peak,
@@ -121,6 +143,7 @@ def main() -> int:
               f"imports and a warm-up; RSS growth over the warmed-up process")
         print(f"{'entry':10} {'s':>7} {'s/MB':>7} {'/goal':>6} {'RSS +MiB':>9} {'x file':>7} "
               f"{'peak MiB':>9}  outcome")
+        print("(peak MiB: the run's peak, the warmed-up process's memory included)")
         for entry in args.only.split(","):
             runs = [run_child(entry, path, tiny) for _ in range(repeat)]
             best = min(runs, key=lambda r: r["seconds"])

@@ -42,7 +42,7 @@ from onnxdata.core.messages import (
     ElemType,
 )
 from onnxdata.core.paths import join_path
-from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk, TypeRuns, add_run
+from onnxdata.engine.by_layout import GroupWalk, TypeRuns, add_run, min_grouped
 from onnxdata.engine.one_line import (
     SequenceFacts,
     map_summary,
@@ -251,7 +251,7 @@ class Engine(TensorWalk, GroupWalk):
             offset = 0
             for starts, ends in occurrence_batches(src, w):
                 n = int(starts.size)
-                if n >= MIN_GROUPED:
+                if n >= min_grouped(kind):
                     done, last = self.grouped(kind, (starts, ends), path, field_name, depth,
                                               (code, elem_type), facts, last, codes, types,
                                               mine_types, out if self.values else None,
@@ -272,7 +272,7 @@ class Engine(TensorWalk, GroupWalk):
             tensors = code == ElemType.TENSOR
             detailed = tensors or code == ElemType.SPARSE_TENSOR
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
-            if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
+            if deep_ok and w.ranges is not None and len(w.ranges) >= min_grouped(kind):
                 # a layout at a time (compiled): engine.by_layout, layout_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,

@@ -472,6 +472,8 @@ def layout_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
 def _members(node: _Node, g: _Group, v0: Any) -> list[Any] | None:
     """One group's values, its first the engine's own ``v0``; None where the value built
     for the first is not ``v0`` (the guard) or cannot be built."""
+    if g.n == 1:  # the engine's value is the group's only one: nothing to build or check
+        return [v0]
     got = _values(node, v0, g)
     if got is None or not _same(got[0], getattr(v0, "parts", v0)):
         return None

@@ -150,6 +150,15 @@ class Engine(TensorWalk, GroupWalk):
         #: nothing per element.
         self.merged: list[tuple[str, int]] = []
         self.merged_count = 0
+        #: Whether the walk met a field its message's schema lacks, one of another wire
+        #: type, or a message nested past ``max_depth``: where ``wire.field_tree`` stops
+        #: (problems of the value; ``model.type_walk`` answers only where it does not).
+        self.strays = False
+
+    def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
+        if f.unknown or f.unknown_more:
+            self.strays = True
+        return super()._wire(path, message, f)
 
     def note_merged(self, path: str, f: Fields, name: str, field_name: str) -> None:
         """Record singular message field ``name`` of ``f`` if it occurred more than once."""
@@ -208,6 +217,7 @@ class Engine(TensorWalk, GroupWalk):
             if depth > MAX_DEPTH:
                 raise WireError(f"messages nested deeper than {MAX_DEPTH}", where.first)
             self.problems.add([too_deep(path, self.max_depth)])
+            self.strays = True
             code = None
             if kind == "tensor":  # a sequence still compares its data type
                 code = as_int32(scan(self.src, where, TENSOR, depth=depth).scalars.get(

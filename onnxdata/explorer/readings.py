@@ -89,6 +89,7 @@ class Reading:
     max_depth: int = field(default=MAX_DEPTH, repr=False, compare=False)
     merged: tuple[tuple[str, int], ...] = ()
     merged_count: int = 0
+    strays: bool = field(default=False, repr=False, compare=False)
 
     @property
     def kind_name(self) -> KindName:
@@ -101,9 +102,10 @@ class Reading:
 
     def type_problems(self, declared: DeclaredType) -> list[Problem]:
         """How the value disagrees with a model's ``declared`` type: a layout group at a
-        time over the compiled walk (``model.type_walk``) where the reading is valid (so
-        its field tree is whole), else by the reference over ``fit``."""
-        if self.valid:
+        time over the compiled walk (``model.type_walk``) where the field tree is whole (the
+        walk met no field its message lacks, of another wire type, or nested too deep:
+        ``strays``), else by the reference over ``fit``."""
+        if self.well_formed and not self.strays:
             found = declared_problems(self.source, self.kind_name, declared,
                                       max_depth=self.max_depth)
             if found is not None:
@@ -180,7 +182,7 @@ def reading(data: WireBuffer | Source, kind: str, /, *,
     total = len(engine.problems.items) + engine.problems.dropped
     return Reading(name, True, not probs, probs, out.summary, None, src, total,
                    max_depth=max_depth, merged=tuple(engine.merged),
-                   merged_count=engine.merged_count)
+                   merged_count=engine.merged_count, strays=engine.strays)
 
 
 def _plausibility(r: Reading) -> tuple[int, int, int]:

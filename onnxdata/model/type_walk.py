@@ -11,9 +11,10 @@ every other member, re-pathed, in document order, up to the cap, then only count
 is the scans of one path from the root and each open sequence's group numbers.
 
 It answers for a tree the reference walks whole: where the field tree stops early (a field
-its message lacks, a wire type it does not take, nesting past ``max_depth``), the engine
-says so as a problem of the value, so the callers take it for a valid value and the
-reference for the rest. None where it cannot answer (nesting past ``max_depth``).
+its message lacks, a wire type it does not take, nesting past ``max_depth``), the engine's
+walk of the same bytes says so (``Engine.strays``), and the callers ask the reference
+instead (the explorer); or they take it only for a value the engine reads without a
+problem (the test loop's load). None where nesting passes ``max_depth``.
 """
 
 from __future__ import annotations

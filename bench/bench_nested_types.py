@@ -13,10 +13,12 @@ process's whole peak less it: an upper bound).
 
 - ``validate``: ``onnxdata validate input_0.pb`` (the CLI's ``main``);
 - ``read``: ``onnxdata.read(input_0.pb)`` (no kind: the model's declared type chooses);
+- ``load``: ``onnxdata.cases.load_test_data_set(test_data_set_0)``, the test loop's read:
+  the value checked against the declared type, then read;
 - ``show``: ``onnxdata show --limit all input_0.pb`` (output to /dev/null).
 
-Goal (issue 39): <= 0.2 s per MB for validate and read, show <= 1 s per MB, and a peak
-RSS growth <= 10x the file.
+Goal (issue 39): <= 0.2 s per MB for validate, read and load, show <= 1 s per MB, and a
+peak RSS growth <= 10x the file.
 
     .venv/bin/python bench/bench_nested_types.py [--mb 1] [--repeat 3]
 """
@@ -40,7 +42,7 @@ from bench_show_diff import NESTED, nested_set
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-ENTRIES = {"validate": 0.2, "read": 0.2, "show": 1.0}  # entry: goal in s per MB
+ENTRIES = {"validate": 0.2, "read": 0.2, "load": 0.2, "show": 1.0}  # entry: goal, s per MB
 RSS_GOAL = 10.0  # peak RSS growth over the file's size
 
 
@@ -49,6 +51,10 @@ def operation(entry: str, path: str) -> Any:
         import onnxdata
 
         return lambda p: onnxdata.read(p)
+    if entry == "load":
+        from onnxdata.cases import load_test_data_set
+
+        return lambda p: load_test_data_set(os.path.dirname(p))
     from onnxdata.cli.main import main as cli
 
     words = ["validate"] if entry == "validate" else ["show", "--limit", "all"]

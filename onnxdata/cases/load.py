@@ -20,7 +20,7 @@ from typing import Any
 
 from onnxdata.core.messages import MESSAGE_CLASSES
 from onnxdata.core.strings import Strings
-from onnxdata.errors import DecodeError, Problem, ValidationError, no_memory_error
+from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError, no_memory_error
 from onnxdata.io.read import read_source
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.type_walk import declared_problems
@@ -79,7 +79,7 @@ def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
         # what the field tree's says of a value the engine reads without a problem
         try:
             return read_source(src, declared.kind, base_dir=path.parent, strings=strings)
-        except (DecodeError, ValidationError):
+        except (OnnxDataError, OSError):
             pass  # said below as it always was: the field tree's misfit comes first
     walked = field_tree(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
     if walked.misfit is not None:

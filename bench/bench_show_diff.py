@@ -50,9 +50,9 @@ def tiny_sequence(n: int, seed: int = 0) -> list[np.ndarray]:
 
 
 def nested_value(mb: float) -> list[dict[int, list[list[list[np.ndarray]]]]]:
-    # one map entry holds 4 x 4 x 4 tensors of 2 floats (~1.6 KB on the wire)
+    # one map entry holds 4 x 4 x 4 tensors of 2 floats (~1.1 KB on the wire)
     rng = np.random.default_rng(1)
-    entries = max(1, int(mb * 1e6 / 1600))
+    entries = max(1, int(mb * 1e6 / 1100))
     maps: list[dict[int, list[list[list[np.ndarray]]]]] = []
     for start in range(0, entries, 16):
         maps.append({k: [[list(rng.random((4, 2), dtype=np.float32)) for _ in range(4)]

@@ -35,10 +35,18 @@ from onnxdata.wire.fields import Occurrences
 from onnxdata.wire.occurrences import range_bounds
 from onnxdata.wire.source import Source
 
-__all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run"]
+__all__ = ["MIN_GROUPED", "GroupWalk", "TypeRuns", "add_run", "min_grouped"]
 
-#: Fewer elements than this are walked one by one: grouping them would cost more.
+#: Fewer tensors than this are walked one by one: grouping them would cost more.
 MIN_GROUPED: Final = 32
+#: ... and fewer containers than this (a sequence, map or optional holds more messages: a
+#: map's 16 values of seq(seq(seq(tensor))) walked one by one were 21 messages each).
+MIN_GROUPED_CONTAINERS: Final = 4
+
+
+def min_grouped(kind: str) -> int:
+    """How many elements of ``kind`` a sequence must hold for them to be grouped."""
+    return MIN_GROUPED if kind in ("tensor", "sparse_tensor") else MIN_GROUPED_CONTAINERS
 
 #: Elements' types in runs of equal ones, ``[type, count]`` each, in document order: what
 #: the type rules read (``containers.element_type_problems`` takes the counts), so a

@@ -42,7 +42,7 @@ from onnxdata.core.messages import (
     ElemType,
 )
 from onnxdata.core.paths import join_path
-from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk, TypeRuns, add_run
+from onnxdata.engine.by_layout import GroupWalk, TypeRuns, add_run, min_grouped
 from onnxdata.engine.one_line import (
     SequenceFacts,
     map_summary,
@@ -150,6 +150,15 @@ class Engine(TensorWalk, GroupWalk):
         #: nothing per element.
         self.merged: list[tuple[str, int]] = []
         self.merged_count = 0
+        #: Whether the walk met a field its message's schema lacks, one of another wire
+        #: type, or a message nested past ``max_depth``: where ``wire.field_tree`` stops
+        #: (problems of the value; ``model.type_walk`` answers only where it does not).
+        self.strays = False
+
+    def _wire(self, path: str, message: str, f: Fields) -> list[Problem]:
+        if f.unknown or f.unknown_more:
+            self.strays = True
+        return super()._wire(path, message, f)
 
     def note_merged(self, path: str, f: Fields, name: str, field_name: str) -> None:
         """Record singular message field ``name`` of ``f`` if it occurred more than once."""
@@ -208,6 +217,7 @@ class Engine(TensorWalk, GroupWalk):
             if depth > MAX_DEPTH:
                 raise WireError(f"messages nested deeper than {MAX_DEPTH}", where.first)
             self.problems.add([too_deep(path, self.max_depth)])
+            self.strays = True
             code = None
             if kind == "tensor":  # a sequence still compares its data type
                 code = as_int32(scan(self.src, where, TENSOR, depth=depth).scalars.get(
@@ -251,7 +261,7 @@ class Engine(TensorWalk, GroupWalk):
             offset = 0
             for starts, ends in occurrence_batches(src, w):
                 n = int(starts.size)
-                if n >= MIN_GROUPED:
+                if n >= min_grouped(kind):
                     done, last = self.grouped(kind, (starts, ends), path, field_name, depth,
                                               (code, elem_type), facts, last, codes, types,
                                               mine_types, out if self.values else None,
@@ -272,7 +282,7 @@ class Engine(TensorWalk, GroupWalk):
             tensors = code == ElemType.TENSOR
             detailed = tensors or code == ElemType.SPARSE_TENSOR
             small = self.small.setdefault(kind, {}) if kind != "tensor" and deep_ok else None
-            if deep_ok and w.ranges is not None and len(w.ranges) >= MIN_GROUPED:
+            if deep_ok and w.ranges is not None and len(w.ranges) >= min_grouped(kind):
                 # a layout at a time (compiled): engine.by_layout, layout_values
                 done, last = self.grouped(kind, w.ranges, path, field_name, depth,
                                           (code, elem_type), facts, last, codes, types,

@@ -260,10 +260,18 @@ def _raw(dt: Any, v0: npt.NDArray[Any], g: _Group, j: int) -> list[Any] | None:
             width == count * dt.dtype.itemsize:
         at = s + g.base
         if g.n > 1 and bool((np.diff(at) == at[1] - at[0]).all()) and at[1] > at[0]:
-            rows = np.lib.stride_tricks.as_strided(
-                g.whole[int(at[0]):], shape=(g.n, width), strides=(int(at[1] - at[0]), 1),
-                writeable=False)
-            return _rows(rows.view(dt.dtype), v0.shape)
+            # one array over the mapping at the members' stride, made directly (as_strided
+            # would keep two more objects and a dict alive per call, as the rows' base:
+            # 3.5 MB more for a 1 MB file of 58,000 tensors in groups of 16)
+            item = dt.dtype.itemsize
+            inner = [item]
+            for d in reversed(v0.shape[1:]):
+                inner.insert(0, inner[0] * d)
+            rows = np.ndarray((g.n, *v0.shape), dtype=dt.dtype, buffer=g.whole,
+                              offset=int(at[0]),
+                              strides=(int(at[1] - at[0]), *inner[:len(v0.shape)]))
+            rows.flags.writeable = False
+            return [rows[i, ...] for i in range(g.n)] if not v0.shape else list(rows)
         out = []
         for a in at.tolist():
             arr = g.whole[a:a + width].view(dt.dtype).reshape(v0.shape)
@@ -464,6 +472,8 @@ def layout_values(trees: list[tuple[_Node, _Group]], ids: npt.NDArray[np.int32],
 def _members(node: _Node, g: _Group, v0: Any) -> list[Any] | None:
     """One group's values, its first the engine's own ``v0``; None where the value built
     for the first is not ``v0`` (the guard) or cannot be built."""
+    if g.n == 1:  # the engine's value is the group's only one: nothing to build or check
+        return [v0]
     got = _values(node, v0, g)
     if got is None or not _same(got[0], getattr(v0, "parts", v0)):
         return None

@@ -32,7 +32,8 @@ from onnxdata.engine.engine import Engine
 from onnxdata.errors import Problem, no_memory_error
 from onnxdata.explorer.table import DEFAULT_ROWS, ByteRow, rows
 from onnxdata.model.file import Declared, declared_for
-from onnxdata.model.types import IO, DeclaredType, type_problems
+from onnxdata.model.type_walk import declared_problems
+from onnxdata.model.types import IO, DeclaredType, type_problems_reference
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.field_tree import MESSAGE_NAMES, Fit, Misfit, field_tree
 from onnxdata.wire.format import WireBuffer, WireError
@@ -88,6 +89,7 @@ class Reading:
     max_depth: int = field(default=MAX_DEPTH, repr=False, compare=False)
     merged: tuple[tuple[str, int], ...] = ()
     merged_count: int = 0
+    strays: bool = field(default=False, repr=False, compare=False)
 
     @property
     def kind_name(self) -> KindName:
@@ -97,6 +99,18 @@ class Reading:
     @cached_property
     def fit(self) -> Fit:
         return field_tree(self.source, self.kind, max_depth=self.max_depth)
+
+    def type_problems(self, declared: DeclaredType) -> list[Problem]:
+        """How the value disagrees with a model's ``declared`` type: a layout group at a
+        time over the compiled walk (``model.type_walk``) where the field tree is whole (the
+        walk met no field its message lacks, of another wire type, or nested too deep:
+        ``strays``), else by the reference over ``fit``."""
+        if self.well_formed and not self.strays:
+            found = declared_problems(self.source, self.kind_name, declared,
+                                      max_depth=self.max_depth)
+            if found is not None:
+                return found
+        return type_problems_reference(self.fit.root, declared)
 
     def as_json(self) -> dict[str, Any]:
         m = self.misfit
@@ -168,7 +182,7 @@ def reading(data: WireBuffer | Source, kind: str, /, *,
     total = len(engine.problems.items) + engine.problems.dropped
     return Reading(name, True, not probs, probs, out.summary, None, src, total,
                    max_depth=max_depth, merged=tuple(engine.merged),
-                   merged_count=engine.merged_count)
+                   merged_count=engine.merged_count, strays=engine.strays)
 
 
 def _plausibility(r: Reading) -> tuple[int, int, int]:
@@ -409,5 +423,5 @@ def explore(source: str | os.PathLike[str] | WireBuffer | Source, *,
         else:
             result.chosen = valid[0] if len(valid) == 1 else None
     if result.declared is not None and result.chosen is not None and result.chosen.well_formed:
-        result.type_problems = type_problems(result.chosen.fit.root, result.declared)
+        result.type_problems = result.chosen.type_problems(result.declared)
     return result

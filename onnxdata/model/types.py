@@ -1,8 +1,10 @@
 """The types a model declares for its inputs and outputs, and whether a value matches one.
 
 A ``TypeProto`` becomes a small ``DeclaredType`` (``optional(sequence(tensor(float)))``);
-``type_problems`` checks a value's wire facts (a ``FitMessage`` from ``onnxdata.wire.field_tree``)
-against it, element types and shapes included, without parsing payloads.
+``type_problems_reference`` checks a value's wire facts (a ``FitMessage`` from
+``onnxdata.wire.field_tree``) against it, element types and shapes included, without parsing
+payloads: the reference of ``onnxdata.model.type_walk``, which says the same over the
+compiled walk a layout group at a time, without the tree.
 ``find_model`` finds ``model.onnx`` from ONNX's ``test_data_set_N/input_K.pb`` layout;
 ``onnxdata.model.file`` reads the declared types from it in bounded memory.
 """
@@ -34,8 +36,16 @@ __all__ = [
     "DeclaredType",
     "IO",
     "declared_type",
+    "elem_type_problems",
     "find_model",
-    "type_problems",
+    "key_type_problems",
+    "kind_problems",
+    "map_values_type",
+    "shape_problems",
+    "sparse_problems",
+    "tensor_problems",
+    "type_name",
+    "type_problems_reference",
 ]
 
 IO = Literal["input", "output"]
@@ -122,8 +132,8 @@ def _kind_of(node: FitMessage) -> KindName:
     return KIND_OF_MESSAGE[node.type]
 
 
-def type_problems(node: FitMessage, declared: DeclaredType, path: str = "", *,
-                  max_problems: int = MAX_PROBLEMS) -> list[Problem]:
+def type_problems_reference(node: FitMessage, declared: DeclaredType, path: str = "", *,
+                            max_problems: int = MAX_PROBLEMS) -> list[Problem]:
     """How a value (its wire facts) disagrees with a declared type; [] when it matches.
     At most ``max_problems`` are listed, then one "…and N more problems", as for every
     other check."""
@@ -136,26 +146,21 @@ def _type_problems(node: FitMessage, declared: DeclaredType, path: str,
                    sink: ProblemSink) -> None:
     kind = _kind_of(node)
     if kind != declared.kind:
-        sink.add([Problem(path, f"declared {declared} but the value is a {kind}")])
+        sink.add(kind_problems(kind, declared, path))
         return
     if kind == "tensor":
-        sink.add(_tensor_problems(node, declared, path, "data_type"))
+        sink.add(tensor_problems(node.get_int("data_type"), node.get_ints("dims"), declared,
+                                 path))
         return
     if kind == "sparse_tensor":
         values = node.child("values")
-        out: list[Problem] = []
         code = values.get_int("data_type") if values is not None else 0
-        if declared.elem_type and code != declared.elem_type:
-            out.append(Problem(join_path(path, "values"), f"declared {declared} but holds "
-                                                    f"{type_name(code)} values"))
-        dims = node.get_ints("dims")
-        out.extend(_shape_problems(dims, declared, path))
-        sink.add(out)
+        sink.add(sparse_problems(code, node.get_ints("dims"), declared, path))
         return
     assert declared.element is not None
     if kind == "sequence":
         code = node.get_int("elem_type")
-        out = _elem_type_problem(code, declared, path)
+        out = elem_type_problems(code, declared, path)
         if out:
             sink.add(out)
             return
@@ -168,7 +173,7 @@ def _type_problems(node: FitMessage, declared: DeclaredType, path: str,
         code = node.get_int("elem_type")
         if code == ElemType.UNDEFINED:
             return  # absent: fits any declared element type
-        out = _elem_type_problem(code, declared, path)
+        out = elem_type_problems(code, declared, path)
         if out:
             sink.add(out)
             return
@@ -178,17 +183,48 @@ def _type_problems(node: FitMessage, declared: DeclaredType, path: str,
             _type_problems(value, declared.element, join_path(path, f"{name}_value"), sink)
         return
     # map
-    key = node.get_int("key_type")
-    if key != declared.elem_type:
-        sink.add([Problem(join_path(path, "key_type"),
-                          f"declared {declared} but the keys are {type_name(key)}")])
+    sink.add(key_type_problems(node.get_int("key_type"), declared, path))
     values = node.child("values")
     if values is not None:
-        seq = DeclaredType("sequence", element=declared.element)
-        _type_problems(values, seq, join_path(path, "values"), sink)
+        _type_problems(values, map_values_type(declared), join_path(path, "values"), sink)
 
 
-def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Problem]:
+# What each kind of message is checked for (the reference above and ``type_walk`` alike).
+
+def kind_problems(kind: KindName, declared: DeclaredType, path: str) -> list[Problem]:
+    """A value of another kind than the declared one."""
+    if kind == declared.kind:
+        return []
+    return [Problem(path, f"declared {declared} but the value is a {kind}")]
+
+
+def map_values_type(declared: DeclaredType) -> DeclaredType:
+    """The declared type of a declared map's ``values`` field: a sequence of its values."""
+    return DeclaredType("sequence", element=declared.element)
+
+
+def key_type_problems(key: int, declared: DeclaredType, path: str) -> list[Problem]:
+    """A map's ``key_type`` other than the declared one."""
+    if key == declared.elem_type:
+        return []
+    return [Problem(join_path(path, "key_type"),
+                    f"declared {declared} but the keys are {type_name(key)}")]
+
+
+def sparse_problems(code: int, dims: list[int] | None, declared: DeclaredType,
+                    path: str) -> list[Problem]:
+    """A sparse tensor's values' data type ``code`` and its ``dims`` against the declared
+    ones."""
+    out: list[Problem] = []
+    if declared.elem_type and code != declared.elem_type:
+        out.append(Problem(join_path(path, "values"), f"declared {declared} but holds "
+                                                      f"{type_name(code)} values"))
+    out.extend(shape_problems(dims, declared, path))
+    return out
+
+
+def elem_type_problems(code: int, declared: DeclaredType, path: str) -> list[Problem]:
+    """A sequence's or optional's ``elem_type`` other than its declared element's kind."""
     assert declared.element is not None
     want = ELEM_TYPE_OF_KIND[declared.element.kind]
     if code != want:
@@ -198,19 +234,21 @@ def _elem_type_problem(code: int, declared: DeclaredType, path: str) -> list[Pro
     return []
 
 
-def _tensor_problems(node: FitMessage, declared: DeclaredType, path: str,
-                     field: str) -> list[Problem]:
+def tensor_problems(code: int, dims: list[int] | None, declared: DeclaredType,
+                    path: str) -> list[Problem]:
+    """A tensor's ``data_type`` ``code`` and ``dims`` against the declared ones."""
     out: list[Problem] = []
-    code = node.get_int(field)
     if declared.elem_type and code != declared.elem_type:
-        out.append(Problem(join_path(path, field),
+        out.append(Problem(join_path(path, "data_type"),
                            f"declared {declared} but holds {type_name(code)}"))
-    out.extend(_shape_problems(node.get_ints("dims"), declared, path))
+    out.extend(shape_problems(dims, declared, path))
     return out
 
 
-def _shape_problems(dims: list[int] | None, declared: DeclaredType,
-                    path: str) -> list[Problem]:
+def shape_problems(dims: list[int] | None, declared: DeclaredType,
+                   path: str) -> list[Problem]:
+    """How a tensor's ``dims`` disagree with the declared shape (none when either is
+    unknown)."""
     if declared.shape is None or dims is None:
         return []
     want = declared.shape

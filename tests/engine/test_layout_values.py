@@ -125,6 +125,24 @@ BUILT |= {
         for i in range(N)]),
 }
 
+def few_nested(i: int, dims: list[int]) -> bytes:
+    """seq(seq(tensor(float))) of 4 x 4 raw tensors of ``dims``, their values from ``i``."""
+    n = int(np.prod(dims))
+    return sequence(3, 5, [sequence(1, 3, [tensor(1, dims, ld(9, f32(*range(i + j, i + j + n))))
+                                           for j in range(4)]) for _ in range(4)])
+
+
+# Fewer containers than the tensors' MIN_GROUPED, grouped too (issue 39: a map's 16 values
+# of seq(seq(seq(tensor))) were walked one by one, 21 messages each).
+BUILT |= {
+    "few-nested-sequences": sequence(3, 5, [few_nested(i, [2, 3]) for i in range(5)]),
+    "few-nested-scalars": sequence(3, 5, [few_nested(i, []) for i in range(6)]),
+    "maps-of-few-nested-values": sequence(4, 6, [
+        vint(2, 7) + ld(3, b"".join(encode_varint(k) for k in range(i, i + 5))) +
+        ld(5, sequence(3, 5, [few_nested(i + k, [2]) for k in range(5)])) for i in range(7)]),
+}
+
+
 #: name: the sequence's bytes (read one by one: layout_values builds none)
 DECLINED: dict[str, bytes] = {
     "sparse-inside-sequences": sequence(3, 5, [sequence(2, 4, [sparse(i)]) for i in range(N)]),
@@ -236,6 +254,21 @@ def test_an_invalid_element_is_named(tmp_path: Path) -> None:
         onnxdata.read(path, "sequence")
     assert [p.path for p in caught.value.problems] == [
         "map_values[37].values.tensor_values[0].raw_data"]
+
+
+def test_an_invalid_element_of_few_nested_ones_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tensor of another layout deep in one of a few grouped containers is reported at
+    its own path, as the one-by-one walk reports it."""
+    good = sequence(1, 3, [tensor(1, [2], ld(9, f32(j, -j))) for j in range(4)])
+    bad = sequence(1, 3, [tensor(1, [2], ld(9, f32(0, 1, 2 if j == 1 else 0)[:8 + 4 * (j == 1)]))
+                          for j in range(4)])
+    elements = [few_nested(i, [2]) for i in range(5)]
+    elements[3] = sequence(3, 5, [good, good, bad, good])
+    grouped, one_by_one, _ = _both(sequence(3, 5, elements), tmp_path, monkeypatch)
+    assert grouped.startswith("ValidationError")
+    assert "sequence_values[3].sequence_values[2].tensor_values[1].raw_data" in grouped
+    assert grouped == one_by_one
 
 
 def test_sparse_budget_names_the_same_element(tmp_path: Path,

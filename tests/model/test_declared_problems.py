@@ -15,7 +15,7 @@ from onnxdata.cases import load_test_data_set
 from onnxdata.cli.main import main
 from onnxdata.errors import ValidationError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
-from onnxdata.model.types import declared_type, type_problems
+from onnxdata.model.types import declared_type, type_problems_reference
 from onnxdata.rules.common import MAX_PROBLEMS, joined_problems, more_problems
 from onnxdata.wire.field_tree import field_tree
 
@@ -39,11 +39,12 @@ def test_type_problems_are_the_first_1000_then_a_count(tmp_path: Path) -> None:
     data = _case(tmp_path).read_bytes()
     t = declared_type(ModelProto.FromString((tmp_path / "model.onnx").read_bytes())
                       .graph.input[0].type)
-    found = type_problems(field_tree(data, "SequenceProto").root, t)
+    found = type_problems_reference(field_tree(data, "SequenceProto").root, t)
     assert len(found) == MAX_PROBLEMS + 1  # was N
     assert found[0].path == "tensor_values[0].data_type"
     assert found[-1] == more_problems(N - MAX_PROBLEMS)
-    assert len(type_problems(field_tree(data, "SequenceProto").root, t, max_problems=5)) == 6
+    assert len(type_problems_reference(field_tree(data, "SequenceProto").root, t,
+                                       max_problems=5)) == 6
     with pytest.raises(ValidationError) as info:
         load_test_data_set(tmp_path / "test_data_set_0")
     assert len(info.value.problems) == MAX_PROBLEMS + 1

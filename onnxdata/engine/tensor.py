@@ -60,6 +60,9 @@ _PACKED_DIMS: Final = 640
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length;
 #: -1 for external data; (field, count) for packed float_data or double_data).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], bool] = {}
+#: The element count of a valid plain tensor with raw_data or packed float_data or
+#: double_data, -1 for an invalid one, by the same facts (``tensor_storage_problems``).
+_PLAIN_COUNT: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], int] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...], bool], str] = {}
 #: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
 _LONG_INTS: Final = 1 << 16
@@ -246,27 +249,30 @@ class TensorWalk:
             raw, storage = typed[1], (field, raw_len // width)
         elif raw < 0:
             return None
-        facts = (code, tuple(dims), storage)
-        ok = _PLAIN_OK.get(facts)
-        if ok is None:
+        shape = tuple(dims)
+        facts = (code, shape, storage)
+        count = _PLAIN_COUNT.get(facts)
+        if count is None:
             ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed is None
                       else tensor_storage_problems("", code, dims, {field: raw_len // width},
                                                    None))
-            if len(_PLAIN_OK) < 4096:
-                _PLAIN_OK[facts] = ok
-        if not ok:
+            count = (element_count(dims) or 0) if ok else -1
+            if len(_PLAIN_COUNT) < 4096:
+                _PLAIN_COUNT[facts] = count
+        if count < 0:
             return None
         out = WalkResult(None, code, ntype=("tensor", code))
         if self.summaries:
-            out.summary = _summary(code, facts[1], False)
+            out.summary = _summary(code, shape, False)
         if self.values:
-            dt = DATA_TYPES[code]
-            count = element_count(dims) or 0
             try:
-                value = _from_raw(src, dt, raw, count, dims)
-                if typed is not None and self.fixed_copies:
-                    value = value.copy()  # (as tensor_value copies float_data)
-                out.value = value if self.fixed_copies else read_only(value)
+                value = _from_raw(src, DATA_TYPES[code], raw, count, shape)
+                if self.fixed_copies:
+                    if typed is not None:
+                        value = value.copy()  # (as tensor_value copies float_data)
+                elif value.flags.writeable:  # (read_only, inline; a view of bytes is already)
+                    value.flags.writeable = False
+                out.value = value
             except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
                 return None
         return out
@@ -543,7 +549,7 @@ def read_only(value: Any) -> Any:
     return value
 
 
-def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: list[int]) -> Any:
+def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: Sequence[int]) -> Any:
     """A tensor's raw_data as an array: a view of memory or the mapping (making a view
     touches no page, so needs no size check), else read."""
     if not dt.sub_byte and _LITTLE:

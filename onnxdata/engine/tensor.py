@@ -50,8 +50,10 @@ __all__ = ["WalkResult", "TensorWalk", "external_value"]
 _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
 #: The one-byte tags the plain-tensor path reads: dims (VARINT or packed), data_type
-#: (VARINT), name, raw_data, external_data and data_location (VARINT).
-_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x22, 0x42, 0x4A, 0x52, 0x6A, 0x70})
+#: (VARINT), string_data, name, raw_data, external_data and data_location (VARINT).
+_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x22, 0x32, 0x42, 0x4A, 0x52, 0x6A, 0x70})
+#: A STRING tensor of more string_data than this is left to scan_tensor (its compiled walk).
+_PLAIN_STRINGS: Final = 64
 #: Packed float_data and double_data, whose bytes are those raw_data would hold: (field
 #: name, bytes per value).
 _PACKED_FIXED: Final = {0x22: ("float_data", 4), 0x52: ("double_data", 8)}
@@ -157,8 +159,9 @@ class TensorWalk:
 
     def plain(self, start: int, end: int, path: str | None = None) -> WalkResult | None:
         """The common tensor, fast: only dims, data_type, name and raw_data (or float_data
-        or double_data packed once: the same bytes), and valid; or with external_data and
-        data_location EXTERNAL instead (``_external``).
+        or double_data packed once: the same bytes; or a STRING tensor's string_data, up to
+        _PLAIN_STRINGS of them), and valid; or with external_data and data_location
+        EXTERNAL instead (``_external``).
 
         None for anything else (another field, a bad size...): ``scan_tensor``
         then reads it and says what is wrong. Validity is
@@ -175,6 +178,7 @@ class TensorWalk:
         raw_len = 0
         location = -1
         entries: list[tuple[int, int]] = []
+        strings: list[tuple[int, int]] = []
         typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
         while pos < end:
             if pos + 16 > hi and hi < end:
@@ -231,6 +235,10 @@ class TensorWalk:
                     raw, raw_len = pos, value
                 elif key == 0x6A:
                     entries.append((pos, pos + value))
+                elif key == 0x32:
+                    strings.append((pos, pos + value))
+                    if len(strings) > _PLAIN_STRINGS:
+                        return None
                 elif key in _PACKED_FIXED:  # (a second one: scan_tensor joins them)
                     if typed is not None:
                         return None
@@ -238,24 +246,33 @@ class TensorWalk:
                     raw_len = value
                 pos += value
         if entries or location > 0:
-            if location != EXTERNAL or not entries or raw >= 0 or typed is not None:
+            if location != EXTERNAL or not entries or raw >= 0 or typed is not None \
+                    or strings:
                 return None
             return self._external(code, dims, entries, path)
         storage: int | tuple[str, int] = raw_len
-        if typed is not None:  # float_data or double_data, packed once
+        typed_counts: dict[str, int] | None = None  # (None: raw_data's length is storage)
+        if code == STRING:  # string_data, as many as there are (none: no elements)
+            if raw >= 0 or typed is not None:
+                return None
+            storage = ("string_data", len(strings))
+            typed_counts = {"string_data": len(strings)}
+        elif strings:
+            return None
+        elif typed is not None:  # float_data or double_data, packed once
             field, width = _PACKED_FIXED[typed[0]]
-            if raw >= 0 or raw_len % width or code == STRING:
-                return None  # (STRING: no bytes to view; numpy cannot view them as objects)
+            if raw >= 0 or raw_len % width:
+                return None
             raw, storage = typed[1], (field, raw_len // width)
+            typed_counts = {field: raw_len // width}
         elif raw < 0:
             return None
         shape = tuple(dims)
         facts = (code, shape, storage)
         count = _PLAIN_COUNT.get(facts)
         if count is None:
-            ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed is None
-                      else tensor_storage_problems("", code, dims, {field: raw_len // width},
-                                                   None))
+            ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed_counts is None
+                      else tensor_storage_problems("", code, dims, typed_counts, None))
             count = (element_count(dims) or 0) if ok else -1
             if len(_PLAIN_COUNT) < 4096:
                 _PLAIN_COUNT[facts] = count
@@ -266,7 +283,11 @@ class TensorWalk:
             out.summary = _summary(code, shape, False)
         if self.values:
             try:
-                value = _from_raw(src, DATA_TYPES[code], raw, count, shape)
+                if code == STRING:  # (string_values: as tensor_value decodes them)
+                    value = string_values(src, Occurrences(strings) if strings else None,
+                                          len(strings)).reshape(shape)
+                else:
+                    value = _from_raw(src, DATA_TYPES[code], raw, count, shape)
                 if self.fixed_copies:
                     if typed is not None:
                         value = value.copy()  # (as tensor_value copies float_data)

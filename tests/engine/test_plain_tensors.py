@@ -1,7 +1,8 @@
 """``TensorWalk.plain`` reads a tensor whose values are float_data or double_data packed
-once as it reads raw_data (the same little-endian bytes): for any such bytes it gives what
-the full scan gives (problems, summaries, values, errors, writable copies where the
-reference reader makes them), and it is what runs for the common valid tensor."""
+once as it reads raw_data (the same little-endian bytes), and a STRING tensor's few
+string_data: for any such bytes it gives what the full scan gives (problems, summaries,
+values, errors, writable copies where the reference reader makes them), and it is what
+runs for the common valid tensor."""
 
 from __future__ import annotations
 
@@ -65,6 +66,31 @@ def typed_tensors(draw: Any) -> bytes:
     return b"".join(parts[i] for i in order)
 
 
+@st.composite
+def string_tensors(draw: Any) -> bytes:
+    """STRING tensors of string_data, most valid, some with a count that does not fit, more
+    strings than plain takes, raw_data or float_data too, another data type, a name."""
+    code = draw(st.sampled_from([TensorProto.STRING] * 6 + [TensorProto.FLOAT, 0]))
+    dims = draw(st.lists(st.integers(0, 3), max_size=3))
+    n = int(np.prod(dims))
+    n = draw(st.sampled_from([n, n, n, n + 1, max(0, n - 1),
+                              engine_tensor._PLAIN_STRINGS + 1]))
+    values = draw(st.lists(st.binary(max_size=3), min_size=n, max_size=n))
+    parts = [vint(1, d) for d in dims] if draw(st.booleans()) else \
+        ([ld(1, b"".join(varint(d) for d in dims))] if dims else [])
+    parts.append(vint(2, code))
+    parts += [ld(6, v) for v in values]
+    how = draw(st.sampled_from(["plain", "plain", "plain", "raw-too", "float-too", "named"]))
+    if how == "raw-too":
+        parts.append(ld(9, b"ab"))
+    elif how == "float-too":
+        parts.append(ld(4, b""))
+    elif how == "named":
+        parts.insert(0, ld(8, b"t"))
+    order = draw(st.permutations(range(len(parts))))
+    return b"".join(parts[i] for i in order)
+
+
 def _everything(data: bytes, folder: Path) -> dict[str, Any]:
     path = folder / "value.pb"
     path.write_bytes(data)
@@ -89,6 +115,34 @@ def test_the_plain_path_says_what_the_scan_says(tmp_path: Path, data: bytes) -> 
         m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
         slow = _everything(data, tmp_path)
     assert fast == slow
+
+
+@SETTINGS
+@given(string_tensors())
+def test_the_plain_path_says_what_the_scan_says_of_strings(tmp_path: Path, data: bytes) -> None:
+    fast = _everything(data, tmp_path)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
+        slow = _everything(data, tmp_path)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, engine_tensor._PLAIN_STRINGS + 1])
+def test_the_plain_path_reads_a_few_strings(n: int, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A STRING tensor of up to _PLAIN_STRINGS strings is read by plain (no scan), as load
+    and to_numpy read it; more are left to the scan's compiled walk."""
+    message = TensorProto(data_type=TensorProto.STRING, dims=[n],
+                          string_data=[b"s%d" % i for i in range(n)])
+    data = message.SerializeToString()
+    (tmp_path / "t.pb").write_bytes(data)
+    scanned = spy_scans(monkeypatch)
+    got = onnxdata.read(tmp_path / "t.pb", "tensor")
+    assert got.dtype == object and got.tolist() == list(message.string_data)
+    assert not got.flags.writeable
+    assert onnxdata.read(tmp_path / "t.pb", "tensor", strings="str").tolist() == \
+        [s.decode() for s in message.string_data]
+    assert scanned == ([] if n <= engine_tensor._PLAIN_STRINGS else ["", ""])
 
 
 @pytest.mark.parametrize("array", [np.arange(6, dtype=np.float32).reshape(2, 3),

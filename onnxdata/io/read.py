@@ -130,11 +130,14 @@ _paused: Final = gc_paused()
 
 def _walked(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | None,
             max_depth: int, max_problems: int, strings: Strings) -> Any:
-    """The value of ``src`` read as ``chosen``: a tensor's is one array, a container's a
-    list or dict per element, built with the collector paused (``gc_pause``)."""
+    """The value of ``src`` read as ``chosen``. A container's value (a list or dict per
+    element) is built with the collector paused (``gc_pause``), and its sparse tensors and
+    external data share one densify budget (issue 10, P8); a tensor's value is one array,
+    and its external data, all it can spend, is checked against the limit as one budget
+    would check it."""
     if chosen == "tensor":
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
-    with _paused:
+    with _paused, densify_budget(get_densify_limit()):
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
 
 
@@ -145,8 +148,7 @@ def _walk(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | None
     engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,
                     max_problems=max_problems)
     try:
-        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
-            value = engine.run(chosen).value
+        value = engine.run(chosen).value
     except WireError as exc:
         src.finish()  # bytes that changed under the walk: say so, not that they are bad
         raise DecodeError(exc.reason, source=name, kind=message_name(chosen),

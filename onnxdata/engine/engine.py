@@ -381,24 +381,31 @@ class Engine(TensorWalk, GroupWalk):
     def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         f = scan(self.src, where, OPTIONAL, self.problems.cap, depth)
         elem_type = _int32(f, "elem_type")
-        set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
-                      if kind in f.counts]
+        counts = f.counts
+        present = [(code, kind) for code, kind in KIND_OF_ELEM_TYPE.items() if kind in counts]
         own = self._wire(path, "OptionalProto", f)
-        own += optional_problems(path, elem_type, set_fields)
-        self.problems.add(own)
+        if elem_type is None or not (elem_type == 0 or elem_type in KIND_OF_ELEM_TYPE) \
+                or len(present) > 1 or (present and present[0][0] != elem_type):
+            # (else the common optional: an element type, and at most its own value set)
+            own += optional_problems(path, elem_type,
+                                     [OPTIONAL_FIELDS[code] for code, _ in present])
+        if own:
+            self.problems.add(own)
         code_of = elem_type or 0
         result = WalkResult(ntype=("optional", (KIND_OF_ELEM_TYPE[code_of],)
                                 if code_of in OPTIONAL_FIELDS else None))
         child_summary: str | None = None
-        for code, kind in KIND_OF_ELEM_TYPE.items():
-            w = f.where(kind, where, OPTIONAL) if kind in f.counts else None
-            if w is not None:
-                self.note_merged(path, f, kind, OPTIONAL_FIELDS[code])
-                got = self.message(kind, w, join_path(path, OPTIONAL_FIELDS[code]), depth + 1)
-                result.value = got.value
-                if code == elem_type:
-                    child_summary = got.summary
-                    result.ntype = ("optional", got.ntype)
+        for code, kind in present:
+            w = f.where(kind, where, OPTIONAL)
+            assert w is not None  # (present: counted)
+            field_name = OPTIONAL_FIELDS[code]
+            if counts[kind] > 1:
+                self.note_merged(path, f, kind, field_name)
+            got = self.message(kind, w, join_path(path, field_name), depth + 1)
+            result.value = got.value
+            if code == elem_type:
+                child_summary = got.summary
+                result.ntype = ("optional", got.ntype)
         if self.summaries:
             result.summary = optional_summary(elem_type or 0, child_summary)
         return result

@@ -1,7 +1,8 @@
 """``Engine._plain_tensors``, the short way through a sequence of a few plain tensors: for
 any sequence it gives what ``Engine.sequence``'s whole walk gives (values, problems,
 summaries, the declared-type check that reads its element type, errors), and it is what
-runs for the common valid one."""
+runs for the common valid one. And ``Engine.optional``, which checks its elem_type only
+where it may be wrong, finds what validate finds."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from onnxdata import TensorProto
 from onnxdata.engine.by_layout import MIN_GROUPED
 from onnxdata.engine.engine import Engine
 from onnxdata.explorer.readings import reading
-from onnxdata.io import message_values
+from onnxdata.io import message_checks, message_values
+from onnxdata.rules import validation
 from tests.walk_digest import outcome
 from tests.wire_bytes import ld, vint
 
@@ -109,3 +111,28 @@ def test_the_short_way_reads_the_common_sequence(tmp_path: Path,
     with pytest.raises(onnxdata.ValidationError, match="INT64 differs from FLOAT"):
         onnxdata.read(path, "sequence")
     assert taken == [True, False]
+
+
+@st.composite
+def optionals(draw: Any) -> bytes:
+    """Optionals: any elem_type (or none), none, one or two value fields, of any kind, some
+    given twice (merged), some with an unknown field."""
+    values = {3: ld(3, _tensor(TensorProto.FLOAT, 2)), 5: ld(5, vint(2, 1)),
+              6: ld(6, vint(1, 7)), 7: ld(7, vint(2, 0))}
+    fields = draw(st.lists(st.sampled_from(sorted(values)), max_size=3))
+    parts = [values[n] for n in fields]
+    elem_type = draw(st.sampled_from([None, 0, 1, 2, 3, 4, 5, 6, 99]))
+    if elem_type is not None:
+        parts.insert(0, vint(2, elem_type))
+    if draw(st.booleans()):
+        parts.append(vint(99, 1))
+    return b"".join(parts)
+
+
+@SETTINGS
+@given(optionals())
+def test_an_optional_says_what_validate_says(data: bytes) -> None:
+    message = onnxdata.load(data, "optional")
+    assert message_checks.problems(message) == validation.problems_reference(message)
+    assert message_checks.problems(message, max_problems=1) == \
+        validation.problems_reference(message, max_problems=1)

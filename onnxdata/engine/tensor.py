@@ -210,6 +210,8 @@ class TensorWalk:
             elif key == 0x10:
                 code = value
             elif key == 0x70:
+                if value > EXTERNAL:  # out of the closed enum: kept aside (scan_tensor's)
+                    return None
                 location = value
             elif key == 0x0A:  # packed dims
                 stop = pos + value
@@ -265,8 +267,8 @@ class TensorWalk:
                 return None
             raw, storage = typed[1], (field, raw_len // width)
             typed_counts = {field: raw_len // width}
-        elif raw < 0:
-            return None
+        elif raw < 0:  # no data field at all: valid only for no elements
+            storage, typed_counts, raw, typed = ("", 0), {}, 0, (0, 0)  # (typed: to copy)
         shape = tuple(dims)
         facts = (code, shape, storage)
         count = _PLAIN_COUNT.get(facts)

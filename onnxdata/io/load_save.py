@@ -162,7 +162,7 @@ def kind_when_not_given(name: str | None, data: Buffer | Source) -> KindName:
     the file declares is remembered per folder while the model stays the same file
     (``_declared_kinds``): the files of a test-data set cost one look at it each."""
     if name is not None:
-        head, tail = os.path.split(name)
+        head, _, tail = name.rpartition("/")  # (a key: any split that is one per name)
         known = _declared_kinds.get(head)
         if known is not None:
             kind = known[2].get(tail)

@@ -180,16 +180,18 @@ class TensorWalk:
         entries: list[tuple[int, int]] = []
         strings: list[tuple[int, int]] = []
         typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
+        keys = _PLAIN_KEYS
+        lim = (end if end < hi else hi) - base  # (the window's end, or the message's)
         while pos < end:
-            if pos + 16 > hi and hi < end:
+            if hi < end and pos + 16 > hi:  # (a message in memory: never)
                 buf, base = src.window(pos, min(end, pos + 64))
                 hi = base + len(buf)
+                lim = (end if end < hi else hi) - base
             i = pos - base
             key = buf[i]
-            if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
+            if key not in keys:  # before reading a value: it may not be a varint
                 return None
             i += 1
-            lim = (end if end < hi else hi) - base
             if i >= lim:
                 return None
             b = buf[i]
@@ -220,16 +222,17 @@ class TensorWalk:
                 if stop > hi:
                     buf, base = src.window(pos, stop)
                     hi = base + len(buf)
-                i, lim = pos - base, stop - base
+                i, run_end = pos - base, stop - base
                 try:
-                    while i < lim:
-                        value, i = read_varint(buf, i, lim, base)
+                    while i < run_end:
+                        value, i = read_varint(buf, i, run_end, base)
                         if value >> 63:
                             return None
                         dims.append(value)
                 except WireError:
                     return None
                 pos = stop
+                lim = (end if end < hi else hi) - base
             else:
                 if value > end - pos:
                     return None
@@ -576,6 +579,9 @@ def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: Sequence[
     """A tensor's raw_data as an array: a view of memory or the mapping (making a view
     touches no page, so needs no size check), else read."""
     if not dt.sub_byte and _LITTLE:
+        data = src.in_memory()
+        if data is not None:  # one call, where a slice, view and reshape took three
+            return np.ndarray(dims, dt.dtype, data, start)
         whole = src.whole()
         if whole is not None:
             return whole[start:start + count * dt.dtype.itemsize].view(dt.dtype).reshape(dims)

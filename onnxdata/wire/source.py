@@ -256,6 +256,11 @@ class Source:
             return self._whole()[start:start + count * dt.itemsize].view(dt)
         return np.frombuffer(self._held(start, start + count * dt.itemsize), dtype=dt)
 
+    def in_memory(self) -> WireBuffer | None:
+        """The bytes when they are in memory (a buffer, or a file read as one copy); None
+        for a mapped or pread file."""
+        return self._data
+
     def buffer(self) -> Any:
         """What ``from_le_bytes`` views: the memory buffer, the mapping, or None (pread)."""
         if self._data is not None:

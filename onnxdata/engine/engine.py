@@ -90,6 +90,12 @@ __all__ = ["Engine"]
 _SMALL: Final = 64
 
 
+#: A sequence's element counts by field, all 0 (``_plain_tensors`` sets tensor_values).
+_NO_ELEMENTS: Final = {field: 0 for field in ELEM_FIELDS.values()}
+#: The inner type of a sequence of tensors, by their data type (None: no tensor).
+_TENSORS_INNER: dict[int | None, NestedType] = {}
+
+
 #: An invalid element remembered by its bytes: its outcome, path, problems (None when
 #: they cannot be added again under another path) and how many it added.
 _Remembered = tuple[WalkResult, str, list[Problem] | None, int]
@@ -238,6 +244,9 @@ class Engine(TensorWalk, GroupWalk):
     def sequence(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         src = self.src
         f = scan(src, where, SEQUENCE, self.problems.cap, depth)
+        plain = self._plain_tensors(f, where, depth)
+        if plain is not None:
+            return plain
         at = self.problems.mark()
         elem_type = _int32(f, "elem_type")
         counts = {ELEM_FIELDS[code]: f.counts.get(kind, 0)
@@ -347,27 +356,66 @@ class Engine(TensorWalk, GroupWalk):
             result.summary = sequence_summary(facts, sum(counts.values()))
         return result
 
+    def _plain_tensors(self, f: Fields, where: Occurrences, depth: int) -> WalkResult | None:
+        """The common sequence, its value built with less bookkeeping than ``sequence``'s:
+        elem_type TENSOR, no field but name and a few tensor_values, each a valid tensor of
+        one data type that ``plain`` reads (and the first's type the sequence's). Nothing
+        to report then: ``sequence`` would find the same value and no problem. None for
+        any other (``sequence`` walks it)."""
+        counts = f.counts
+        n = counts.get("tensor", 0)
+        if f.scalars.get("elem_type") != ElemType.TENSOR or f.unknown or f.unknown_more \
+                or len(counts) != ("name" in counts) + (n > 0) or self.summaries \
+                or depth + 1 > self.max_depth:
+            return None
+        out: list[Any] = []
+        code = None
+        if n:
+            w = f.where("tensor", where, SEQUENCE)
+            ranges = w.ranges if w is not None else None
+            if ranges is None or len(ranges) >= MIN_GROUPED:
+                return None
+            for a, b in ranges:
+                got = self.plain(a, b)
+                if got is None or (code is not None and got.code != code):
+                    return None
+                code = got.code
+                out.append(got.value)
+        self.last_seq = (ElemType.TENSOR, {**_NO_ELEMENTS, "tensor_values": n})
+        inner = _TENSORS_INNER.get(code)
+        if inner is None:
+            inner = _TENSORS_INNER[code] = sequence_inner_type(
+                ElemType.TENSOR, [("tensor", code)] if code is not None else [])
+        return WalkResult(out if self.values else None, ntype=("sequence", inner))
+
     def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         f = scan(self.src, where, OPTIONAL, self.problems.cap, depth)
         elem_type = _int32(f, "elem_type")
-        set_fields = [OPTIONAL_FIELDS[code] for code, kind in KIND_OF_ELEM_TYPE.items()
-                      if kind in f.counts]
+        counts = f.counts
+        present = [(code, kind) for code, kind in KIND_OF_ELEM_TYPE.items() if kind in counts]
         own = self._wire(path, "OptionalProto", f)
-        own += optional_problems(path, elem_type, set_fields)
-        self.problems.add(own)
+        if elem_type is None or not (elem_type == 0 or elem_type in KIND_OF_ELEM_TYPE) \
+                or len(present) > 1 or (present and present[0][0] != elem_type):
+            # (else the common optional: an element type, and at most its own value set)
+            own += optional_problems(path, elem_type,
+                                     [OPTIONAL_FIELDS[code] for code, _ in present])
+        if own:
+            self.problems.add(own)
         code_of = elem_type or 0
         result = WalkResult(ntype=("optional", (KIND_OF_ELEM_TYPE[code_of],)
                                 if code_of in OPTIONAL_FIELDS else None))
         child_summary: str | None = None
-        for code, kind in KIND_OF_ELEM_TYPE.items():
+        for code, kind in present:
             w = f.where(kind, where, OPTIONAL)
-            if w is not None:
-                self.note_merged(path, f, kind, OPTIONAL_FIELDS[code])
-                got = self.message(kind, w, join_path(path, OPTIONAL_FIELDS[code]), depth + 1)
-                result.value = got.value
-                if code == elem_type:
-                    child_summary = got.summary
-                    result.ntype = ("optional", got.ntype)
+            assert w is not None  # (present: counted)
+            field_name = OPTIONAL_FIELDS[code]
+            if counts[kind] > 1:
+                self.note_merged(path, f, kind, field_name)
+            got = self.message(kind, w, join_path(path, field_name), depth + 1)
+            result.value = got.value
+            if code == elem_type:
+                child_summary = got.summary
+                result.ntype = ("optional", got.ntype)
         if self.summaries:
             result.summary = optional_summary(elem_type or 0, child_summary)
         return result

@@ -50,8 +50,10 @@ __all__ = ["WalkResult", "TensorWalk", "external_value"]
 _LITTLE: Final = sys.byteorder == "little"
 _U8: Final = np.dtype(np.uint8)
 #: The one-byte tags the plain-tensor path reads: dims (VARINT or packed), data_type
-#: (VARINT), name, raw_data, external_data and data_location (VARINT).
-_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x22, 0x42, 0x4A, 0x52, 0x6A, 0x70})
+#: (VARINT), string_data, name, raw_data, external_data and data_location (VARINT).
+_PLAIN_KEYS: Final = frozenset({0x08, 0x0A, 0x10, 0x22, 0x32, 0x42, 0x4A, 0x52, 0x6A, 0x70})
+#: A STRING tensor of more string_data than this is left to scan_tensor (its compiled walk).
+_PLAIN_STRINGS: Final = 64
 #: Packed float_data and double_data, whose bytes are those raw_data would hold: (field
 #: name, bytes per value).
 _PACKED_FIXED: Final = {0x22: ("float_data", 4), 0x52: ("double_data", 8)}
@@ -60,6 +62,9 @@ _PACKED_DIMS: Final = 640
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length;
 #: -1 for external data; (field, count) for packed float_data or double_data).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], bool] = {}
+#: The element count of a valid plain tensor with raw_data or packed float_data or
+#: double_data, -1 for an invalid one, by the same facts (``tensor_storage_problems``).
+_PLAIN_COUNT: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], int] = {}
 _DETAILS: dict[tuple[int, tuple[int, ...], bool], str] = {}
 #: Above this many bytes a repeated int64 field is walked in chunks, not held as a list.
 _LONG_INTS: Final = 1 << 16
@@ -154,8 +159,9 @@ class TensorWalk:
 
     def plain(self, start: int, end: int, path: str | None = None) -> WalkResult | None:
         """The common tensor, fast: only dims, data_type, name and raw_data (or float_data
-        or double_data packed once: the same bytes), and valid; or with external_data and
-        data_location EXTERNAL instead (``_external``).
+        or double_data packed once: the same bytes; or a STRING tensor's string_data, up to
+        _PLAIN_STRINGS of them), and valid; or with external_data and data_location
+        EXTERNAL instead (``_external``).
 
         None for anything else (another field, a bad size...): ``scan_tensor``
         then reads it and says what is wrong. Validity is
@@ -172,17 +178,20 @@ class TensorWalk:
         raw_len = 0
         location = -1
         entries: list[tuple[int, int]] = []
+        strings: list[tuple[int, int]] = []
         typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
+        keys = _PLAIN_KEYS
+        lim = (end if end < hi else hi) - base  # (the window's end, or the message's)
         while pos < end:
-            if pos + 16 > hi and hi < end:
+            if hi < end and pos + 16 > hi:  # (a message in memory: never)
                 buf, base = src.window(pos, min(end, pos + 64))
                 hi = base + len(buf)
+                lim = (end if end < hi else hi) - base
             i = pos - base
             key = buf[i]
-            if key not in _PLAIN_KEYS:  # before reading a value: it may not be a varint
+            if key not in keys:  # before reading a value: it may not be a varint
                 return None
             i += 1
-            lim = (end if end < hi else hi) - base
             if i >= lim:
                 return None
             b = buf[i]
@@ -203,6 +212,8 @@ class TensorWalk:
             elif key == 0x10:
                 code = value
             elif key == 0x70:
+                if value > EXTERNAL:  # out of the closed enum: kept aside (scan_tensor's)
+                    return None
                 location = value
             elif key == 0x0A:  # packed dims
                 stop = pos + value
@@ -211,16 +222,17 @@ class TensorWalk:
                 if stop > hi:
                     buf, base = src.window(pos, stop)
                     hi = base + len(buf)
-                i, lim = pos - base, stop - base
+                i, run_end = pos - base, stop - base
                 try:
-                    while i < lim:
-                        value, i = read_varint(buf, i, lim, base)
+                    while i < run_end:
+                        value, i = read_varint(buf, i, run_end, base)
                         if value >> 63:
                             return None
                         dims.append(value)
                 except WireError:
                     return None
                 pos = stop
+                lim = (end if end < hi else hi) - base
             else:
                 if value > end - pos:
                     return None
@@ -228,6 +240,10 @@ class TensorWalk:
                     raw, raw_len = pos, value
                 elif key == 0x6A:
                     entries.append((pos, pos + value))
+                elif key == 0x32:
+                    strings.append((pos, pos + value))
+                    if len(strings) > _PLAIN_STRINGS:
+                        return None
                 elif key in _PACKED_FIXED:  # (a second one: scan_tensor joins them)
                     if typed is not None:
                         return None
@@ -235,38 +251,54 @@ class TensorWalk:
                     raw_len = value
                 pos += value
         if entries or location > 0:
-            if location != EXTERNAL or not entries or raw >= 0 or typed is not None:
+            if location != EXTERNAL or not entries or raw >= 0 or typed is not None \
+                    or strings:
                 return None
             return self._external(code, dims, entries, path)
         storage: int | tuple[str, int] = raw_len
-        if typed is not None:  # float_data or double_data, packed once
-            field, width = _PACKED_FIXED[typed[0]]
-            if raw >= 0 or raw_len % width or code == STRING:
-                return None  # (STRING: no bytes to view; numpy cannot view them as objects)
-            raw, storage = typed[1], (field, raw_len // width)
-        elif raw < 0:
+        typed_counts: dict[str, int] | None = None  # (None: raw_data's length is storage)
+        if code == STRING:  # string_data, as many as there are (none: no elements)
+            if raw >= 0 or typed is not None:
+                return None
+            storage = ("string_data", len(strings))
+            typed_counts = {"string_data": len(strings)}
+        elif strings:
             return None
-        facts = (code, tuple(dims), storage)
-        ok = _PLAIN_OK.get(facts)
-        if ok is None:
-            ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed is None
-                      else tensor_storage_problems("", code, dims, {field: raw_len // width},
-                                                   None))
-            if len(_PLAIN_OK) < 4096:
-                _PLAIN_OK[facts] = ok
-        if not ok:
+        elif typed is not None:  # float_data or double_data, packed once
+            field, width = _PACKED_FIXED[typed[0]]
+            if raw >= 0 or raw_len % width:
+                return None
+            raw, storage = typed[1], (field, raw_len // width)
+            typed_counts = {field: raw_len // width}
+        elif raw < 0:  # no data field at all: valid only for no elements
+            storage, typed_counts, raw, typed = ("", 0), {}, 0, (0, 0)  # (typed: to copy)
+        shape = tuple(dims)
+        facts = (code, shape, storage)
+        count = _PLAIN_COUNT.get(facts)
+        if count is None:
+            ok = not (tensor_storage_problems("", code, dims, {}, raw_len) if typed_counts is None
+                      else tensor_storage_problems("", code, dims, typed_counts, None))
+            count = (element_count(dims) or 0) if ok else -1
+            if len(_PLAIN_COUNT) < 4096:
+                _PLAIN_COUNT[facts] = count
+        if count < 0:
             return None
         out = WalkResult(None, code, ntype=("tensor", code))
         if self.summaries:
-            out.summary = _summary(code, facts[1], False)
+            out.summary = _summary(code, shape, False)
         if self.values:
-            dt = DATA_TYPES[code]
-            count = element_count(dims) or 0
             try:
-                value = _from_raw(src, dt, raw, count, dims)
-                if typed is not None and self.fixed_copies:
-                    value = value.copy()  # (as tensor_value copies float_data)
-                out.value = value if self.fixed_copies else read_only(value)
+                if code == STRING:  # (string_values: as tensor_value decodes them)
+                    value = string_values(src, Occurrences(strings) if strings else None,
+                                          len(strings)).reshape(shape)
+                else:
+                    value = _from_raw(src, DATA_TYPES[code], raw, count, shape)
+                if self.fixed_copies:
+                    if typed is not None:
+                        value = value.copy()  # (as tensor_value copies float_data)
+                elif value.flags.writeable:  # (read_only, inline; a view of bytes is already)
+                    value.flags.writeable = False
+                out.value = value
             except ValueError:  # a shape numpy cannot hold: scan_tensor reports it
                 return None
         return out
@@ -543,10 +575,13 @@ def read_only(value: Any) -> Any:
     return value
 
 
-def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: list[int]) -> Any:
+def _from_raw(src: Source, dt: DataType, start: int, count: int, dims: Sequence[int]) -> Any:
     """A tensor's raw_data as an array: a view of memory or the mapping (making a view
     touches no page, so needs no size check), else read."""
     if not dt.sub_byte and _LITTLE:
+        data = src.in_memory()
+        if data is not None:  # one call, where a slice, view and reshape took three
+            return np.ndarray(dims, dt.dtype, data, start)
         whole = src.whole()
         if whole is not None:
             return whole[start:start + count * dt.dtype.itemsize].view(dt.dtype).reshape(dims)

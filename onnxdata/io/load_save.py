@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import warnings
-from typing import Any, Literal, TypeAlias, TypeVar, Union, cast, overload
+from typing import Any, Final, Literal, TypeAlias, TypeVar, Union, cast, overload
 
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import EncodeError as _ProtobufEncodeError
@@ -28,6 +29,8 @@ from onnxdata.core.messages import (
 from onnxdata.errors import DecodeError, OnnxDataError, UnknownFieldsWarning, no_memory_error
 from onnxdata.io.atomic import atomic_writer
 from onnxdata.io.serialize import write_parts
+from onnxdata.model.file import declared_for
+from onnxdata.model.types import find_model
 from onnxdata.wire.source import Buffer, Source, byte_buffer, read_checked
 
 __all__ = ["PathOrBytes", "kind_when_not_given", "load", "save", "source_bytes"]
@@ -36,6 +39,7 @@ PathOrBytes: TypeAlias = Union[str, "os.PathLike[str]", Buffer]
 #: What ``load`` takes: a PathOrBytes, or a data message (ours or onnx's) to copy into ours.
 LoadSource: TypeAlias = PathOrBytes | _ProtobufMessage
 P = TypeVar("P", bound=_ProtobufMessage)
+_Identity: TypeAlias = tuple[int, int, int, int, int]
 
 
 def source_bytes(source: PathOrBytes, who: str = "load") -> tuple[Buffer, str]:
@@ -154,7 +158,19 @@ def _misfit(data: Buffer, message_name: str) -> tuple[str, int] | None:
 
 def kind_when_not_given(name: str | None, data: Buffer | Source) -> KindName:
     """The kind ``load``/``read`` use when none is given, as the explorer chooses it,
-    with a DecodeError that tells the caller to pass ``kind=``."""
+    with a DecodeError that tells the caller to pass ``kind=``. The kind a model beside
+    the file declares is remembered per folder while the model stays the same file
+    (``_declared_kinds``): the files of a test-data set cost one look at it each."""
+    if name is not None:
+        head, _, tail = name.rpartition("/")  # (a key: any split that is one per name)
+        known = _declared_kinds.get(head)
+        if known is not None:
+            kind = known[2].get(tail)
+            if kind is not None and _identity(known[0]) == known[1]:
+                return kind
+        kind = _declared_kind(name, head, tail)
+        if kind is not None:
+            return kind
     from onnxdata.explorer.readings import choose_kind
 
     try:
@@ -164,6 +180,46 @@ def kind_when_not_given(name: str | None, data: Buffer | Source) -> KindName:
                else f"; pass kind= (one of {', '.join(KIND_NAMES)})")
         raise DecodeError(f"{exc.reason}{how}{_explore_hint(exc.source)}", source=exc.source,
                           kind=exc.kind, offset=exc.offset) from None
+
+
+#: The kinds declared for the data files of a test-data set folder, by the folder: the
+#: model's path, its identity when its types were read (``_identity``), and each file's
+#: kind by its name. A model rewritten since (another inode, size or time) is read again.
+_declared_kinds: dict[str, tuple[str, _Identity, dict[str, KindName]]] = {}
+_FOLDERS: Final = 64
+
+
+def _identity(path: str) -> _Identity | None:
+    """A regular file's device, inode, size, mtime and ctime (None: no such regular file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _declared_kind(name: str, head: str, tail: str) -> KindName | None:
+    """The kind the model beside ``name`` declares for it, remembered for its folder; None
+    without a usable declared type (``choose_kind`` then decides, and warns why)."""
+    found = find_model(name)
+    if found is None:
+        return None
+    model = os.fspath(found[0])
+    before = _identity(model)
+    declared = declared_for(name)
+    if declared.type is None or declared.model != model or before is None \
+            or _identity(model) != before:  # (changed meanwhile: not remembered)
+        return None
+    kind = declared.type.kind
+    known = _declared_kinds.get(head)
+    if known is None or known[:2] != (model, before):
+        if len(_declared_kinds) >= _FOLDERS:
+            _declared_kinds.pop(next(iter(_declared_kinds)))
+        known = _declared_kinds[head] = (model, before, {})
+    known[2][tail] = kind
+    return kind
 
 
 @no_memory_error("path")

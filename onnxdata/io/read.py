@@ -43,7 +43,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from onnxdata.core.budget import densify_budget, get_densify_limit
 from onnxdata.core.limits import MAX_DEPTH
@@ -52,6 +52,7 @@ from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Engine, densify_deferred, message_name
 from onnxdata.errors import DecodeError, ValidationError, no_memory_error
 from onnxdata.io.gc_pause import gc_paused
+from onnxdata.io.load_save import kind_when_not_given
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.format import WireError
 from onnxdata.wire.source import Mode, Source
@@ -100,8 +101,8 @@ def read(path: str | os.PathLike[str], kind: Kind | None = None, *,
     name = os.fspath(path)
     src = open_source(name, copy=copy)
     try:
-        return read_source(src, kind, base_dir=base_dir, max_depth=max_depth,
-                           max_problems=max_problems, strings=strings)
+        chosen = kind_name(kind) if kind is not None else kind_when_not_given(name, src)
+        return _walked(src, chosen, base_dir, max_depth, max_problems, strings)
     finally:
         src.close()
 
@@ -116,25 +117,38 @@ def open_source(path: str | os.PathLike[str], *, copy: bool = False) -> Source:
         raise DecodeError(f"cannot open: {exc}", source=name) from exc
 
 
-@gc_paused()  # (the value: a list or dict per element, and no cycle among them)
 def read_source(src: Source, kind: Kind | None = None, *,
                 base_dir: str | os.PathLike[str] | None = None, max_depth: int = MAX_DEPTH,
                 max_problems: int = MAX_PROBLEMS, strings: Strings = "bytes") -> Any:
     """``read`` of an open Source (``open_source``); the caller closes it."""
+    chosen = kind_name(kind) if kind is not None else kind_when_not_given(src.name, src)
+    return _walked(src, chosen, base_dir, max_depth, max_problems, strings)
+
+
+_paused: Final = gc_paused()
+
+
+def _walked(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | None,
+            max_depth: int, max_problems: int, strings: Strings) -> Any:
+    """The value of ``src`` read as ``chosen``. A container's value (a list or dict per
+    element) is built with the collector paused (``gc_pause``), and its sparse tensors and
+    external data share one densify budget (issue 10, P8); a tensor's value is one array,
+    and its external data, all it can spend, is checked against the limit as one budget
+    would check it."""
+    if chosen == "tensor":
+        return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
+    with _paused, densify_budget(get_densify_limit()):
+        return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
+
+
+def _walk(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | None,
+          max_depth: int, max_problems: int, strings: Strings) -> Any:
     name = src.name
     folder = Path(base_dir) if base_dir is not None else _folder(os.path.dirname(name))
-    chosen: KindName
-    if kind is None:
-        from onnxdata.io.load_save import kind_when_not_given
-
-        chosen = kind_when_not_given(name, src)
-    else:
-        chosen = kind_name(kind)
     engine = Engine(src, base_dir=folder, max_depth=max_depth, values=True,
                     max_problems=max_problems)
     try:
-        with densify_budget(get_densify_limit()):  # one budget for the call (issue 10, P8)
-            value = engine.run(chosen).value
+        value = engine.run(chosen).value
     except WireError as exc:
         src.finish()  # bytes that changed under the walk: say so, not that they are bad
         raise DecodeError(exc.reason, source=name, kind=message_name(chosen),

@@ -66,8 +66,10 @@ def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch
         return _scan_many(src, np.frombuffer(starts, np.uint64),
                           np.frombuffer(ranges.ends, np.uint64), kinds, names, out, limit,
                           depth)
-    return all(_scan_windows(src, start, end, kinds, names, out, limit, depth)
-               for start, end in ranges)
+    for start, end in ranges:  # (a loop, not all() of a generator: most are one range)
+        if not _scan_windows(src, start, end, kinds, names, out, limit, depth):
+            return False
+    return True
 
 
 def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],

@@ -1,7 +1,8 @@
 """``TensorWalk.plain`` reads a tensor whose values are float_data or double_data packed
-once as it reads raw_data (the same little-endian bytes): for any such bytes it gives what
-the full scan gives (problems, summaries, values, errors, writable copies where the
-reference reader makes them), and it is what runs for the common valid tensor."""
+once as it reads raw_data (the same little-endian bytes), and a STRING tensor's few
+string_data: for any such bytes it gives what the full scan gives (problems, summaries,
+values, errors, writable copies where the reference reader makes them), and it is what
+runs for the common valid tensor."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata import TensorProto
+from onnxdata.core.dtypes import DATA_TYPES
 from onnxdata.engine import tensor as engine_tensor
 from onnxdata.explorer.readings import reading
 from onnxdata.io import message_values
@@ -65,6 +67,47 @@ def typed_tensors(draw: Any) -> bytes:
     return b"".join(parts[i] for i in order)
 
 
+@st.composite
+def string_tensors(draw: Any) -> bytes:
+    """STRING tensors of string_data, most valid, some with a count that does not fit, more
+    strings than plain takes, raw_data or float_data too, another data type, a name."""
+    code = draw(st.sampled_from([TensorProto.STRING] * 6 + [TensorProto.FLOAT, 0]))
+    dims = draw(st.lists(st.integers(0, 3), max_size=3))
+    n = int(np.prod(dims))
+    n = draw(st.sampled_from([n, n, n, n + 1, max(0, n - 1),
+                              engine_tensor._PLAIN_STRINGS + 1]))
+    values = draw(st.lists(st.binary(max_size=3), min_size=n, max_size=n))
+    parts = [vint(1, d) for d in dims] if draw(st.booleans()) else \
+        ([ld(1, b"".join(varint(d) for d in dims))] if dims else [])
+    parts.append(vint(2, code))
+    parts += [ld(6, v) for v in values]
+    how = draw(st.sampled_from(["plain", "plain", "plain", "raw-too", "float-too", "named"]))
+    if how == "raw-too":
+        parts.append(ld(9, b"ab"))
+    elif how == "float-too":
+        parts.append(ld(4, b""))
+    elif how == "named":
+        parts.insert(0, ld(8, b"t"))
+    order = draw(st.permutations(range(len(parts))))
+    return b"".join(parts[i] for i in order)
+
+
+@st.composite
+def dataless_tensors(draw: Any) -> bytes:
+    """Tensors with no data field, of every data type (and none, and a bad one): valid
+    only with no elements; some with an empty raw_data instead, some named."""
+    code = draw(st.sampled_from([*sorted(DATA_TYPES), 0, 99]))
+    dims = draw(st.lists(st.sampled_from([0, 0, 1, 2]), max_size=3))
+    parts = [vint(1, d) for d in dims] + [vint(2, code)]
+    how = draw(st.sampled_from(["none", "none", "empty-raw", "named"]))
+    if how == "empty-raw":
+        parts.append(ld(9, b""))
+    elif how == "named":
+        parts.insert(0, ld(8, b"t"))
+    order = draw(st.permutations(range(len(parts))))
+    return b"".join(parts[i] for i in order)
+
+
 def _everything(data: bytes, folder: Path) -> dict[str, Any]:
     path = folder / "value.pb"
     path.write_bytes(data)
@@ -89,6 +132,44 @@ def test_the_plain_path_says_what_the_scan_says(tmp_path: Path, data: bytes) -> 
         m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
         slow = _everything(data, tmp_path)
     assert fast == slow
+
+
+@SETTINGS
+@given(string_tensors())
+def test_the_plain_path_says_what_the_scan_says_of_strings(tmp_path: Path, data: bytes) -> None:
+    fast = _everything(data, tmp_path)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
+        slow = _everything(data, tmp_path)
+    assert fast == slow
+
+
+@SETTINGS
+@given(dataless_tensors())
+def test_the_plain_path_says_what_the_scan_says_of_no_data(tmp_path: Path, data: bytes) -> None:
+    fast = _everything(data, tmp_path)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine_tensor.TensorWalk, "plain", lambda *args: None)
+        slow = _everything(data, tmp_path)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, engine_tensor._PLAIN_STRINGS + 1])
+def test_the_plain_path_reads_a_few_strings(n: int, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A STRING tensor of up to _PLAIN_STRINGS strings is read by plain (no scan), as load
+    and to_numpy read it; more are left to the scan's compiled walk."""
+    message = TensorProto(data_type=TensorProto.STRING, dims=[n],
+                          string_data=[b"s%d" % i for i in range(n)])
+    data = message.SerializeToString()
+    (tmp_path / "t.pb").write_bytes(data)
+    scanned = spy_scans(monkeypatch)
+    got = onnxdata.read(tmp_path / "t.pb", "tensor")
+    assert got.dtype == object and got.tolist() == list(message.string_data)
+    assert not got.flags.writeable
+    assert onnxdata.read(tmp_path / "t.pb", "tensor", strings="str").tolist() == \
+        [s.decode() for s in message.string_data]
+    assert scanned == ([] if n <= engine_tensor._PLAIN_STRINGS else ["", ""])
 
 
 @pytest.mark.parametrize("array", [np.arange(6, dtype=np.float32).reshape(2, 3),
@@ -132,3 +213,33 @@ def test_a_float_data_value_from_a_message_is_a_writable_copy() -> None:
     got = message_values.to_numpy(message)
     assert got.flags.writeable and got.tolist() == [1.0, 2.0]
     assert struct.pack("<2f", 1.0, 2.0) in message.SerializeToString()
+
+
+@pytest.mark.parametrize("code", [TensorProto.FLOAT, TensorProto.INT4, TensorProto.BOOL,
+                                  TensorProto.FLOAT8E4M3FN, TensorProto.INT64])
+def test_the_plain_path_reads_an_empty_tensor_with_no_data(
+        code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty tensor written with no data field at all (onnx's make_tensor of no values):
+    plain, no scan, the dtype and shape load and to_numpy give."""
+    data = vint(1, 0) + vint(1, 3) + vint(2, code)
+    (tmp_path / "t.pb").write_bytes(data)
+    scanned = spy_scans(monkeypatch)
+    got = onnxdata.read(tmp_path / "t.pb", "tensor")
+    want = onnxdata.to_numpy(onnxdata.load(data, "tensor"))
+    assert got.dtype == want.dtype and got.shape == want.shape == (0, 3)
+    assert not got.flags.writeable and scanned == []
+
+
+@pytest.mark.parametrize("data", [ld(9, bytes(8)), b""], ids=["raw_data", "no-data"])
+def test_an_out_of_range_data_location_given_before_a_valid_one_is_refused(
+        data: bytes, tmp_path: Path) -> None:
+    """protobuf keeps data_location 2 aside (a closed enum) and validate reports it, though
+    a 0 comes after: plain took the last value, 0, and read a raw_data tensor that load
+    and validate refuse (the fuzz file read-diff-data-location-2-then-0 without raw_data)."""
+    dims = vint(1, 2) if data else vint(1, 0)
+    message = dims + vint(2, TensorProto.FLOAT) + data + vint(14, 2) + vint(14, 0)
+    (tmp_path / "t.pb").write_bytes(message)
+    with pytest.raises(onnxdata.ValidationError, match="data_location: 2 is not DEFAULT"):
+        onnxdata.to_numpy(onnxdata.load(message, "tensor"))
+    with pytest.raises(onnxdata.ValidationError, match="data_location: 2 is not DEFAULT"):
+        onnxdata.read(tmp_path / "t.pb", "tensor")

@@ -373,7 +373,7 @@ class Engine(TensorWalk, GroupWalk):
         if n:
             w = f.where("tensor", where, SEQUENCE)
             ranges = w.ranges if w is not None else None
-            if ranges is None or len(ranges) >= MIN_GROUPED:
+            if ranges is None or len(ranges) >= min_grouped("tensor"):
                 return None
             for a, b in ranges:
                 got = self.plain(a, b)

@@ -102,6 +102,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = _State(config, roots, expectations)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The worker process starts now, importing the backends while pytest collects (not
+    in pytest-xdist's controller, which runs no item, nor with --collect-only)."""
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    controller = getattr(config.option, "dist", "no") != "no" and \
+        not hasattr(config, "workerinput")
+    if state is not None and not controller and not config.option.collectonly:
+        state.worker.start()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is not None:

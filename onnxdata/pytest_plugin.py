@@ -194,18 +194,37 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     state = parent.config.stash.get(_STATE, None)
     if state is None or not state.under(path):
         return None
-    names = _names(path)
-    if "model.onnx" not in names or not any(_SET.fullmatch(n) for n in names):
+    sets = _case_sets(path)
+    if sets is None:
         return None
     safe = _safe(path.name)
     nodeid = None if safe == path.name else \
         (f"{parent.nodeid}/{safe}" if parent.nodeid else safe)
     case_dir: CaseDir = CaseDir.from_parent(parent, path=path, nodeid=nodeid)
+    case_dir.sets = sets
     return case_dir
+
+
+def _case_sets(folder: Path) -> list[Path] | None:
+    """The ``test_data_set_N`` folders of a case folder by N, from one listing (collection
+    lists each case once), or None when ``folder`` is no case folder (or cannot be listed:
+    pytest says why then)."""
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+        found = [(int(e.name.rsplit("_", 1)[1]), Path(e.path), e.is_dir())
+                 for e in entries if _SET.fullmatch(e.name)]
+    except OSError:
+        return None
+    if not found or not any(e.name == "model.onnx" for e in entries):
+        return None
+    return [p for _, p, is_dir in sorted(found) if is_dir]
 
 
 class CaseDir(pytest.Directory):
     """A case folder: its one child is its ``model.onnx`` (pytest does not walk the sets)."""
+
+    sets: list[Path] | None = None  # its test_data_set_N folders, listed at collection
 
     def collect(self) -> Iterator[CaseFile]:
         model = self.path / "model.onnx"
@@ -241,7 +260,9 @@ class CaseFile(pytest.File):
         case = self.path.parent
         why = _unreadable(self.path)
         try:
-            sets = test_data_sets(case)
+            parent = self.parent
+            sets = parent.sets if isinstance(parent, CaseDir) and parent.sets is not None \
+                else test_data_sets(case)
         except OSError as exc:
             why = why or f"cannot list {case}: {exc.strerror or exc}"
             sets = []

@@ -185,6 +185,8 @@ def _safe(text: str) -> str:
     """``text`` printable: a byte that is not UTF-8 as \\xNN, a newline as \\n (for
     node ids, the terminal and JUnit XML)."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if text.isprintable():  # nearly always: no character by character
+        return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
                    for c in text)
 

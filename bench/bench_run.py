@@ -20,7 +20,9 @@ expected 0. The machine may be shared: quote ratios, not seconds.
 
 ``--plugin`` also times the pytest plugin (``pytest --onnx-cases DIR`` at ``-n 0`` and
 ``-n JOBS``, in an empty folder) against ``onnxdata run DIR --jobs JOBS``, and prints
-the ratios; ``--plugin-only`` times only these three.
+the ratios; ``--plugin-only`` times only these three; ``--pytest-args`` adds arguments to
+the plugin's runs (``-p no:hypothesispytest``: the dev venv's hypothesis plugin imports
+hypothesis at the end of every pytest process, xdist's workers included).
 
     .venv/bin/python bench/bench_run.py --dir /work/tmp/node --repeat 1
     .venv/bin/python bench/bench_run.py --dir /work/node-cases --plugin-only
@@ -32,6 +34,7 @@ import argparse
 import collections
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -147,7 +150,7 @@ def _cpu_timed(cmd: list[str], **kw: Any) -> tuple[float, float, str]:
     return spent, cpu, (done.stdout.strip().splitlines() or [""])[-1]
 
 
-def _plugin_times(base: Path, jobs: int, repeat: int) -> None:
+def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str]) -> None:
     """The plugin at -n 0 and -n JOBS against ``onnxdata run --jobs JOBS``, best of
     ``repeat``, each in an empty folder (no tests of its own to collect). On a shared
     machine the CPU seconds hold better than the wall time."""
@@ -160,7 +163,7 @@ def _plugin_times(base: Path, jobs: int, repeat: int) -> None:
     for n in (0, jobs):
         commands[f"plugin -n {n}"] = [sys.executable, "-m", "pytest", "-q", "-p",
                                       "no:cacheprovider", "--onnx-cases", str(base),
-                                      "-n", str(n)]
+                                      "-n", str(n), *extra]
     with tempfile.TemporaryDirectory(prefix="bench-plugin-") as work:
         for _ in range(repeat):
             for name, cmd in commands.items():
@@ -187,6 +190,10 @@ def main() -> int:
     ap.add_argument("--plugin", action="store_true", help="time the pytest plugin too")
     ap.add_argument("--plugin-only", action="store_true",
                     help="time only the pytest plugin against onnxdata run")
+    ap.add_argument("--pytest-args", default="",
+                    help="more arguments for the plugin's pytest runs, e.g. "
+                         "'-p no:hypothesispytest' (hypothesis's plugin imports hypothesis "
+                         "at every pytest process's end, ~1 s each without .pyc files)")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="bench-run-") if not args.dir else None
     base = Path(args.dir) if args.dir else Path(tmp.name if tmp else "") / "node"
@@ -199,7 +206,7 @@ def main() -> int:
     cases = [c for c in base.iterdir() if (c / "model.onnx").exists()]
     print(f"{len(cases)} node cases in {base}; the machine may be shared: ratios hold better")
     if args.plugin or args.plugin_only:
-        _plugin_times(base, args.jobs, args.repeat)
+        _plugin_times(base, args.jobs, args.repeat, shlex.split(args.pytest_args))
         if args.plugin_only:
             if tmp is not None:
                 tmp.cleanup()

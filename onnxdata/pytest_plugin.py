@@ -16,9 +16,10 @@ A failure shows onnxdata's nested differences (path, index, both values). The op
 * ``--onnx-timeout S``: the longest one data set may take (its case's model load
   included); then its process is killed and the item is an error.
 
-Each set runs in a worker process of the pytest process (``cases.set_worker``; one
-session per case, as ``onnxdata run --jobs`` has), so a backend that segfaults or hangs
-fails that item only, with or without pytest-xdist. A set whose outputs differ is a
+Each set runs in a worker process of the pytest process (``cases.worker``, the one
+``onnxdata run --jobs`` runs its cases on, with the same ``CaseRunner``: one session per
+case), so a backend that segfaults or hangs fails that item only, with or without
+pytest-xdist. A set whose outputs differ is a
 failure; one the backend cannot load or run (or that dies or times out) is an error,
 raised in the item's setup, so JUnit counts it in ``errors``. A case folder that cannot
 be read (``model.onnx`` a FIFO, a device, unreadable) is a collection error naming it;
@@ -32,6 +33,7 @@ the user's own tests are never dropped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
@@ -41,9 +43,15 @@ from typing import Any
 
 import pytest
 
-from onnxdata.cases.case_run import SetResult, test_data_sets
+from onnxdata.cases.case_run import (
+    CaseRunner,
+    CaseTask,
+    SetResult,
+    test_data_sets,
+    warm_backends,
+)
 from onnxdata.cases.expectations import Expectations, read_expectations
-from onnxdata.cases.set_worker import SetTask, SetWorker
+from onnxdata.cases.worker import Lost, Worker
 from onnxdata.errors import OnnxDataError
 
 __all__ = ["CaseDir", "CaseFile", "SetItem"]
@@ -94,6 +102,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = _State(config, roots, expectations)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The worker process starts now, importing the backends while pytest collects (not
+    in pytest-xdist's controller, which runs no item, nor with --collect-only)."""
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    controller = getattr(config.option, "dist", "no") != "no" and \
+        not hasattr(config, "workerinput")
+    if state is not None and not controller and not config.option.collectonly:
+        state.worker.start()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is not None:
@@ -130,15 +150,18 @@ class _State:
         self.against = config.getoption("onnx_against")
         self.timeout: float | None = config.getoption("onnx_timeout")
         self.expectations = expectations
-        self.worker = SetWorker((self.backend, *((self.against,) if self.against else ())),
-                                self.timeout)
-
-    def task(self, item: SetItem) -> SetTask:
-        expect = self.expectations.lookup(item.path.parent.name, item.folder.name)
         # a known failure is pytest's strict xfail marker (added at collection), not ours
-        return SetTask(os.fspath(item.path), os.fspath(item.folder),
-                       dataclasses.replace(expect, xfail=None), self.backend,
-                       self.providers, self.against)
+        self.judged = dataclasses.replace(expectations, xfails=())
+        names = (self.backend, *((self.against,) if self.against else ()))
+        self.worker = Worker(CaseRunner(), warm=functools.partial(warm_backends, names),
+                             timeout=self.timeout)
+
+    def task(self, item: SetItem) -> CaseTask:
+        """The item's set as ``onnxdata run`` gives a case to a worker; the session stays
+        for the next set of the same case."""
+        return CaseTask(os.fspath(item.path.parent), self.backend, os.fspath(item.path),
+                        self.providers, self.against, self.judged, (item.folder.name,),
+                        keep_prepared=not item.last)
 
     def under(self, path: Path) -> bool:
         text = os.fspath(path)  # a prefix first: resolving every folder costs in collection
@@ -162,6 +185,8 @@ def _safe(text: str) -> str:
     """``text`` printable: a byte that is not UTF-8 as \\xNN, a newline as \\n (for
     node ids, the terminal and JUnit XML)."""
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if text.isprintable():  # nearly always: no character by character
+        return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
                    for c in text)
 
@@ -171,18 +196,37 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     state = parent.config.stash.get(_STATE, None)
     if state is None or not state.under(path):
         return None
-    names = _names(path)
-    if "model.onnx" not in names or not any(_SET.fullmatch(n) for n in names):
+    sets = _case_sets(path)
+    if sets is None:
         return None
     safe = _safe(path.name)
     nodeid = None if safe == path.name else \
         (f"{parent.nodeid}/{safe}" if parent.nodeid else safe)
     case_dir: CaseDir = CaseDir.from_parent(parent, path=path, nodeid=nodeid)
+    case_dir.sets = sets
     return case_dir
+
+
+def _case_sets(folder: Path) -> list[Path] | None:
+    """The ``test_data_set_N`` folders of a case folder by N, from one listing (collection
+    lists each case once), or None when ``folder`` is no case folder (or cannot be listed:
+    pytest says why then)."""
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+        found = [(int(e.name.rsplit("_", 1)[1]), Path(e.path), e.is_dir())
+                 for e in entries if _SET.fullmatch(e.name)]
+    except OSError:
+        return None
+    if not found or not any(e.name == "model.onnx" for e in entries):
+        return None
+    return [p for _, p, is_dir in sorted(found) if is_dir]
 
 
 class CaseDir(pytest.Directory):
     """A case folder: its one child is its ``model.onnx`` (pytest does not walk the sets)."""
+
+    sets: list[Path] | None = None  # its test_data_set_N folders, listed at collection
 
     def collect(self) -> Iterator[CaseFile]:
         model = self.path / "model.onnx"
@@ -218,7 +262,9 @@ class CaseFile(pytest.File):
         case = self.path.parent
         why = _unreadable(self.path)
         try:
-            sets = test_data_sets(case)
+            parent = self.parent
+            sets = parent.sets if isinstance(parent, CaseDir) and parent.sets is not None \
+                else test_data_sets(case)
         except OSError as exc:
             why = why or f"cannot list {case}: {exc.strerror or exc}"
             sets = []
@@ -226,12 +272,12 @@ class CaseFile(pytest.File):
             why = "no test_data_set_N folder beside it"
         if why is not None:
             raise self.CollectError(f"{_safe(os.fspath(self.path))}: {why}")
-        for folder in sets:
+        for k, folder in enumerate(sets):
             name = f"{_safe(case.name)}[{_safe(folder.name)}]"
             # the nodeid given whole, so pytest parses "[...]" as parameters, as it does
             # the ids in its --lf cache (pytest 9 builds a child's id otherwise)
             item: SetItem = SetItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}",
-                                                folder=folder)
+                                                folder=folder, last=k == len(sets) - 1)
             expect = state.expectations.lookup(case.name, folder.name)
             if expect.skip:
                 item.add_marker(pytest.mark.skip(reason=_safe(expect.skip)))
@@ -251,9 +297,10 @@ class SetFailed(Exception):
 class SetItem(pytest.Item):
     """One data set of one case."""
 
-    def __init__(self, *, folder: Path, **kwargs: Any) -> None:
+    def __init__(self, *, folder: Path, last: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.folder = folder
+        self.last = last  # the case's last set
         self.result: SetResult | None = None
 
     def setup(self) -> None:
@@ -264,12 +311,13 @@ class SetItem(pytest.Item):
         task = state.task(self)
         nextitem = self.stash.get(_NEXT, None)
         try:
-            state.worker.send(task)
+            state.worker.send_once(task)
             if isinstance(nextitem, SetItem) and nextitem.get_closest_marker("skip") is None:
-                state.worker.send(state.task(nextitem))
-            self.result = result = state.worker.run(task)
+                state.worker.send_once(state.task(nextitem))
+            answer = state.worker.run(task)
         except OnnxDataError as exc:
             pytest.fail(_safe(f"{self.name}: error: {exc}"), pytrace=False)
+        self.result = result = _own(answer, self)
         if result.status == "skip":
             pytest.skip(_safe(result.reason))
         if result.status == "error":
@@ -293,6 +341,17 @@ class SetItem(pytest.Item):
     def reportinfo(self) -> tuple[str, int | None, str]:
         # a line is needed for skip reports; the path printable, as the node id is
         return _safe(os.fspath(self.path)), 0, self.name
+
+
+def _own(answer: list[SetResult] | Lost, item: SetItem) -> SetResult:
+    """The item's result in a worker's answer (a lost one an error saying why)."""
+    if isinstance(answer, Lost):
+        return SetResult(item.path.parent.name, os.fspath(item.folder), item.folder.name,
+                         "error", answer.seconds, message=answer.why)
+    found = [r for r in answer if r.set == item.folder.name]
+    return found[0] if found else SetResult(
+        item.path.parent.name, os.fspath(item.folder), item.folder.name, "error",
+        message=f"no {item.folder.name} folder in {item.path.parent} any more")
 
 
 def _report(r: SetResult) -> str:

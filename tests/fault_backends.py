@@ -5,6 +5,7 @@ doc_string is "segfault" kills its process with SIGSEGV and one whose doc_string
 is "hang" sleeps for an hour. ``shifted``: ONNX Runtime's outputs with 1 added to
 the last element of the last output's last tensor: an injected difference. ``nested``:
 ONNX Runtime's tensors as nested Python lists (``tolist()``): a type difference.
+``exit_at_start`` and ``raise_on``: a worker process's ``warm`` and handler that fail.
 """
 
 from __future__ import annotations
@@ -63,3 +64,15 @@ class _Backend:
 faulty = _Backend(shift=False)
 shifted = _Backend(shift=True)
 nested = _Backend(shift=False, nest=True)
+
+
+def exit_at_start() -> None:
+    """A worker's ``warm`` that ends its process before it says it is ready."""
+    os._exit(3)
+
+
+def raise_on(job: Any) -> Any:
+    """A worker's handler that raises on the job ``"boom"`` and echoes any other."""
+    if job == "boom":
+        raise RuntimeError("boom")
+    return job

@@ -1,11 +1,10 @@
 """Many cases at once: in this process, in worker processes (``--jobs N``), or on a Dask
 cluster (``--executor dask --scheduler ADDRESS``).
 
-Worker processes are started with ``spawn`` (a fork after ONNX Runtime has started
-threads is not safe) and each runs one case at a time, one session per case. A
-worker that dies (a segfault in the backend) or takes longer than ``timeout``
-seconds on a case is killed: that case's sets are errors saying so, a new worker
-takes its place, and the other cases run on.
+Worker processes (``cases.worker``, as the pytest plugin's and ``locate``'s) each run one
+case at a time, one session per case. A worker that dies (a segfault in the backend) or
+takes longer than ``timeout`` seconds on a case is killed: that case's sets are errors
+saying so, a new worker takes its place, and the other cases run on.
 
 On Dask each case is one task submitted through ``Client.get_executor()`` (a
 ``concurrent.futures.Executor``); a task whose worker dies is retried by Dask and
@@ -16,17 +15,23 @@ no case finishing: then the cases still out are cancelled and reported as errors
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import importlib
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from onnxdata.cases.case_run import CaseTask, SetResult, run_case, test_data_sets
+from onnxdata.cases.case_run import (
+    CaseRunner,
+    CaseTask,
+    SetResult,
+    run_case,
+    test_data_sets,
+    warm_backends,
+)
+from onnxdata.cases.worker import Lost, WorkerError, run_pool
 
 __all__ = ["run_cases"]
 
@@ -82,121 +87,16 @@ def _lost(task: CaseTask, why: str, seconds: float) -> list[SetResult]:
 
 # ---------------------------------------------------------------- worker processes
 
-def _worker(conn: Connection, warm: tuple[str, ...]) -> None:
-    from onnxdata.cases.backends import get_backend
-
-    for name in warm:  # the backends imported before the first case's clock starts
-        with contextlib.suppress(Exception):
-            get_backend(name)
-    conn.send("ready")
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        conn.send(run_case(task))
-
-
-class _Slot:
-    def __init__(self, ctx: Any, warm: tuple[str, ...]) -> None:
-        self.parent, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker, args=(child, warm), daemon=True)
-        self.process.start()
-        child.close()
-        self.ready = False
-        self.task: CaseTask | None = None
-        self.started = 0.0
-
-    def give(self, task: CaseTask) -> None:
-        self.task = task
-        self.started = time.monotonic()
-        self.parent.send(task)
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.join()
-        self.parent.close()
-
-    def stop(self) -> None:
-        with contextlib.suppress(OSError):
-            self.parent.send(None)
-        self.process.join(5)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.parent.close()
-
-
-# a worker that has not said "ready" after this long (imports on a loaded machine) is lost
-_START = 300.0
-
-
 def _processes(tasks: Sequence[CaseTask], jobs: int, timeout: float | None
                ) -> Iterator[list[SetResult]]:
-    ctx = multiprocessing.get_context("spawn")
-    warm = tuple(sorted({t.backend for t in tasks} | {t.against for t in tasks if t.against}))
-    queue = list(reversed(tasks))
-    slots = [_Slot(ctx, warm) for _ in range(min(jobs, len(tasks)))]
-    born = time.monotonic()
+    names = sorted({t.backend for t in tasks} | {t.against for t in tasks if t.against})
     try:
-        while queue or any(s.task is not None for s in slots):
-            live = [s for s in slots if s.task is not None or not s.ready]
-            if not live:  # every worker idle and ready, cases left: give them out
-                for s in slots:
-                    if queue and s.task is None:
-                        s.give(queue.pop())
-                continue
-            limits = [s.started + timeout for s in live if s.task is not None
-                      and timeout is not None] + [born + _START for s in live if not s.ready]
-            wait_for = max(0.0, min(limits) - time.monotonic()) if limits else None
-            ready = wait([x for s in live for x in (s.parent, s.process.sentinel)], wait_for)
-            for i, s in enumerate(slots):
-                if s.task is None and s.ready:
-                    continue
-                if s.parent in ready:
-                    try:
-                        message = s.parent.recv()
-                    except (EOFError, OSError):
-                        message = None
-                    if message == "ready":
-                        s.ready = True
-                        if queue:
-                            s.give(queue.pop())
-                        continue
-                    if message is not None:
-                        s.task = None
-                        yield message
-                        if queue:
-                            s.give(queue.pop())
-                        continue
-                spent = time.monotonic() - s.started
-                if s.process.sentinel in ready or not s.process.is_alive() or \
-                        s.parent in ready:  # its pipe closed: it died
-                    s.process.join(5)
-                    code = s.process.exitcode
-                    why = f"the backend's process died (exit code {code}" + (
-                        f", signal {-code})" if code is not None and code < 0 else ")")
-                elif s.task is not None and timeout is not None and spent >= timeout:
-                    why = f"timed out after {timeout:g} s"
-                elif not s.ready and time.monotonic() - born >= _START:
-                    why = f"a worker process did not start in {_START:g} s"
-                else:
-                    continue
-                task = s.task
-                s.kill()
-                if task is None:  # died before its first case: that is no case's fault
-                    raise OSError(f"onnxdata run: {why} before running a case")
-                yield _lost(task, why, spent)
-                slots[i] = _Slot(ctx, warm)
-                born = time.monotonic()
-    finally:
-        for s in slots:
-            if s.task is None and s.ready:
-                s.stop()
-            else:
-                s.kill()
+        for task, answer in run_pool(tasks, jobs, CaseRunner(), timeout=timeout,
+                                     warm=functools.partial(warm_backends, tuple(names))):
+            yield _lost(task, answer.why, answer.seconds) if isinstance(answer, Lost) \
+                else answer
+    except WorkerError as exc:  # no case's fault: the command stops saying so
+        raise OSError(f"onnxdata run: {exc}") from exc
 
 
 # ---------------------------------------------------------------- Dask

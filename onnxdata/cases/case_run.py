@@ -19,6 +19,7 @@ Everything in a result pickles, so results come back from worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
@@ -36,7 +37,8 @@ from onnxdata.cases.load import load_test_data_set
 from onnxdata.convert.compare import Difference, compare
 from onnxdata.errors import OnnxDataError
 
-__all__ = ["CaseTask", "OutputCheck", "SetResult", "find_cases", "run_case", "shard"]
+__all__ = ["CaseRunner", "CaseTask", "OutputCheck", "SetResult", "find_cases", "run_case",
+           "shard", "warm_backends"]
 
 _SET = re.compile(r"^test_data_set_(\d+)$")
 # a differing array pair is kept for the scoreboard's pictures up to this many elements
@@ -117,6 +119,9 @@ class CaseTask:
     sets: tuple[str, ...] | None = None  # set folder names; None: all of them
     pictures: bool = False
     keep_outputs: bool = False  # the backend's values in OutputCheck.value
+    # the next task is more sets of this case: a CaseRunner keeps its session for them
+    # (the pytest plugin sends one set a task)
+    keep_prepared: bool = False
 
 
 # ---------------------------------------------------------------- finding cases
@@ -161,17 +166,20 @@ def shard(cases: Sequence[Path], spec: str) -> list[Path]:
 
 # ---------------------------------------------------------------- running one case
 
-def run_case(task: CaseTask) -> list[SetResult]:
+def run_case(task: CaseTask, runner: CaseRunner | None = None) -> list[SetResult]:
     """Run every set of one case (``task.sets`` only, when given); never raises for what
-    the case or the backend does."""
+    the case or the backend does. ``runner`` keeps the prepared backends between tasks."""
     case = Path(task.folder)
     name = case.name
     try:
-        sets = test_data_sets(case)
+        if task.sets is not None and len(task.sets) == 1:  # no listing for one set
+            sets = [case / s for s in task.sets if _SET.match(s) and (case / s).is_dir()]
+        else:
+            sets = test_data_sets(case)
+            if task.sets is not None:
+                sets = [s for s in sets if s.name in task.sets]
     except OSError as exc:
         return [SetResult(name, task.folder, "*", "error", message=f"cannot list {case}: {exc}")]
-    if task.sets is not None:
-        sets = [s for s in sets if s.name in task.sets]
     todo = []
     results: list[SetResult] = []
     for s in sets:
@@ -185,9 +193,7 @@ def run_case(task: CaseTask) -> list[SetResult]:
     started = time.perf_counter()
     model = Path(task.model) if task.model is not None else case / "model.onnx"
     try:
-        prepared = [_prepare(task.backend, task.providers, model)]
-        if task.against is not None:
-            prepared.append(_prepare(task.against, (), model))
+        prepared = (runner or CaseRunner()).prepared(task, model)
     except (BackendUnavailable, BackendCannotTake) as exc:
         return results + [SetResult(name, os.fspath(s), s.name, "skip", reason=str(exc))
                           for s in todo]
@@ -200,6 +206,48 @@ def run_case(task: CaseTask) -> list[SetResult]:
         results.append(run_set(prepared, model, s, task.expectations.lookup(name, s.name),
                                pictures=task.pictures, keep=task.keep_outputs))
     return sorted(results, key=lambda r: _set_number(r.set))
+
+
+class CaseRunner:
+    """``run_case`` task after task (what a worker process runs), keeping the last case's
+    prepared backends while ``task.keep_prepared`` says more of its sets follow: one
+    session per case when the pytest plugin sends a set at a time. Otherwise the session
+    goes when its case is done (an idle ORT session's threads spin)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._prepared: list[Any] | OnnxDataError = []
+
+    def __call__(self, task: CaseTask) -> list[SetResult]:
+        try:
+            return run_case(task, self)
+        finally:
+            if not task.keep_prepared:
+                self._key, self._prepared = None, []
+
+    def prepared(self, task: CaseTask, model: Path) -> list[Any]:
+        """The task's backends with ``model`` prepared (the kept ones for the same case);
+        raises as ``prepare`` does."""
+        key = (os.fspath(model), task.backend, task.providers, task.against)
+        if key != self._key:
+            self._key, self._prepared = key, []  # the last session goes before the next
+            try:
+                prepared = [_prepare(task.backend, task.providers, model)]
+                if task.against is not None:
+                    prepared.append(_prepare(task.against, (), model))
+                self._prepared = prepared
+            except OnnxDataError as exc:
+                self._prepared = exc
+        if isinstance(self._prepared, OnnxDataError):
+            raise self._prepared
+        return self._prepared
+
+
+def warm_backends(names: Sequence[str]) -> None:
+    """Imports the backends called ``names`` (before a worker's first case's clock)."""
+    for name in names:
+        with contextlib.suppress(Exception):  # one that cannot load says so per case
+            get_backend(name)
 
 
 def _set_number(name: str) -> int:

@@ -239,7 +239,7 @@ def test_a_backend_hang_on_one_exposed_value_is_killed_after_the_timeout(
     case = _chain(tmp_path / "chain", "relu", doc={"mul": "hang"})
     found = locate(case, backend=PERTURBED, timeout=5, max_outputs=4)
     _located(found, "relu", "Relu", "r", "[0, 1]")
-    assert found.unseen == {"b": f"backend {PERTURBED} timed out after 5 s"}
+    assert found.unseen == {"b": f"backend {PERTURBED}: timed out after 5 s"}
 
 
 def test_outputs_that_differ_only_when_no_value_is_exposed_are_said_so(

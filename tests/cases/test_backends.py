@@ -139,3 +139,11 @@ def test_to_declared_types_python_values_as_the_model_declares() -> None:
     assert to_declared(None, DeclaredType("optional", element=f)) is None
     strings = to_declared(np.array(["x", "é"], object), DeclaredType("tensor", 8))
     assert strings.tolist() == [b"x", "é".encode()]
+
+
+def test_ort_sessions_do_not_spin_between_runs() -> None:
+    """A test loop waits between runs; ORT's default spinning threads burn a core then."""
+    backend = _backend("ort")
+    prepared = backend.prepare(NODE / "test_abs" / "model.onnx")
+    options = prepared.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

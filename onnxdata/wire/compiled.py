@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
+from onnxdata.wire.format import I32, I64, LEN, SGROUP, VARINT, WireError, iter_fields
 from onnxdata.wire.loops import layout_loop, walk_loop
 from onnxdata.wire.source import Source
 
@@ -102,14 +102,19 @@ def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np
 
 def _scan_windows(src: Source, start: int, end: int, kinds: array[int],
                   names: list[str | None], out: Any, limit: int, depth: int = 0) -> bool:
-    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes."""
+    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes: where
+    the loop stops at the start of its window (a group it cannot skip within it), the
+    next window is twice as wide, up to the message's end."""
     assert _LOOP is not None
     pos = start
+    want = _HEAD
     while pos < end:
-        buf, base = src.window(pos, min(end, pos + _HEAD))
-        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit, depth)
-        if pos < 0:
+        buf, base = src.window(pos, min(end, pos + want))
+        got = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit, depth)
+        if got < 0:
             return False
+        want = _HEAD if got > pos else 2 * max(want, base + len(buf) - pos)
+        pos = got
     return True
 
 
@@ -176,7 +181,8 @@ _LONG_SEEN: Final = 4
 def short_runs(src: Source) -> bool:
     """Whether the root's first fields change field number every other field or more
     often, are numbers written one at a time (fixed-width, or varints: a map's keys as
-    protobuf writes them), or are values of 128 bytes or more: the Python walk then takes
+    protobuf writes them) or groups (unknown fields the Python walk skips a byte at a
+    time), or are values of 128 bytes or more: the Python walk then takes
     them one Python step each (its bulk runs are of values with a one-byte length), and
     the compiled loop walks them faster. (Long runs of one short LEN field, a sequence's
     small elements or a tensor's strings, the Python walk takes in bulk.)"""
@@ -198,8 +204,9 @@ def short_runs(src: Source) -> bool:
 def sample_reference(buf: Any, end: int, most: int, long_value: int
                   ) -> tuple[int, int, int, int, bool]:
     """``_walk.sample`` in Python (its reference): the first ``most`` fields of
-    ``buf[:end]``: how many, how many change field number, are numbers, are LEN values of
-    ``long_value`` bytes or more, and whether a field broke the wire format first."""
+    ``buf[:end]``: how many, how many change field number, are numbers or groups, are
+    LEN values of ``long_value`` bytes or more, and whether a field broke the wire format
+    first."""
     count = changes = fixed = long = 0
     last = -1
     if most <= 0:
@@ -208,7 +215,7 @@ def sample_reference(buf: Any, end: int, most: int, long_value: int
         for f in iter_fields(buf, 0, min(end, len(buf))):
             count += 1
             changes += f.number != last
-            fixed += f.wire_type in (I32, I64, VARINT)
+            fixed += f.wire_type in (I32, I64, VARINT, SGROUP)
             long += f.wire_type == LEN and f.end - f.start >= long_value
             last = f.number
             if count == most:

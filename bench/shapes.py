@@ -511,7 +511,7 @@ def _tensor_external_keys(size: int) -> Built:
     head = tensor(FLOAT, [2], extra=external_entry("location", "shapes-ext.bin")
                   + external_entry("offset", "0") + external_entry("length", "8")
                   + vint(T_LOCATION, 1))
-    data = numbered(size, head, ld(T_EXTERNAL, ld(1, b"k######") + ld(2, b"value")),
+    data = numbered(size, head, ld(T_EXTERNAL, ld(1, b"k########") + ld(2, b"value")),
                     "digits", 0)
     return Built(data, {"shapes-ext.bin": struct.pack("<2f", 1.5, 2.5)})
 
@@ -522,7 +522,7 @@ def _tensor_metadata(size: int) -> bytes:
     quarter = max(1, size // 4)
     head = (tensor(FLOAT, [2], ld(T_RAW, struct.pack("<2f", 1.0, 2.0)))
             + ld(T_NAME, b"n" * quarter) + ld(T_DOC, b"d" * quarter))
-    entry = ld(T_METADATA, ld(1, b"key######") + ld(2, b"a value"))
+    entry = ld(T_METADATA, ld(1, b"key########") + ld(2, b"a value"))
     return numbered(size, head, entry, "digits", 0)
 
 

@@ -533,7 +533,7 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
             return count, changes, fixed, longs, True
         count += 1
         changes += number != last
-        fixed += wt == 0 or wt == 1 or wt == 5 or wt == 3
+        fixed += wt == 0 or wt == 1 or wt == 5 or wt == 3 or number >= 16
         longs += wt == 2 and value >= <uint64_t>long_value
         last = number
     return count, changes, fixed, longs, False

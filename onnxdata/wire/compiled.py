@@ -235,8 +235,8 @@ def sample_reference(buf: Any, end: int, most: int, long_value: int
                   ) -> tuple[int, int, int, int, bool]:
     """``_walk.sample`` in Python (its reference): the first ``most`` fields of
     ``buf[:end]``: how many, how many change field number, are numbers, groups or of
-    field 16 and up, are LEN values of ``long_value`` bytes or more, and whether a field broke the wire format
-    first."""
+    field 16 and up, are LEN values of ``long_value`` bytes or more, and whether a field
+    broke the wire format first."""
     count = changes = fixed = long = 0
     last = -1
     if most <= 0:

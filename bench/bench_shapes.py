@@ -13,6 +13,11 @@ prints ``> N s``):
   (1: invalid, 2: unreadable) is an outcome, not a failure;
 - ``readings`` (the file's bytes, every reading's as_json), ``explore`` (the path, its
   as_json and byte table), ``read`` (the path, the shape's kind), ``to_numpy(load())``;
+- ``FromString``: protobuf's own parser alone (upb, through onnx's generated class of the
+  shape's kind), of bytes read before its clock starts: the pace the issue 39 goals are
+  measured against (``readings``, ``explore`` and ``read`` within 10x of it, where
+  protobuf parses the bytes at all), shown as its time and each of those three entries'
+  time over it;
 - ``onnx``: onnx's parse + numpy_helper (to_array / to_list / to_dict / to_optional),
   where onnx can make that value at all, of bytes read before its clock starts;
 - ``file read``: the file's bytes read once (``Path.read_bytes``), nothing done with
@@ -26,16 +31,19 @@ CPU seconds from wait4, the least of a few runs), is printed once in the header,
 taken off the columns: it varies by +-0.2 s between runs, more than a 1 MB file's work.
 
 Each cell is MB/s (1 MB = 10**6 bytes of the .pb file) and, in brackets, onnx's
-time over ours (above 1: faster than onnx). The best of ``--repeat`` runs (5) counts:
+time over ours (above 1: faster than onnx); ``FromString`` is its time, and ``r/e/d x
+FS`` the times of ``readings``, ``explore`` and ``read`` over it ("refused": protobuf
+does not parse the bytes). The best of ``--repeat`` runs (5) counts:
 the first two calls in a process pay the allocator's warm-up, about 250 page faults a
 fresh 1 MB buffer takes until glibc's mmap and trim thresholds have adapted, which
 onnx's column, parsing bytes read before its clock starts, does not.
 ``RSS MiB`` is the peak resident memory of the ``validate`` process (imports included).
 Below each size's table: per shape, whether any entry point kept a 1 MB-or-smaller
-input busy for more than 0.2 s, and which of the issue's goals are met (readings,
-explore and CLI validate >= 20 MB/s; read >= 5 MB/s; read >= 2x onnx on valid shapes;
-where that last fails, the file read's time as a share of onnx's: at 0.5 or more, a
-read from the path that needs every byte cannot be 2x onnx's parse of bytes in memory).
+input busy for more than 0.2 s, and which of the issues' goals are met (readings,
+explore and read within 10x of FromString; readings, explore and CLI validate >= 20
+MB/s; read >= 5 MB/s; read >= 2x onnx on valid shapes; where that last fails, the file
+read's time as a share of onnx's: at 0.5 or more, a read from the path that needs every
+byte cannot be 2x onnx's parse of bytes in memory).
 
     .venv/bin/python bench/bench_shapes.py                      # 1 MB and 32 MB
     .venv/bin/python bench/bench_shapes.py --quick              # 1 MB, one run, 2 s limit
@@ -70,7 +78,9 @@ CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
 MB = 10**6
 ENTRIES = ("validate", "explore-json", "readings", "explore", "read", "to_numpy(load())")
 CLI = {"validate": ["validate"], "explore-json": ["explore", "--json"]}
-LIBRARY = ("readings", "explore", "read", "to_numpy(load())", "onnx", "file read")
+#: The entries held to within PROTOBUF_FACTOR of protobuf's FromString (issue 39).
+NEAR_PROTOBUF = ("readings", "explore", "read")
+PROTOBUF_FACTOR = 10
 BUSY_LIMIT = 0.2  # seconds, for any input of 1 MB or less (issue 18)
 STARTUP_LIMIT = 120.0  # seconds a child may take to import before its clock starts
 CLOCK_FLOOR = 1e-4  # seconds process_time resolves: a faster run shows "> size / this"
@@ -107,6 +117,13 @@ def child(entry: str, path: str, kind: str, repeat: int) -> None:
 
 
 def _operation(entry: str, path: str, kind: str, folder: str) -> Any:
+    if entry == "FromString":
+        import onnx
+
+        cls = {"sequence": onnx.SequenceProto, "map": onnx.MapProto, "tensor": onnx.TensorProto,
+               "optional": onnx.OptionalProto}[kind]
+        data = Path(path).read_bytes()
+        return lambda: (cls.FromString(data), "ok")[1]
     if entry == "onnx":
         import onnx
         from onnx import numpy_helper as nh
@@ -259,10 +276,39 @@ def mb_per_s(size: int, run: Run | None) -> float:
     return size / MB / max(run.seconds, CLOCK_FLOOR)
 
 
+def over_protobuf(runs: dict[str, Run]) -> dict[str, float | None]:
+    """Each of NEAR_PROTOBUF's time over FromString's (None: over the time limit), where
+    protobuf parsed the bytes; {} where it did not."""
+    protobuf = runs.get("FromString")
+    if protobuf is None or protobuf.seconds is None:
+        return {}
+    floor = max(protobuf.seconds, CLOCK_FLOOR)
+    return {e: None if runs[e].seconds is None else runs[e].seconds / floor
+            for e in NEAR_PROTOBUF}
+
+
+def protobuf_cells(runs: dict[str, Run], timeout: float) -> tuple[str, str]:
+    """FromString's time, and readings/explore/read's time over it."""
+    protobuf = runs.get("FromString")
+    if protobuf is None:
+        return "refused", "-"
+    if protobuf.seconds is None:
+        return f"> {timeout:g} s", "-"
+    ratios = over_protobuf(runs)
+    return (f"{protobuf.seconds * 1e3:.3g} ms",
+            "/".join("?" if r is None else f"{r:.0f}" if r >= 10 else f"{r:.1f}"
+                     for r in ratios.values()))
+
+
 def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: float
           ) -> str:
     """The issue's goals for one shape at one size, each ok or FAIL."""
     out = []
+    ratios = over_protobuf(runs)
+    if ratios:
+        worst = [e for e, r in ratios.items() if r is None or r > PROTOBUF_FACTOR]
+        out.append(f"within {PROTOBUF_FACTOR}x of FromString "
+                   f"{'FAIL (' + ', '.join(worst) + ')' if worst else 'ok'}")
     for entry, least in (("readings", 20), ("explore", 20), ("validate", 20), ("read", 5)):
         met = mb_per_s(size, runs.get(entry)) >= least
         out.append(f"{entry} >= {least} MB/s {'ok' if met else 'FAIL'}")
@@ -276,7 +322,8 @@ def goals(size: int, nominal: int, runs: dict[str, Run], verdict: str, timeout: 
             why = f" (the file read alone: {floor.seconds / onnx.seconds:.2f} of onnx's time)"
         out.append(f"read >= 2x onnx {'ok' if fast else 'FAIL'}{why}")
     if nominal <= MB:
-        slow = [(e, r.seconds) for e, r in runs.items() if e not in ("onnx", "file read")
+        slow = [(e, r.seconds) for e, r in runs.items()
+                if e not in ("onnx", "FromString", "file read")
                 and (r.seconds is None or r.seconds > BUSY_LIMIT)]
         if slow:
             worst = ", ".join(f"{e} {f'> {timeout:g}' if s is None else f'{s:.2f}'} s"
@@ -301,6 +348,9 @@ def bench_one(shape: Shape, size: int, folder: Path, args: argparse.Namespace
         onnx = run_child("onnx", path, shape.kind, args.repeat, args.timeout)
         if onnx.outcome == "ok" or onnx.seconds is None:  # left out where onnx refuses it
             runs["onnx"] = onnx
+    protobuf = run_child("FromString", path, shape.kind, args.repeat, args.timeout)
+    if protobuf.outcome == "ok" or protobuf.seconds is None:  # left out where it refuses
+        runs["FromString"] = protobuf
     runs["file read"] = run_child("file read", path, shape.kind, args.repeat, args.timeout)
     path.unlink()
     for name in built.extras:
@@ -352,7 +402,8 @@ def main() -> int:
         for size in sizes:
             print(f"\n--- {size / MB:g} MB: MB/s (onnx's time / ours) ---")
             head = f"{'shape':26} {'verdict':9}" + "".join(f" {e:>16}" for e in ENTRIES) + \
-                f" {'onnx':>10} {'file read':>10} {'RSS MiB':>8}"
+                f" {'onnx':>10} {'FromString':>10} {'r/e/d x FS':>14} {'file read':>10}" \
+                f" {'RSS MiB':>8}"
             print(head, flush=True)
             notes = []
             for shape in shapes:
@@ -361,6 +412,8 @@ def main() -> int:
                 row = f"{shape.name:26} {verdict[:9]:9}" + "".join(
                     f" {cell(actual, runs[e], onnx, args.timeout):>16}" for e in ENTRIES)
                 row += f" {cell(actual, onnx, None, args.timeout):>10}"
+                protobuf, ratios = protobuf_cells(runs, args.timeout)
+                row += f" {protobuf:>10} {ratios:>14}"
                 row += f" {cell(actual, runs['file read'], None, args.timeout):>10}"
                 row += f" {runs['validate'].rss_mib:8.0f}"
                 print(row, flush=True)

@@ -467,6 +467,65 @@ def _big(size: int) -> bytes:
     return written_tensor(FLOAT, [n], struct.pack("<f", 0.5) * n)
 
 
+# --- one tensor whose bytes are mostly one kind of field (issue 39) ---------------------------
+
+T_METADATA = 16  # TensorProto.metadata_props
+
+
+def overlong(n: int, width: int = 10) -> bytes:
+    """``n`` (below 128) as a varint of ``width`` bytes: protobuf takes it as ``n``."""
+    return bytes([n | 0x80] + [0x80] * (width - 2) + [0])
+
+
+def fixed32(number: int) -> bytes:
+    return key(number, I32) + b"\x01\x00\x00\x00"
+
+
+@shape("tensor-unknown-groups", "tensor",
+       "one [2] int64 tensor whose bytes are mostly unknown group fields")
+def _tensor_groups(size: int) -> bytes:
+    group = key(51, SGROUP) + vint(1, 5) + ld(2, b"xy") + fixed32(3) + key(51, EGROUP)
+    head = tensor(INT64, [2], packed(T_INT64, [1, 2]))
+    return repeat_to(size, head, group)
+
+
+@shape("tensor-dims-overlong", "tensor",
+       "one int64 tensor of many dims of 1, written unpacked as 10-byte varints")
+def _tensor_dims_overlong(size: int) -> bytes:
+    one = key(T_DIMS, VARINT) + overlong(1)
+    n = count_for(size, one)
+    return one * n + vint(T_TYPE, INT64) + packed(T_INT64, [7])
+
+
+@shape("tensor-dims-packed-runs", "tensor",
+       "one int64 tensor of many dims of 1, in packed runs of 3")
+def _tensor_dims_runs(size: int) -> bytes:
+    run = packed(T_DIMS, [1, 1, 1])
+    n = count_for(size, run)
+    return run * n + vint(T_TYPE, INT64) + packed(T_INT64, [7])
+
+
+@shape("tensor-external-many-keys", "tensor",
+       "one [2] float tensor in external data with many extra key/value entries (invalid)")
+def _tensor_external_keys(size: int) -> Built:
+    head = tensor(FLOAT, [2], extra=external_entry("location", "shapes-ext.bin")
+                  + external_entry("offset", "0") + external_entry("length", "8")
+                  + vint(T_LOCATION, 1))
+    data = numbered(size, head, ld(T_EXTERNAL, ld(1, b"k########") + ld(2, b"value")),
+                    "digits", 0)
+    return Built(data, {"shapes-ext.bin": struct.pack("<2f", 1.5, 2.5)})
+
+
+@shape("tensor-metadata", "tensor",
+       "one [2] float tensor whose bytes are its name, doc_string and metadata_props")
+def _tensor_metadata(size: int) -> bytes:
+    quarter = max(1, size // 4)
+    head = (tensor(FLOAT, [2], ld(T_RAW, struct.pack("<2f", 1.0, 2.0)))
+            + ld(T_NAME, b"n" * quarter) + ld(T_DOC, b"d" * quarter))
+    entry = ld(T_METADATA, ld(1, b"key########") + ld(2, b"a value"))
+    return numbered(size, head, entry, "digits", 0)
+
+
 def by_name(names: str | None) -> list[Shape]:
     """The shapes named in a comma-separated list (all of them for None or "")."""
     if not names:

@@ -1,12 +1,15 @@
 """StringStringEntryProto read fast: one written as protobuf writes it (``plain_entry``),
-and many at once by their distinct bytes (``distinct_entries``: a tensor merged from
-15,000 has 45,000 external_data entries, most alike, which are not 45,000 bytes objects
-to hash one by one)."""
+many such checked at once and decoded only where asked (``plain_entries``: a tensor with
+55,000 external_data entries words 1,000 problems, and finds the known keys among the
+rest by numpy), and many others at once by their distinct bytes (``distinct_entries``: a
+tensor merged from 15,000 has 45,000 external_data entries, most alike, which are not
+45,000 bytes objects to hash one by one)."""
 
 from __future__ import annotations
 
 import functools
-from typing import Final
+from collections.abc import Sequence
+from typing import Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +17,7 @@ import numpy.typing as npt
 from onnxdata.wire.occurrences import RangeStore, range_bounds
 from onnxdata.wire.source import Source
 
-__all__ = ["distinct_entries", "plain_entry"]
+__all__ = ["PlainEntries", "distinct_entries", "plain_entries", "plain_entry"]
 
 #: Entries grouped by their bytes when there are at least this many, each at most
 #: _WIDEST bytes, and the table of their bytes has at most _CELLS cells.
@@ -42,6 +45,81 @@ def plain_entry(data: bytes) -> tuple[str, str] | None:
         return None
     return (data[2:k + 2].decode("utf-8", "surrogateescape"),
             data[k + 4:].decode("utf-8", "surrogateescape"))
+
+
+class PlainEntries(Sequence[tuple[str, str]]):
+    """Many entries, each a key then a value of fewer than 128 bytes as protobuf writes
+    them (nothing for a rule to say of their bytes), held as their bytes and where each
+    key and value is: an entry's texts are decoded when asked (as ``plain_entry`` decodes
+    them), and ``find_key`` looks for a key among them all by numpy
+    (``rules.tensor.KeyedEntries``)."""
+
+    def __init__(self, blob: bytes, keys: npt.NDArray[np.int64],
+                 key_lengths: npt.NDArray[np.int64], values: npt.NDArray[np.int64],
+                 value_lengths: npt.NDArray[np.int64]) -> None:
+        self._blob = blob
+        self._keys, self._key_lengths = keys, key_lengths
+        self._values, self._value_lengths = values, value_lengths
+
+    def __len__(self) -> int:
+        return int(self._keys.size)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, str]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, str]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        k, v = int(self._keys[i]), int(self._values[i])
+        blob = self._blob
+        return (blob[k:k + int(self._key_lengths[i])].decode("utf-8", "surrogateescape"),
+                blob[v:v + int(self._value_lengths[i])].decode("utf-8", "surrogateescape"))
+
+    def find_key(self, key: str, start: int) -> int | None:
+        want = key.encode("utf-8", "surrogateescape")
+        at = np.flatnonzero(self._key_lengths[start:] == len(want)) + start
+        u8 = np.frombuffer(self._blob, np.uint8)
+        for j, byte in enumerate(want):
+            at = at[u8[self._keys[at] + j] == byte]
+        return int(at[0]) if at.size else None
+
+
+def plain_entries(src: Source, ranges: list[tuple[int, int]] | RangeStore
+                  ) -> PlainEntries | None:
+    """The entries at ``ranges`` as ``PlainEntries``, checked in a few numpy passes over
+    their bytes; None where they are few, not each a key then a value as protobuf writes
+    them, not in wire order, or far apart (a payload between them)."""
+    n = len(ranges)
+    if n < MANY:
+        return None
+    bounds = range_bounds(ranges)
+    starts, ends = bounds[0].view(np.int64), bounds[1].view(np.int64)  # offsets < 2**63
+    lo, hi = int(starts[0]), int(ends[-1])
+    lengths = ends - starts
+    if hi - lo > 2 * int(lengths.sum()) + (1 << 16) or bool(
+            (lengths < 4).any() or (starts[1:] < ends[:-1]).any()):
+        return None
+    blob = src.read(lo, hi)
+    u8 = np.frombuffer(blob, np.uint8)
+    s = starts - lo
+    key_lengths = u8[s + 1].astype(np.int64)
+    if not (bool((u8[s] == 0x0A).all()) and bool((key_lengths < 0x80).all())):
+        return None
+    tag = s + 2 + key_lengths  # where the value's tag is (before the entry's end?)
+    if bool((tag + 2 > ends - lo).any()) or not bool((u8[tag] == 0x12).all()):
+        return None
+    value_lengths = u8[tag + 1].astype(np.int64)
+    if not (bool((value_lengths < 0x80).all()) and
+            bool((tag + 2 + value_lengths == ends - lo).all())):
+        return None
+    return PlainEntries(blob, s + 2, key_lengths, tag + 2, value_lengths)
 
 
 def distinct_entries(src: Source, ranges: list[tuple[int, int]] | RangeStore

@@ -21,12 +21,13 @@ from onnxdata.convert.common import from_le_bytes, unpack_bits
 from onnxdata.core.dtypes import DATA_TYPES, STRING, DataType, raw_nbytes, typed_entry_range
 from onnxdata.core.messages import EXTERNAL
 from onnxdata.core.paths import join_path
-from onnxdata.engine.key_values import distinct_entries, plain_entry
+from onnxdata.engine.key_values import distinct_entries, plain_entries, plain_entry
 from onnxdata.engine.one_line import tensor_detail
 from onnxdata.errors import OnnxDataError, Problem, ValidationError
-from onnxdata.rules.common import TYPED_FIELDS, ProblemSink
+from onnxdata.rules.common import EXTERNAL_KEYS, TYPED_FIELDS, ProblemSink
 from onnxdata.rules.containers import NestedType
 from onnxdata.rules.tensor import (
+    MAX_NDIM,
     element_count,
     external_data_clean,
     external_data_report,
@@ -104,7 +105,7 @@ class Tensor:
         self.location = 0
         self.counts: dict[str, int] = {}
         self.raw_len: int | None = None
-        self.external: list[tuple[str, str]] = []
+        self.external: Sequence[tuple[str, str]] = []
         self.problems: list[Problem] = []
         #: Problems past those worded in ``problems`` (which a capped list drops), counted.
         self.more = 0
@@ -163,8 +164,10 @@ class TensorWalk:
         _PLAIN_STRINGS of them), and valid; or with external_data and data_location
         EXTERNAL instead (``_external``).
 
-        None for anything else (another field, a bad size...): ``scan_tensor``
-        then reads it and says what is wrong. Validity is
+        None for anything else (another field, a bad size, more dims than numpy holds or
+        more external_data entries than there are keys: never valid, so it stops there
+        and takes no Python step per field of a tensor of 100,000 dims or entries):
+        ``scan_tensor`` then reads it, by the compiled walk, and says what is wrong. Validity is
         ``tensor_storage_problems`` of the facts, cached per (data_type, dims,
         raw_data length), so a million tensors of one shape cost one call.
         """
@@ -206,8 +209,8 @@ class TensorWalk:
                     return None
             pos = i + base
             if key == 0x08:
-                if value >> 63:
-                    return None  # a negative dim (scan_tensor says so)
+                if value >> 63 or len(dims) >= MAX_NDIM:
+                    return None  # a negative dim, or too many (scan_tensor says so)
                 dims.append(value)
             elif key == 0x10:
                 code = value
@@ -226,7 +229,7 @@ class TensorWalk:
                 try:
                     while i < run_end:
                         value, i = read_varint(buf, i, run_end, base)
-                        if value >> 63:
+                        if value >> 63 or len(dims) >= MAX_NDIM:
                             return None
                         dims.append(value)
                 except WireError:
@@ -239,6 +242,8 @@ class TensorWalk:
                 if key == 0x4A:
                     raw, raw_len = pos, value
                 elif key == 0x6A:
+                    if len(entries) >= len(EXTERNAL_KEYS):
+                        return None  # a key again, or an unknown one
                     entries.append((pos, pos + value))
                 elif key == 0x32:
                     strings.append((pos, pos + value))
@@ -364,12 +369,12 @@ class TensorWalk:
         if seg is not None:
             problems += self._wire(join_path(path, "segment"), "Segment",
                                    scan(src, seg, SEGMENT, self.problems.cap, depth + 1))
-        for name in ("external_data", "metadata_props"):
-            w = f.where(name, where, TENSOR)
-            if w is not None:
-                got = self.entry_list(w, path, name, problems, depth + 1)
-                if name == "external_data":
-                    t.external = got
+        w = f.where("external_data", where, TENSOR)
+        if w is not None:
+            t.external = self.entry_list(w, path, "external_data", problems, depth + 1)
+        w = f.where("metadata_props", where, TENSOR)
+        if w is not None and not self.entries_clean(w, depth + 1):
+            self.entry_list(w, path, "metadata_props", problems, depth + 1)
         t.dims = self.ints(f, "dims", where, TENSOR)
         t.code = as_int32(f.scalars.get("data_type", 0))
         raw = f.last.get("raw_data")
@@ -422,12 +427,31 @@ class TensorWalk:
 
         return WireInts.measured(src, pieces)
 
+    def entries_clean(self, w: Occurrences, depth: int) -> bool:
+        """Whether none of the StringStringEntryProto at ``w`` (at ``depth``) has anything
+        to say: walked at once, by the compiled walk, as one message merged from them
+        (``scan``), they have no field but keys and values. (metadata_props has no rule of
+        its own, so its texts are never needed: 1 MB of them cost 30 ms as entries, 1 ms
+        so.) False where some other field is there or the bytes break: ``entry_list`` then
+        says which entry, one by one."""
+        try:
+            found = scan(self.src, w, ENTRY, 1, depth)
+        except WireError:
+            return False
+        return not found.unknown and not found.unknown_more
+
     def entry_list(self, w: Occurrences, path: str, name: str, problems: list[Problem],
-                   depth: int = 0) -> list[tuple[str, str]]:
+                   depth: int = 0) -> Sequence[tuple[str, str]]:
         """The key and value of each StringStringEntryProto of field ``name`` (``entry``);
-        many at once by their distinct bytes (``entries.distinct_entries``)."""
+        many written as protobuf writes them checked at once and decoded where asked
+        (``key_values.plain_entries``), many others at once by their distinct bytes
+        (``key_values.distinct_entries``)."""
         src = self.src
         ranges = w.ranges
+        if ranges is not None:
+            lazy = plain_entries(src, ranges)
+            if lazy is not None:
+                return lazy
         got = distinct_entries(src, ranges) if ranges is not None else None
         if got is None or ranges is None:
             return [self.entry(r, join_path(path, f"{name}[{i}]"), problems, depth)

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -31,6 +31,8 @@ from onnxdata.rules.common import (
 
 __all__ = [
     "FIELD_DTYPES",
+    "MAX_NDIM",
+    "KeyedEntries",
     "element_count",
     "entries_in_range",
     "external_data_clean",
@@ -55,7 +57,7 @@ def dims_problems(path: str, dims: Sequence[int]) -> list[Problem]:
 
 
 #: The most dimensions numpy gives an array, and the largest byte size it allows.
-_MAX_NDIM: Final = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+MAX_NDIM: Final = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 _MAX_INTP: Final = int(np.iinfo(np.intp).max)
 
 
@@ -63,9 +65,9 @@ def numpy_shape_problems(path: str, dims: Sequence[int], itemsize: int) -> list[
     """Dims numpy cannot make an array of, so ``to_numpy`` and ``read`` could not either:
     more than numpy's dimensions, or non-zero dims whose product times ``itemsize`` passes
     the largest array size (numpy checks that even when another dim is 0)."""
-    if len(dims) > _MAX_NDIM:
+    if len(dims) > MAX_NDIM:
         return [Problem(join_path(path, "dims"), f"{len(dims)} dimensions; numpy arrays hold at "
-                                             f"most {_MAX_NDIM}")]
+                                             f"most {MAX_NDIM}")]
     size = itemsize
     for d in dims:
         if d < 0:
@@ -158,7 +160,7 @@ def tensor_storage_problems(
     dt = DATA_TYPES.get(data_type)
     if dt is not None and not (data_location or external_entries or has_segment):
         n = element_count(dims)  # fast path: the common valid tensor, one storage that fits
-        if n is not None and (n or len(dims) < 2) and len(dims) <= _MAX_NDIM:
+        if n is not None and (n or len(dims) < 2) and len(dims) <= MAX_NDIM:
             used_counts = [(f, c) for f, c in counts_by_field.items() if c]
             if raw_len is None:
                 if (not used_counts and n == 0) or used_counts == [
@@ -168,7 +170,7 @@ def tensor_storage_problems(
                 return []
     out = _storage_problems(path, data_type, dims, counts_by_field, raw_len,
                             data_location, external_entries, has_segment)
-    if dt is not None and (len(dims) > _MAX_NDIM or element_count(dims) == 0):
+    if dt is not None and (len(dims) > MAX_NDIM or element_count(dims) == 0):
         out += numpy_shape_problems(path, dims, dt.dtype.itemsize)  # what to_numpy can make
     return out
 
@@ -509,22 +511,43 @@ def external_data_report(path: str, entries: Sequence[tuple[str, str]],
     return kept, len(found) - len(kept)
 
 
+@runtime_checkable
+class KeyedEntries(Protocol):
+    """Entries that find a key without a Python step per entry (the engine's many entries
+    written as protobuf writes them, decoded only where asked)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> tuple[str, str]: ...
+
+    def find_key(self, key: str, start: int) -> int | None:
+        """The first entry at ``start`` or after whose key is ``key`` (None: none is)."""
+
+
 def _unworded(entries: Sequence[tuple[str, str]], start: int, seen: dict[str, int]
               ) -> tuple[int, int | None]:
     """How many problems ``entries[start:]`` have (after the entries ``seen``), and where
     the first location among them is (None: none is): each entry has one (its key is
     unknown, or seen before), but the first of a key not seen yet, which has those of its
-    value. Keys that are not ``str`` (protobuf's bytes, not UTF-8) are unknown keys."""
-    keys = list(map(itemgetter(0), entries[start:]))
-    count = len(keys)
+    value. Keys that are not ``str`` (protobuf's bytes, not UTF-8) are unknown keys.
+    ``KeyedEntries`` find each known key themselves, so 50,000 entries are no 50,000 keys."""
+    keyed = entries if isinstance(entries, KeyedEntries) else None
+    keys = [] if keyed is not None else list(map(itemgetter(0), entries[start:]))
+    count = len(entries) - start if keyed is not None else len(keys)
     location_at = None
     for key in EXTERNAL_KEYS:
         if key in seen:
             continue
-        try:
-            at = keys.index(key)
-        except ValueError:
-            continue
+        if keyed is not None:
+            found = keyed.find_key(key, start)
+            if found is None:
+                continue
+            at = found - start
+        else:
+            try:
+                at = keys.index(key)
+            except ValueError:
+                continue
         value = _as_text(entries[start + at][1])
         count -= 1
         if key == "location":

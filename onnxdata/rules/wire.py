@@ -35,15 +35,16 @@ def wire_field_problems(path: str, message_name: str,
     message, or were written by something else.
     """
     out: list[Problem] = []
-    paths: dict[str, str] = {}
-    for number, wire_type in fields:
-        said = _wire_problem(message_name, number, wire_type)
-        if said is not None:
-            name, text = said
-            where = paths.get(name)
-            if where is None:
-                where = paths[name] = join_path(path, name) if name else path
-            out.append(Problem(where, text))
+    made: dict[tuple[int, int], Problem | None] = {}  # (a Problem is frozen: one of each)
+    for field in fields:
+        if field in made:
+            problem = made[field]
+        else:
+            said = _wire_problem(message_name, *field)
+            problem = made[field] = None if said is None else \
+                Problem(join_path(path, said[0]) if said[0] else path, said[1])
+        if problem is not None:
+            out.append(problem)
     return out
 
 

@@ -12,10 +12,11 @@ a value at a time) are one ROW piece (``occurrences.ROW``), where the Python wal
 piece per value; the tests compare the two a value at a time.
 
 It returns the position where it stopped: ``end``, or the first field whose
-head (tag, length or varint: at most 15 bytes) ``buf`` does not hold when more
-bytes follow (the caller reads the next window and goes on), or ``-1`` when it
+head (tag, length or varint: at most 15 bytes), or the first group, ``buf`` does not
+hold when more bytes follow (the caller reads the next window, a wider one where it
+stopped at its start, and goes on), or ``-1`` when it
 meets what it does not take: bytes that break the wire format, or a group it cannot
-skip within ``buf`` (a group is an unknown field, skipped as wire.skip_field skips
+skip within the message (a group is an unknown field, skipped as wire.skip_field skips
 it: ``depth``, the message's, leaves it 100 - depth levels, as upb counts them). The
 caller then runs the Python walk over the whole message again, which raises the
 WireError protobuf's parser would (the same reason and offset): the Python walk stays
@@ -317,7 +318,9 @@ cdef Py_ssize_t _scan(const unsigned char *p, Py_ssize_t n, Py_ssize_t base, Py_
         elif wt == 3:  # a group: an unknown field (no schema field is one), skipped whole
             a = i + base
             if not _skip_group(p, &i, lim, number, depth):
-                return -1  # bad, too deep, or past buf: the Python walk's
+                if hi < end:
+                    return tag_at  # (maybe) past buf: the caller reads a wider window
+                return -1  # bad or too deep: the Python walk's
             b = i + base
         else:
             return -1  # a stray end-group tag: the Python walk's
@@ -530,7 +533,7 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
             return count, changes, fixed, longs, True
         count += 1
         changes += number != last
-        fixed += wt == 0 or wt == 1 or wt == 5
+        fixed += wt == 0 or wt == 1 or wt == 5 or wt == 3 or number >= 16
         longs += wt == 2 and value >= <uint64_t>long_value
         last = number
     return count, changes, fixed, longs, False

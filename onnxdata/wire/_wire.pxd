@@ -7,10 +7,19 @@ cdef inline bint _varint_at(const unsigned char *p, Py_ssize_t *i, Py_ssize_t en
                             uint64_t *value) noexcept nogil:
     """The varint at ``p[i[0]]`` (False: cut off at ``end`` or longer than 10 bytes)."""
     cdef uint64_t result = 0
-    cdef int shift = 0
+    cdef int shift = 0, k
     cdef Py_ssize_t j = i[0]
     cdef Py_ssize_t start = j
     cdef unsigned char b
+    if end - j >= 10:  # all ten bytes there: no bound to check per byte (overlong varints)
+        for k in range(10):
+            b = p[j + k]
+            result |= (<uint64_t>(b & 0x7F)) << (7 * k)  # (the tenth's shift, 63, keeps 1 bit)
+            if b < 0x80:
+                value[0] = result
+                i[0] = j + k + 1
+                return True
+        return False
     while True:
         if j >= end or j - start >= 10:
             return False

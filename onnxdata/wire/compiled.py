@@ -15,7 +15,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.wire.format import I32, I64, LEN, VARINT, WireError, iter_fields
+from onnxdata.wire.fields import fields
+from onnxdata.wire.format import I32, I64, LEN, SGROUP, VARINT, WireError, iter_fields
 from onnxdata.wire.loops import layout_loop, walk_loop
 from onnxdata.wire.source import Source
 
@@ -104,14 +105,19 @@ def _scan_many(src: Source, starts: npt.NDArray[np.uint64], ends: npt.NDArray[np
 
 def _scan_windows(src: Source, start: int, end: int, kinds: array[int],
                   names: list[str | None], out: Any, limit: int, depth: int = 0) -> bool:
-    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes."""
+    """One occurrence by the compiled loop, its bytes read (or viewed) as it goes: where
+    the loop stops at the start of its window (a group it cannot skip within it), the
+    next window is twice as wide, up to the message's end."""
     assert _LOOP is not None
     pos = start
+    want = _HEAD
     while pos < end:
-        buf, base = src.window(pos, min(end, pos + _HEAD))
-        pos = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit, depth)
-        if pos < 0:
+        buf, base = src.window(pos, min(end, pos + want))
+        got = _LOOP.scan(buf, base, pos, end, kinds, names, out, limit, depth)
+        if got < 0:
             return False
+        want = _HEAD if got > pos else 2 * max(want, base + len(buf) - pos)
+        pos = got
     return True
 
 
@@ -173,35 +179,66 @@ _SAMPLE_BYTES: Final = 4096
 _LONG_VALUE: Final = 128
 #: ... and the compiled loop walks the root where this many of its first fields are.
 _LONG_SEEN: Final = 4
+#: Long values early in a big file that ``short_runs`` looks past, at most.
+_HOPS: Final = 4
 
 
 def short_runs(src: Source) -> bool:
     """Whether the root's first fields change field number every other field or more
     often, are numbers written one at a time (fixed-width, or varints: a map's keys as
-    protobuf writes them), or are values of 128 bytes or more: the Python walk then takes
+    protobuf writes them), groups (unknown fields the Python walk skips a byte at a
+    time) or fields of a tag of two bytes or more (field 16 and up: the Python walk's bulk
+    runs are of one-byte tags), or are values of 128 bytes or more: the Python walk then takes
     them one Python step each (its bulk runs are of values with a one-byte length), and
     the compiled loop walks them faster. (Long runs of one short LEN field, a sequence's
-    small elements or a tensor's strings, the Python walk takes in bulk.)"""
+    small elements or a tensor's strings, the Python walk takes in bulk.)
+    In a file too big to read whole, a few fields then a long value (a tensor's name or
+    payload) say nothing of the rest: the fields after it are sampled instead (up to
+    _HOPS long values), so 16 MB of metadata_props after 16 MB of name and doc_string
+    are the compiled loop's too (the Python walk took 0.8 s for 32 MB of them)."""
     if src.size <= _SAMPLE_BYTES:  # the whole root: the loop walks it for what sampling costs
         return True
-    buf, _ = src.window(0, min(src.size, _SAMPLE_BYTES))
-    stop = min(len(buf), _SAMPLE_BYTES)
+    return _sampled(src, 0, _HOPS)
+
+
+def _sampled(src: Source, at: int, hops: int) -> bool:
+    """``short_runs`` of the fields from ``at``."""
+    buf, base = src.window(at, min(src.size, at + _SAMPLE_BYTES))
+    view = memoryview(buf)[at - base:]
+    stop = min(len(view), _SAMPLE_BYTES)
     sample = sample_reference if _LOOP is None else _LOOP.sample
-    count, changes, fixed, long, cut = sample(buf, stop, _SAMPLE, _LONG_VALUE)
+    count, changes, fixed, long, cut = sample(view, stop, _SAMPLE, _LONG_VALUE)
     if cut:  # a field past the sample's end: a long value's (a LEN field's length says so)
-        long += src.size > _SAMPLE_BYTES and count < _SAMPLE
+        long += src.size - at > _SAMPLE_BYTES and count < _SAMPLE
         if count < _SAMPLE // 4 and src.read_whole:
             return True  # values of 256 bytes and more in a file read whole: the loop's
+        if count < _SAMPLE // 4 and hops:
+            after = _past_field(src, at, count)
+            if after is not None and after < src.size:
+                return _sampled(src, after, hops - 1)
     if long >= _LONG_SEEN and 2 * long >= count:
         return True
     return count >= _SAMPLE // 4 and (2 * changes >= count or 2 * fixed >= count)
 
 
+def _past_field(src: Source, at: int, skip: int) -> int | None:
+    """Where the LEN field after the first ``skip`` fields from ``at`` ends (None where the
+    bytes break first, or that field is not a LEN field)."""
+    try:
+        for k, (_, wt, _, _, end) in enumerate(fields(src, at, src.size)):
+            if k == skip:
+                return end if wt == LEN else None
+    except WireError:
+        return None
+    return None
+
+
 def sample_reference(buf: Any, end: int, most: int, long_value: int
                   ) -> tuple[int, int, int, int, bool]:
     """``_walk.sample`` in Python (its reference): the first ``most`` fields of
-    ``buf[:end]``: how many, how many change field number, are numbers, are LEN values of
-    ``long_value`` bytes or more, and whether a field broke the wire format first."""
+    ``buf[:end]``: how many, how many change field number, are numbers, groups or of
+    field 16 and up, are LEN values of ``long_value`` bytes or more, and whether a field
+    broke the wire format first."""
     count = changes = fixed = long = 0
     last = -1
     if most <= 0:
@@ -210,7 +247,7 @@ def sample_reference(buf: Any, end: int, most: int, long_value: int
         for f in iter_fields(buf, 0, min(end, len(buf))):
             count += 1
             changes += f.number != last
-            fixed += f.wire_type in (I32, I64, VARINT)
+            fixed += f.wire_type in (I32, I64, VARINT, SGROUP) or f.number >= 16
             long += f.wire_type == LEN and f.end - f.start >= long_value
             last = f.number
             if count == most:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ import onnxdata
 from onnxdata import TensorProto
 from onnxdata.core.dtypes import DATA_TYPES
 from onnxdata.engine import tensor as engine_tensor
+from onnxdata.engine.engine import Engine
 from onnxdata.explorer.readings import reading
 from onnxdata.io import message_values
+from onnxdata.wire.source import Source
 from tests.conftest import import_onnx
 from tests.engine.test_external_tensors import spy_scans
 from tests.walk_digest import outcome
@@ -243,3 +246,38 @@ def test_an_out_of_range_data_location_given_before_a_valid_one_is_refused(
         onnxdata.to_numpy(onnxdata.load(message, "tensor"))
     with pytest.raises(onnxdata.ValidationError, match="data_location: 2 is not DEFAULT"):
         onnxdata.read(tmp_path / "t.pb", "tensor")
+
+
+@pytest.mark.parametrize("how", ["unpacked", "overlong", "packed-runs", "external-entries"])
+def test_the_plain_path_stops_where_no_tensor_is_valid(how: str) -> None:
+    """Issue 39: plain read every dim (or external_data entry) of a tensor in Python before
+    it gave up on it, 0.1-0.2 s for 1 MB of dims: past numpy's most dimensions, or more
+    entries than there are keys, no tensor is valid, so it stops there (and scan_tensor,
+    the compiled walk, says why). Its Python steps are counted (lines run)."""
+    n = 20000
+    dims = {"unpacked": vint(1, 1) * n,
+            "overlong": (b"\x08\x81" + b"\x80" * 8 + b"\x00") * n,
+            "packed-runs": ld(1, b"\x01\x01\x01") * n}.get(how, vint(1, 2))
+    extra = b""
+    if how == "external-entries":
+        extra = b"".join(ld(13, ld(1, b"k%d" % i) + ld(2, b"v")) for i in range(n))
+        extra += vint(14, 1)
+    data = dims + vint(2, TensorProto.INT64) + extra + ld(7, b"\x07")
+    walker = Engine(Source.of_buffer(data))
+    lines = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal lines
+            lines += event == "line"
+            return local
+        return local if frame.f_code is engine_tensor.TensorWalk.plain.__code__ else None
+
+    sys.settrace(tracer)
+    try:
+        assert walker.plain(0, len(data)) is None
+    finally:
+        sys.settrace(None)
+    assert 0 < lines < 5000
+    r = reading(data, "tensor")
+    assert not r.valid and r.problems

@@ -14,7 +14,9 @@ regressions, ORT's known cases), small versions of bench/shapes.py's shapes, and
 hypothesis-made messages (drawn here, written to files, digested in both modes):
 wire-level messages of each kind with plausible values, some coherent (a tensor's
 storage matching its dims, containers matching their elem_type), with unknown
-fields, repeated and merged fields, and byte mutations.
+fields, repeated and merged fields, and byte mutations; tensors also with dims as
+overlong varints or in several packed runs, name, doc_string, segment, metadata_props
+and external_data entries (plain and not), and groups in groups (issue 39).
 ``ONNXDATA_WALK_EXAMPLES`` sets how many (default 200).
 
 Until the walk is compiled, ``ONNXDATA_PURE_PYTHON`` only switches the varint decoder,
@@ -24,6 +26,7 @@ built, is what runs without the variable.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import struct
@@ -83,6 +86,75 @@ def unknown_field() -> st.SearchStrategy[bytes]:
     )
 
 
+def overlong(value: int, width: int) -> bytes:
+    """``value`` (0 to 127) as a varint of ``width`` bytes (2 to 10): protobuf reads it as
+    ``value``."""
+    return bytes([value | 0x80] + [0x80] * (width - 2) + [0])
+
+
+@st.composite
+def dims_field(draw: st.DrawFn, dims: list[int]) -> bytes:
+    """A tensor's dims as protobuf takes them: packed or one field each (as
+    ``packed_or_not``), one field each some as overlong varints, or in several packed
+    runs (issue 39: each of these went by the Python walk)."""
+    how = draw(st.sampled_from(["either", "either", "overlong", "runs"]))
+    if how == "either" or not dims:
+        return draw(packed_or_not(1, 0, dims))
+    if how == "overlong":
+        return b"".join(varint(1 << 3) + (overlong(d, draw(st.integers(2, 10)))
+                                          if 0 <= d < 128 and draw(st.booleans())
+                                          else varint(d)) for d in dims)
+    cuts = sorted(draw(st.lists(st.integers(0, len(dims)), max_size=3)))
+    bounds = [0, *cuts, len(dims)]
+    return b"".join(ld(1, b"".join(varint(d) for d in dims[a:b]))
+                    for a, b in itertools.pairwise(bounds))
+
+
+@st.composite
+def entry(draw: st.DrawFn, keys: st.SearchStrategy[str]) -> bytes:
+    """A StringStringEntryProto: a key and a value as protobuf writes them, or a long
+    value, a key twice, bytes that are not UTF-8, an unknown field or group inside."""
+    key = draw(keys).encode()
+    how = draw(st.sampled_from(["plain", "plain", "plain", "long", "twice", "binary",
+                                "unknown", "value only"]))
+    value = {"long": b"v" * 200, "binary": b"\xff\xfe"}.get(how, b"v")
+    parts = [ld(1, key), ld(2, value)]
+    if how == "twice":
+        parts.append(ld(1, b"other"))
+    elif how == "unknown":
+        parts.insert(1, draw(unknown_field()))
+    elif how == "value only":
+        parts = parts[1:]
+    return b"".join(parts)
+
+
+EXTRA_KEYS = st.sampled_from(["location", "offset", "length", "checksum", "k", "x1"])
+
+
+@st.composite
+def tensor_extras(draw: st.DrawFn) -> bytes:
+    """A tensor's other fields, some many times over: name, doc_string, metadata_props,
+    segment, more external_data entries, unknown fields and (nested) groups."""
+    parts = []
+    if draw(st.integers(0, 3)) == 0:
+        parts.append(ld(8, draw(st.binary(max_size=40))))
+    if draw(st.integers(0, 3)) == 0:
+        parts.append(ld(12, draw(st.sampled_from([b"doc", b"\xff", b"d" * 300]))))
+    for _ in range(draw(st.sampled_from([0, 0, 1, 3, 20, 70]))):
+        parts.append(ld(16, draw(entry(st.sampled_from(["a", "b", "key"])))))
+    if draw(st.integers(0, 7)) == 0:
+        parts.append(ld(3, vint(1, draw(SMALL)) + vint(2, draw(SMALL))))
+    for _ in range(draw(st.sampled_from([0, 0, 0, 2, 8, 70]))):
+        parts.append(ld(13, draw(entry(EXTRA_KEYS))))
+    for _ in range(draw(st.sampled_from([0, 0, 1, 5, 70]))):
+        n, m = draw(st.integers(17, 40)), draw(st.integers(1, 40))
+        parts.append(draw(st.sampled_from([
+            varint(n << 3 | 3) + varint(m << 3 | 3) + vint(1, 7) + varint(m << 3 | 4)
+            + ld(2, b"xy") + varint(n << 3 | 4),  # a group in a group
+            draw(unknown_field())])))
+    return b"".join(parts)
+
+
 def packed_or_not(number: int, wire: int, values: list[int]) -> st.SearchStrategy[bytes]:
     """The same numbers as one packed field, or one field each (protobuf takes both)."""
     if wire == 5:
@@ -110,7 +182,7 @@ def tensor(draw: st.DrawFn) -> bytes:
     for d in dims:
         count *= d
     count = count if coherent and 0 <= count <= 40 else draw(st.integers(0, 6))
-    parts = [draw(packed_or_not(1, 0, dims)), vint(2, data_type)]
+    parts = [draw(dims_field(dims)), vint(2, data_type)]
     how = draw(st.sampled_from(["typed", "raw", "string", "external", "none", "two"]))
     number, wire, size = STORAGE.get(data_type, (7, 0, 8))
     values = draw(st.lists(st.integers(-2, 3), min_size=count, max_size=count))
@@ -131,6 +203,8 @@ def tensor(draw: st.DrawFn) -> bytes:
         parts.append(ld(8, b"t"))
     if draw(st.integers(0, 7)) == 0:
         parts.append(draw(unknown_field()))
+    if draw(st.integers(0, 2)) == 0:
+        parts.append(draw(tensor_extras()))
     return b"".join(draw(st.permutations(parts)) if draw(st.integers(0, 3)) == 0 else parts)
 
 

@@ -537,3 +537,169 @@ def sample(const unsigned char[:] buf, Py_ssize_t end, Py_ssize_t most, Py_ssize
         longs += wt == 2 and value >= <uint64_t>long_value
         last = number
     return count, changes, fixed, longs, False
+
+
+# -- a small file's bytes at one instant (source._read_at_once's compiled twin)
+
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <errno.h>
+    #include <fcntl.h>
+    #include <sys/stat.h>
+    #include <time.h>
+    #include <unistd.h>
+    static long long onnxdata_ns(struct timespec t) {
+        return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+    }
+    /* The bytes of the regular file at `path` if it holds at most `small` bytes, was last
+       changed over `settled_ns` before the read began and did not change during it. Else
+       the descriptor, opened as source.open_checked opens it and past its wait for writes
+       (a FIFO, a device, a folder, a big file, one written just now: the caller goes on
+       the Python way with it), or None where the open failed (the caller's open says
+       why). */
+    static PyObject *onnxdata_small_file(PyObject *path, Py_ssize_t small,
+                                         long long settled_ns) {
+        PyObject *encoded = NULL, *out = NULL;
+        struct stat before, after;
+        struct timespec now;
+        Py_ssize_t size = 0;
+        ssize_t got = -1;
+        int fd = -1, regular = 0, ok = 0;
+        if (!PyUnicode_FSConverter(path, &encoded)) { PyErr_Clear(); Py_RETURN_NONE; }
+        const char *name = PyBytes_AS_STRING(encoded);
+        Py_BEGIN_ALLOW_THREADS
+        fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+    #ifdef SEEK_DATA
+            (void)lseek(fd, 0, SEEK_DATA);  /* waits for a write under way */
+    #endif
+            regular = fstat(fd, &before) == 0 && S_ISREG(before.st_mode)
+                && before.st_size <= small;
+        }
+        Py_END_ALLOW_THREADS
+        Py_DECREF(encoded);
+        if (fd < 0) Py_RETURN_NONE;
+        if (regular) {
+            size = (Py_ssize_t)before.st_size;
+            out = PyBytes_FromStringAndSize(NULL, size + 1);
+            if (out == NULL) PyErr_Clear();
+        }
+        if (out != NULL) {
+            Py_BEGIN_ALLOW_THREADS
+            if (clock_gettime(CLOCK_REALTIME, &now) == 0) {
+                got = pread(fd, PyBytes_AS_STRING(out), (size_t)size + 1, 0);
+                ok = got == size
+                    && onnxdata_ns(before.st_mtim) < onnxdata_ns(now) - settled_ns
+                    && onnxdata_ns(before.st_ctim) < onnxdata_ns(now) - settled_ns
+                    && fstat(fd, &after) == 0 && after.st_size == before.st_size
+                    && onnxdata_ns(after.st_mtim) == onnxdata_ns(before.st_mtim)
+                    && onnxdata_ns(after.st_ctim) == onnxdata_ns(before.st_ctim);
+            }
+            Py_END_ALLOW_THREADS
+            if (!ok) Py_CLEAR(out);
+        }
+        if (out == NULL) {
+            PyObject *number = PyLong_FromLong(fd);
+            if (number == NULL) close(fd);
+            return number;
+        }
+        close(fd);
+        if (_PyBytes_Resize(&out, size) != 0) { PyErr_Clear(); Py_RETURN_NONE; }
+        return out;
+    }
+    #else
+    static PyObject *onnxdata_small_file(PyObject *path, Py_ssize_t small,
+                                         long long settled_ns) {
+        (void)path; (void)small; (void)settled_ns;
+        Py_RETURN_NONE;
+    }
+    #endif
+    """
+    object onnxdata_small_file(object path, Py_ssize_t small, long long settled_ns)
+
+
+def small_file(path, Py_ssize_t small, long long settled_ns):
+    """``source.open_checked``'s open and wait and ``_read_at_once`` in one call: the bytes of
+    a regular file of at most ``small`` bytes whose stamps are older than ``settled_ns``
+    before the read and the same after it; else the open descriptor, for the caller to go
+    on with; or None where the open failed."""
+    return onnxdata_small_file(path, small, settled_ns)
+
+
+# -- the common tensor's few fields (engine.tensor's plain_fields_reference, compiled)
+
+def plain_fields(const unsigned char[:] buf, Py_ssize_t start, Py_ssize_t end,
+                 Py_ssize_t max_ndim, uint64_t external, Py_ssize_t packed_dims,
+                 Py_ssize_t most_strings, Py_ssize_t most_entries):
+    """``tensor.plain_fields_reference`` of the TensorProto at ``[start, end)`` of ``buf``
+    (which holds all of it): ``(data_type, dims, raw_data's start, its length,
+    data_location, external_data's ranges, string_data's ranges, (tag, start) of a packed
+    float_data or double_data or None)``, or None where the plain path does not take it."""
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t pos = start, i, stop
+    cdef uint64_t value, code = 0, location = <uint64_t>-1
+    cdef unsigned char key
+    cdef Py_ssize_t raw = -1, raw_len = 0, typed_key = -1, typed_at = 0
+    cdef list dims = [], entries = [], strings = []
+    if end > buf.shape[0]:
+        return None
+    while pos < end:
+        key = p[pos]
+        if not (key == 0x08 or key == 0x0A or key == 0x10 or key == 0x22 or key == 0x32
+                or key == 0x42 or key == 0x4A or key == 0x52 or key == 0x6A or key == 0x70):
+            return None
+        i = pos + 1
+        if i >= end:
+            return None
+        if p[i] < 0x80:
+            value = p[i]
+            i += 1
+        elif key & 7 == 2:
+            if not _length_at(p, &i, end, &value):
+                return None
+        elif not _varint_at(p, &i, end, &value):
+            return None
+        pos = i
+        if key == 0x08:
+            if value >> 63 or len(dims) >= max_ndim:
+                return None
+            dims.append(value)
+        elif key == 0x10:
+            code = value
+        elif key == 0x70:
+            if value > external:
+                return None
+            location = value
+        elif key == 0x0A:
+            if value > <uint64_t>packed_dims or value > <uint64_t>(end - pos):
+                return None
+            stop = pos + <Py_ssize_t>value
+            while i < stop:
+                if not _varint_at(p, &i, stop, &value):
+                    return None
+                if value >> 63 or len(dims) >= max_ndim:
+                    return None
+                dims.append(value)
+            pos = stop
+        else:
+            if value > <uint64_t>(end - pos):
+                return None
+            if key == 0x4A:
+                raw, raw_len = pos, <Py_ssize_t>value
+            elif key == 0x6A:
+                if len(entries) >= most_entries:
+                    return None
+                entries.append((pos, pos + <Py_ssize_t>value))
+            elif key == 0x32:
+                strings.append((pos, pos + <Py_ssize_t>value))
+                if len(strings) > most_strings:
+                    return None
+            elif key == 0x22 or key == 0x52:
+                if typed_key >= 0:
+                    return None
+                typed_key, typed_at = key, pos
+                raw_len = <Py_ssize_t>value
+            pos += <Py_ssize_t>value
+    return (code, dims, raw, raw_len, -1 if location == <uint64_t>-1 else location,
+            entries, strings, (typed_key, typed_at) if typed_key >= 0 else None)

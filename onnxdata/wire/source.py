@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from onnxdata.errors import DecodeError
 from onnxdata.wire.format import WireBuffer
+from onnxdata.wire.loops import walk_loop
 
 __all__ = ["SMALL", "STREAM_LIMIT", "WHOLE", "WINDOW", "Buffer", "Mode", "Source", "byte_buffer",
            "get_stream_limit", "open_checked", "read_checked", "read_settled",
@@ -124,8 +125,15 @@ class Source:
     @classmethod
     def of_file(cls, path: str, mode: Mode = "pread") -> Source:
         """A file's bytes; the descriptor stays open until ``close`` (pread and mmap modes;
-        an "mmap" file of at most SMALL bytes is read as "copy" reads it)."""
-        fd, st = open_checked(path, settle=mode != "pread")  # (settled: a stamp to trust)
+        an "mmap" file of at most SMALL bytes is read as "copy" reads it: by the compiled
+        ``small_file`` where it takes it, one call for what ``_read_at_once`` does)."""
+        opened = None
+        if mode != "pread" and _SMALL_FILE is not None:
+            opened = _SMALL_FILE(path, SMALL, SETTLED_NS)
+            if isinstance(opened, bytes):
+                return cls(path, len(opened), data=opened)
+        # (settled: a stamp to trust)
+        fd, st = open_checked(path, settle=mode != "pread", opened=opened)
         try:
             if not stat.S_ISREG(st.st_mode):  # a pipe, FIFO or device: its bytes as they come
                 data = _read_stream(fd, path, st)
@@ -335,14 +343,16 @@ def set_stream_limit(nbytes: int) -> None:
     _stream_limit = int(nbytes)
 
 
-def open_checked(path: str, *, settle: bool = False) -> tuple[int, os.stat_result]:
+def open_checked(path: str, *, settle: bool = False,
+                 opened: int | None = None) -> tuple[int, os.stat_result]:
     """``path`` opened for reading, and its stat: a descriptor that never blocks in ``open``
     (a FIFO with no writer would wait there forever), blocking again for the reads. A
     folder is IsADirectoryError naming it. ``settle``: the stat is taken after waiting for
-    a write under way (``_wait_for_writes``), so it is a stamp a settled read can trust."""
-    fd = os.open(path, _OPEN_FLAGS)
+    a write under way (``_wait_for_writes``), so it is a stamp a settled read can trust.
+    ``opened``: a descriptor ``_walk.small_file`` opened and waited on already."""
+    fd = os.open(path, _OPEN_FLAGS) if opened is None else opened
     try:
-        if settle:  # (a FIFO or folder: the seek fails, and nothing is waited for)
+        if settle and opened is None:  # (a FIFO or folder: the seek fails, nothing waits)
             try:  # noqa: SIM105  (contextlib.suppress costs 0.4 us a small file)
                 os.lseek(fd, 0, _SEEK_DATA)
             except OSError:
@@ -499,6 +509,8 @@ def _wait_for_writes(fd: int) -> None:
         pass
 
 
+#: The compiled ``_read_at_once`` of a path (``_walk.small_file``), or None.
+_SMALL_FILE: Final = walk_loop.small_file if walk_loop is not None else None
 _SEEK_DATA: Final = getattr(os, "SEEK_DATA", os.SEEK_SET)
 _OPEN_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,7 @@ from onnxdata.wire.external import OpenFiles, read_external
 from onnxdata.wire.field_values import fixed, string_values, varint_count, varints
 from onnxdata.wire.fields import Occurrences, occurrences
 from onnxdata.wire.format import LEN, WireError, read_length, read_varint
+from onnxdata.wire.loops import walk_loop
 from onnxdata.wire.occurrences import Compact, Piece
 from onnxdata.wire.schema import Schema
 from onnxdata.wire.source import Source
@@ -60,6 +61,8 @@ _PLAIN_STRINGS: Final = 64
 _PACKED_FIXED: Final = {0x22: ("float_data", 4), 0x52: ("double_data", 8)}
 #: Packed dims longer than this are left to scan_tensor.
 _PACKED_DIMS: Final = 640
+#: The compiled ``plain_fields_reference`` of a message in memory, or None.
+_plain_fields: Final = walk_loop.plain_fields if walk_loop is not None else None
 #: Verdicts of tensor_storage_problems on plain tensors, by (data_type, dims, raw length;
 #: -1 for external data; (field, count) for packed float_data or double_data).
 _PLAIN_OK: dict[tuple[int, tuple[int, ...], int | tuple[str, int]], bool] = {}
@@ -172,89 +175,14 @@ class TensorWalk:
         raw_data length), so a million tensors of one shape cost one call.
         """
         src = self.src
-        buf, base = src.window(start, end if end < start + 64 else start + 64)
-        hi = base + len(buf)
-        pos = start
-        dims: list[int] = []
-        code = 0
-        raw = -1
-        raw_len = 0
-        location = -1
-        entries: list[tuple[int, int]] = []
-        strings: list[tuple[int, int]] = []
-        typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
-        keys = _PLAIN_KEYS
-        lim = (end if end < hi else hi) - base  # (the window's end, or the message's)
-        while pos < end:
-            if hi < end and pos + 16 > hi:  # (a message in memory: never)
-                buf, base = src.window(pos, min(end, pos + 64))
-                hi = base + len(buf)
-                lim = (end if end < hi else hi) - base
-            i = pos - base
-            key = buf[i]
-            if key not in keys:  # before reading a value: it may not be a varint
-                return None
-            i += 1
-            if i >= lim:
-                return None
-            b = buf[i]
-            if b < 0x80:
-                value = b
-                i += 1
-            else:
-                try:  # (a LEN field's length: refused written overlong, as upb does)
-                    value, i = (read_length if key & 7 == LEN else read_varint)(buf, i, lim,
-                                                                                base)
-                except WireError:
-                    return None
-            pos = i + base
-            if key == 0x08:
-                if value >> 63 or len(dims) >= MAX_NDIM:
-                    return None  # a negative dim, or too many (scan_tensor says so)
-                dims.append(value)
-            elif key == 0x10:
-                code = value
-            elif key == 0x70:
-                if value > EXTERNAL:  # out of the closed enum: kept aside (scan_tensor's)
-                    return None
-                location = value
-            elif key == 0x0A:  # packed dims
-                stop = pos + value
-                if value > _PACKED_DIMS or stop > end:
-                    return None
-                if stop > hi:
-                    buf, base = src.window(pos, stop)
-                    hi = base + len(buf)
-                i, run_end = pos - base, stop - base
-                try:
-                    while i < run_end:
-                        value, i = read_varint(buf, i, run_end, base)
-                        if value >> 63 or len(dims) >= MAX_NDIM:
-                            return None
-                        dims.append(value)
-                except WireError:
-                    return None
-                pos = stop
-                lim = (end if end < hi else hi) - base
-            else:
-                if value > end - pos:
-                    return None
-                if key == 0x4A:
-                    raw, raw_len = pos, value
-                elif key == 0x6A:
-                    if len(entries) >= len(EXTERNAL_KEYS):
-                        return None  # a key again, or an unknown one
-                    entries.append((pos, pos + value))
-                elif key == 0x32:
-                    strings.append((pos, pos + value))
-                    if len(strings) > _PLAIN_STRINGS:
-                        return None
-                elif key in _PACKED_FIXED:  # (a second one: scan_tensor joins them)
-                    if typed is not None:
-                        return None
-                    typed = (key, pos)
-                    raw_len = value
-                pos += value
+        memory = src.in_memory()
+        found = _plain_fields(memory, start, end, MAX_NDIM, EXTERNAL, _PACKED_DIMS,
+                              _PLAIN_STRINGS, len(EXTERNAL_KEYS)) \
+            if _plain_fields is not None and memory is not None \
+            else plain_fields_reference(src, start, end)
+        if found is None:
+            return None
+        code, dims, raw, raw_len, location, entries, strings, typed = found
         if entries or location > 0:
             if location != EXTERNAL or not entries or raw >= 0 or typed is not None \
                     or strings:
@@ -649,3 +577,100 @@ class _Dims(list[int]):
 
 #: Dims longer than this are a _Dims.
 _CHUNK_DIMS: Final = 256
+
+
+PlainFields: TypeAlias = tuple[int, list[int], int, int, int, list[tuple[int, int]],
+                              list[tuple[int, int]], "tuple[int, int] | None"]
+
+
+def plain_fields_reference(src: Source, start: int, end: int) -> PlainFields | None:
+    """The fields ``TensorWalk.plain`` reads of the TensorProto at ``[start, end)``:
+    ``(data_type, dims, raw_data's start, its length, data_location (-1: none),
+    external_data's ranges, string_data's ranges, (tag, start) of a packed float_data or
+    double_data)``; None at a field, size or count it does not take. The Python reference
+    of ``_walk.plain_fields`` (which reads a message held in memory), and the one of a
+    mapped file, read a window at a time."""
+    buf, base = src.window(start, end if end < start + 64 else start + 64)
+    hi = base + len(buf)
+    pos = start
+    dims: list[int] = []
+    code = 0
+    raw = -1
+    raw_len = 0
+    location = -1
+    entries: list[tuple[int, int]] = []
+    strings: list[tuple[int, int]] = []
+    typed: tuple[int, int] | None = None  # (its tag, where its bytes start)
+    keys = _PLAIN_KEYS
+    lim = (end if end < hi else hi) - base  # (the window's end, or the message's)
+    while pos < end:
+        if hi < end and pos + 16 > hi:  # (a message in memory: never)
+            buf, base = src.window(pos, min(end, pos + 64))
+            hi = base + len(buf)
+            lim = (end if end < hi else hi) - base
+        i = pos - base
+        key = buf[i]
+        if key not in keys:  # before reading a value: it may not be a varint
+            return None
+        i += 1
+        if i >= lim:
+            return None
+        b = buf[i]
+        if b < 0x80:
+            value = b
+            i += 1
+        else:
+            try:  # (a LEN field's length: refused written overlong, as upb does)
+                value, i = (read_length if key & 7 == LEN else read_varint)(buf, i, lim,
+                                                                            base)
+            except WireError:
+                return None
+        pos = i + base
+        if key == 0x08:
+            if value >> 63 or len(dims) >= MAX_NDIM:
+                return None  # a negative dim, or too many (scan_tensor says so)
+            dims.append(value)
+        elif key == 0x10:
+            code = value
+        elif key == 0x70:
+            if value > EXTERNAL:  # out of the closed enum: kept aside (scan_tensor's)
+                return None
+            location = value
+        elif key == 0x0A:  # packed dims
+            stop = pos + value
+            if value > _PACKED_DIMS or stop > end:
+                return None
+            if stop > hi:
+                buf, base = src.window(pos, stop)
+                hi = base + len(buf)
+            i, run_end = pos - base, stop - base
+            try:
+                while i < run_end:
+                    value, i = read_varint(buf, i, run_end, base)
+                    if value >> 63 or len(dims) >= MAX_NDIM:
+                        return None
+                    dims.append(value)
+            except WireError:
+                return None
+            pos = stop
+            lim = (end if end < hi else hi) - base
+        else:
+            if value > end - pos:
+                return None
+            if key == 0x4A:
+                raw, raw_len = pos, value
+            elif key == 0x6A:
+                if len(entries) >= len(EXTERNAL_KEYS):
+                    return None  # a key again, or an unknown one
+                entries.append((pos, pos + value))
+            elif key == 0x32:
+                strings.append((pos, pos + value))
+                if len(strings) > _PLAIN_STRINGS:
+                    return None
+            elif key in _PACKED_FIXED:  # (a second one: scan_tensor joins them)
+                if typed is not None:
+                    return None
+                typed = (key, pos)
+                raw_len = value
+            pos += value
+    return code, dims, raw, raw_len, location, entries, strings, typed

@@ -55,7 +55,7 @@ from onnxdata.io.gc_pause import gc_paused
 from onnxdata.io.load_save import kind_when_not_given
 from onnxdata.rules.common import MAX_PROBLEMS
 from onnxdata.wire.format import WireError
-from onnxdata.wire.source import Mode, Source
+from onnxdata.wire.source import SMALL, Mode, Source
 
 __all__ = ["open_source", "read", "read_source"]
 
@@ -134,9 +134,12 @@ def _walked(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | No
     element) is built with the collector paused (``gc_pause``), and its sparse tensors and
     external data share one densify budget (issue 10, P8); a tensor's value is one array,
     and its external data, all it can spend, is checked against the limit as one budget
-    would check it."""
+    would check it. A small file's container (``source.SMALL``) is built without the pause."""
     if chosen == "tensor":
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
+    if src.size <= SMALL:  # (a few thousand objects at most: the pause costs more than it saves)
+        with densify_budget(get_densify_limit()):
+            return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
     with _paused, densify_budget(get_densify_limit()):
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
 

@@ -89,7 +89,7 @@ NUMBERS: Final = {id(s): {name: n for n, (name, _) in s.items()}
 
 
 
-@dataclass
+@dataclass(init=False, slots=True)
 class Fields:
     """One message's fields as scanned: scalars by value, the rest by where they are.
 
@@ -108,6 +108,17 @@ class Fields:
     unknown: list[tuple[int, int]] = field(default_factory=list)
     unknown_more: int = 0
     over: set[str] = field(default_factory=set)
+
+    def __init__(self) -> None:  # (the dataclass's own costs 0.5 us a message: a factory call
+        self.scalars = {}        # per field; every small message makes one)
+        self.bad_enum = None
+        self.last = {}
+        self.many = {}
+        self.counts = {}
+        self.pieces = {}
+        self.unknown = []
+        self.unknown_more = 0
+        self.over = set()
 
     def pieces_of(self, name: str, parent: Occurrences, schema: Schema,
                   src: Source) -> Iterable[Piece]:

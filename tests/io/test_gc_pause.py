@@ -1,7 +1,8 @@
 """``read`` and ``to_numpy`` pause the cyclic garbage collector while they build a value
 (onnxdata/io/gc_pause.py) and leave it as they found it: enabled after a value or an
 error, still disabled for a caller that disabled it, enabled once the last of several
-threads' calls is done."""
+threads' calls is done. ``read`` of a file of at most ``source.SMALL`` bytes builds its
+few objects without the pause."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from onnxdata.engine.engine import Engine
 from onnxdata.io.gc_pause import gc_paused
 from tests.wire_bytes import ld, vint
 
-SEQUENCE = vint(2, 1) + ld(3, vint(2, 7) + ld(9, bytes(8))) * 3  # three INT64 scalars
-BAD = vint(2, 1) + ld(3, vint(1, 2) + vint(2, 7) + ld(9, bytes(8)))  # 8 bytes for 2
+# over source.SMALL: read pauses the collector for it
+SEQUENCE = vint(2, 1) + ld(3, vint(2, 7) + ld(9, bytes(8))) * 5000  # INT64 scalars
+BAD = vint(2, 1) + ld(3, vint(1, 2) + vint(2, 7) + ld(9, bytes(8))) * 5000  # 8 bytes for 2
+SMALL_SEQUENCE = vint(2, 1) + ld(3, vint(2, 7) + ld(9, bytes(8))) * 3
 
 
 @pytest.fixture(autouse=True)
@@ -81,3 +84,24 @@ def test_threads_share_one_pause() -> None:
     second_done.set()
     t.join(10)
     assert seen == [False, False] and gc.isenabled()
+
+
+def test_a_small_files_value_is_built_without_the_pause(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pausing and resuming cost more than a few objects' collections (``source.SMALL``)."""
+    from onnxdata.wire.source import SMALL
+
+    inside = []
+    real = Engine.run
+
+    def spy(self: Engine, kind: str) -> Any:
+        inside.append(gc.isenabled())
+        return real(self, kind)
+
+    monkeypatch.setattr(Engine, "run", spy)
+    path = tmp_path / "s.pb"
+    for data in (SMALL_SEQUENCE, SEQUENCE):
+        path.write_bytes(data)
+        assert len(onnxdata.read(path, "sequence")) in (3, 5000)
+    assert len(SMALL_SEQUENCE) <= SMALL < len(SEQUENCE)
+    assert inside == [True, False] and gc.isenabled()

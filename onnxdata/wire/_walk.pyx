@@ -129,23 +129,29 @@ cdef class _Into:
     cdef Py_ssize_t col_cap[MAX_KINDS]
     cdef bint col_on[MAX_KINDS]
 
-    def __init__(self, out, const signed char[:] kinds, list names):
-        self.out = out
-        self.counts = out.counts
-        self.many = out.many
-        self.pieces = out.pieces
-        self.unknown = out.unknown
-        self.kinds = kinds
-        self.kind_of = &kinds[0] if kinds.shape[0] else NULL
-        self.nkinds = kinds.shape[0]
-        self.names = names
-        self.cache = [None] * (3 * kinds.shape[0])
+
+
+cdef _Into _into(out, const signed char[:] kinds, list names):
+    """The ``_Into`` of ``out`` (a cdef function: a typed memoryview handed to a Python
+    ``__init__`` is made an object and taken apart again, 0.3 us a message)."""
+    cdef _Into into = _Into.__new__(_Into)
+    into.out = out
+    into.counts = out.counts
+    into.many = out.many
+    into.pieces = out.pieces
+    into.unknown = out.unknown
+    into.kinds = kinds
+    into.kind_of = &kinds[0] if kinds.shape[0] else NULL
+    into.nkinds = kinds.shape[0]
+    into.names = names
+    into.cache = [None] * (3 * kinds.shape[0])
+    return into
 
 
 def scan(const unsigned char[:] buf, Py_ssize_t base, Py_ssize_t pos, Py_ssize_t end,
          const signed char[:] kinds, list names, out, Py_ssize_t limit, int depth=0):
     cdef State st
-    cdef _Into into = _Into(out, kinds, names)
+    cdef _Into into = _into(out, kinds, names)
     _init(&st)
     try:
         pos = _scan(&buf[0] if buf.shape[0] else NULL, buf.shape[0], base, pos, end, into,
@@ -164,7 +170,7 @@ def scan_many(const unsigned char[:] buf, Py_ssize_t base, const unsigned long l
     in order: True, or False where ``scan`` would return -1."""
     cdef Py_ssize_t k
     cdef State st
-    cdef _Into into = _Into(out, kinds, names)
+    cdef _Into into = _into(out, kinds, names)
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     _init(&st)
     try:

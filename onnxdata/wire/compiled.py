@@ -59,6 +59,10 @@ def compiled_scan(src: Source, ranges: Any, batches: Callable[[], Iterable[Batch
     the message again and says why."""
     assert _LOOP is not None
     kinds, names = _table(schema)
+    memory = src.in_memory()
+    if memory is not None and type(ranges) is list and len(ranges) == 1:
+        start, end = ranges[0]  # (all in memory: one call, no window to read)
+        return bool(_LOOP.scan(memory, 0, start, end, kinds, names, out, limit, depth) == end)
     if ranges is None:  # past COMPACT_PIECES: found again as arrays, a batch at a time
         return all(_scan_many(src, np.asarray(s, np.uint64), np.asarray(e, np.uint64), kinds,
                               names, out, limit, depth) for s, e in batches())

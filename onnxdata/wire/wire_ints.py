@@ -68,7 +68,8 @@ class WireInts(Sequence[int]):
         if self._count <= KEPT_INTS:
             chunks = [(c if c.dtype == _U64 else decode_varints(c)).view(np.int64)
                       for c in self._raw()]
-            self._kept = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+            self._kept = chunks[0] if len(chunks) == 1 else np.concatenate(chunks) if chunks \
+                else np.zeros(0, np.int64)
             self._parts = None
             yield self._kept
             return
@@ -93,8 +94,7 @@ class WireInts(Sequence[int]):
                 zero = zero or has_zero
             if self._signs is not None:
                 negative, zero = self._signs
-            total = _product((c.view(_U64) for c in self._chunks()) if self._kept is not None
-                             else self._raw())  # (the raw bytes: a prefix decoded)
+            total = self._product()
             smallest = 0
             if negative:
                 for c in self._chunks():
@@ -102,6 +102,22 @@ class WireInts(Sequence[int]):
                         smallest = min(smallest, int(c.min()))
             self._stats = (smallest, zero, total)
         return self._stats
+
+    def _product(self) -> int:
+        """The product of the dims > 1, not multiplied past 2**64: of the values kept, else
+        of the first KEPT_EAGER decoded alone (a bogus reading's 1M dims pass 2**64 in a
+        few), else of all of them decoded and kept (the rules walk them again)."""
+        if self._kept is None and self._count <= KEPT_INTS:
+            total = 1
+            for d in self._head(min(self._count, KEPT_EAGER)):
+                if d > 1:
+                    total *= d
+                    if total > _HUGE:
+                        return total
+            if self._count <= KEPT_EAGER:
+                return total
+        return _product((c.view(_U64) for c in self._chunks()) if self._count <= KEPT_INTS
+                        else self._raw())
 
     def _head(self, n: int) -> list[int]:
         """The first ``n`` values, decoded from the first bytes alone."""

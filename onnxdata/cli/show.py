@@ -270,18 +270,23 @@ def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> No
 
 
 class _Lines:
-    """Lines for ``out``, printed ``BATCH`` at a time: on a terminal as one Text (bold where
-    asked), piped as plain text, as rich prints it without colour."""
+    """Lines for ``out``, printed ``BATCH`` at a time (or fewer, ``CHARS`` characters): on a
+    terminal as one Text (bold where asked), piped as plain text, as rich prints it without
+    colour. The batch is held beside the whole value, so it is kept small: 4,096 lines of
+    a nested value's tiny tensors were 0.8 MiB at the peak, for a 1 MB file's 10 MiB."""
 
     BATCH = 4096
+    CHARS = 1 << 15
 
     def __init__(self, out: Console) -> None:
         self.out = out
         self.lines: list[tuple[str, str | None]] = []
+        self.chars = 0
 
     def add(self, line: str, style: str | None = None) -> None:
         self.lines.append((line, style))
-        if len(self.lines) >= self.BATCH:
+        self.chars += len(line) + 1
+        if len(self.lines) >= self.BATCH or self.chars >= self.CHARS:
             self.flush()
 
     def flush(self) -> None:
@@ -298,6 +303,7 @@ class _Lines:
             write_text(printable("\n".join(line for line, _ in self.lines), newlines=True)
                        + "\n")
         self.lines = []
+        self.chars = 0
 
 
 def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None,

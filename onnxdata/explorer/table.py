@@ -238,7 +238,7 @@ class _Table:
         return ByteRow(offset, depth, shown, name, self.meaning(message, ctx, spec, wt, a, b))
 
     def hex(self, a: int, b: int) -> str:
-        return " ".join(f"{x:02X}" for x in self.src.read(a, min(b, a + 32)))
+        return self.src.read(a, min(b, a + 32)).hex(" ").upper()  # "0A 1B": bytes.hex in C
 
     def meaning(self, message: str, ctx: _Context, spec: FieldSpec, wt: int, a: int,
                 b: int) -> str:

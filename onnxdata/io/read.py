@@ -19,6 +19,9 @@ Two modes:
   makes touching them raise SIGBUS, and rewriting it changes them. A file of
   at most 64 KiB (``source.SMALL``) is read as ``copy=True`` reads it: its
   first pread takes all of it anyway, and the copy costs less than a mapping.
+  One of at most 2 MiB (``source.WHOLE``) that the walk reads on past its
+  first window is read whole by one pread, and the arrays made after it view
+  that read, not the mapping (which would hold the file's bytes a second time).
 - ``copy=True``: the file is read into one buffer and the arrays view that
   buffer (about 1x the file's size in memory); later changes to the file
   cannot affect them. The buffer is the file as it was at one instant: a read

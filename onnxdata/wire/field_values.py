@@ -144,24 +144,28 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             yield from _joined_compact(src, batch)
         return
     pending = bytearray()
+    # bytes in memory (a buffer, or a file read whole) are joined straight from it: one
+    # copy of each run, not a bytes object per run and the joined bytearray copied again
+    mem = src.in_memory()
+    held = memoryview(mem) if isinstance(mem, (bytes, bytearray, memoryview)) else None
     for wt, a, b in pieces:
         if wt == VARINT:
             if pending:
-                yield np.frombuffer(bytes(pending), dtype=_U8)
+                yield np.frombuffer(pending, dtype=_U8)
                 pending = bytearray()
             yield np.frombuffer(a, dtype=_U64) if len(a) else np.zeros(0, _U64)
             continue
         if b - a <= 4096:
-            run = src.read(a, b)
+            run = held[a:b] if held is not None else src.read(a, b)
             if run and run[-1] & 0x80:
                 raise WireError("truncated varint in packed field", b - 1)
             pending += run
             if len(pending) >= PIECE:
-                yield np.frombuffer(bytes(pending), dtype=_U8)
+                yield np.frombuffer(pending, dtype=_U8)
                 pending = bytearray()
             continue
         if pending:
-            yield np.frombuffer(bytes(pending), dtype=_U8)
+            yield np.frombuffer(pending, dtype=_U8)
             pending = bytearray()
         at = a
         while at < b:
@@ -176,7 +180,7 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             yield part[:stop]
             at += stop
     if pending:
-        yield np.frombuffer(bytes(pending), dtype=_U8)
+        yield np.frombuffer(pending, dtype=_U8)
 
 
 def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
@@ -255,6 +259,11 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
         yield part
 
 
+#: Packed runs of this many bytes in all are counted once per Source (``measure``): a 1 MB
+#: sequence of float32 tensors is a map's 1M keys and a sparse tensor's 1M dims alike,
+#: counted twice (2 x 1.8 ms) where the memory began at 1 MiB.
+_MEMO_BYTES: Final = 1 << 16
+_MEMO_RUN: Final = 64
 #: Runs in a window below which ``_part`` reads each run alone.
 _NEAR: Final = 16
 
@@ -330,7 +339,12 @@ def measure(src: Source, pieces: Iterable[Piece], keep: list[npt.NDArray[Any]] |
     they are KEPT_INTS bytes or fewer in all (else it is left empty)."""
     key = _memo_key(pieces)
     if key is not None and key in src.measured:
-        return src.measured[key]
+        total, negative, zero, parts = src.measured[key]
+        if keep is not None and parts:
+            keep += parts
+        return total, negative, zero
+    if keep is None and key is not None:
+        keep = []  # (the parts are remembered with the facts: another reading's to decode)
     total = 0
     negative = zero = False
     held = 0
@@ -354,16 +368,27 @@ def measure(src: Source, pieces: Iterable[Piece], keep: list[npt.NDArray[Any]] |
         negative = negative or has_negative
         zero = zero or has_zero
     if key is not None and len(src.measured) < 64:
-        src.measured[key] = (total, negative, zero)
+        src.measured[key] = (total, negative, zero, tuple(keep) if keep else ())
     return total, negative, zero
 
 
 def _memo_key(pieces: Iterable[Piece]) -> Any:
-    """The pieces as a key when they are packed runs of 1 MiB or more in all; None for
-    the rest, cheap to count again. (Many kept pieces, a ``Compact``, are counted again:
-    a digest of their three arrays cost as much as the count.)"""
+    """The pieces as a key when they are packed runs of _MEMO_BYTES or more in all; None
+    for the rest, cheap to count again. Kept pieces (a ``Compact``) are a key only when
+    they are few for their bytes (_MEMO_RUN bytes a run on average): a bogus reading's
+    million tiny runs are counted again, as the digest of their arrays cost as much."""
+    if isinstance(pieces, Compact):
+        if pieces.held:
+            return None
+        pieces.settle()
+        if not bool((np.frombuffer(pieces.wts, np.int8) == LEN).all()):
+            return None
+        nbytes = pieces.varint_bytes()
+        if nbytes < _MEMO_BYTES or nbytes < len(pieces) * _MEMO_RUN:
+            return None
+        return (bytes(pieces.starts), bytes(pieces.ends))
     if isinstance(pieces, list) and pieces and all(wt == LEN for wt, _a, _b in pieces) \
-            and sum(b - a for _wt, a, b in pieces) >= PIECE:
+            and sum(b - a for _wt, a, b in pieces) >= _MEMO_BYTES:
         return tuple(pieces)
     return None
 

@@ -49,3 +49,26 @@ def test_small_float_repr_takes_the_usual_and_leaves_the_rest() -> None:
     assert _default_print_options()
     with np.printoptions(precision=3):
         assert not _default_print_options()
+
+
+class _Out:
+    """A console stand-in, piped: what _Lines writes goes to write_text (patched)."""
+
+    is_terminal = False
+
+
+def test_show_prints_its_lines_in_batches_of_a_bounded_size(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch is printed when it holds CHARS characters, not only BATCH lines: the batch
+    lives beside the whole value, so its size adds to show's peak memory."""
+    from onnxdata.cli import show
+
+    written: list[str] = []
+    monkeypatch.setattr(show, "write_text", written.append)
+    lines = show._Lines(_Out())  # type: ignore[arg-type]
+    line = "x" * 100
+    for _ in range(1000):
+        lines.add(line)
+    lines.flush()
+    assert "".join(written) == (line + "\n") * 1000
+    assert len(written) > 1 and all(len(w) <= show._Lines.CHARS + 101 for w in written)

@@ -44,7 +44,7 @@ from onnxdata.rules.validation import problems_reference
 from onnxdata.wire import field_values
 from onnxdata.wire.decode import decode_varints
 from onnxdata.wire.format import encode_varint, read_varint
-from onnxdata.wire.source import SMALL
+from onnxdata.wire.source import SMALL, WHOLE
 from tests.conftest import corpus_params
 
 # --------------------------------------------------------------------------- helpers
@@ -515,7 +515,8 @@ def test_deep_nesting_is_refused_like_protobuf(tmp_path: Path) -> None:
 
 def test_arrays_are_read_only_views_that_keep_the_mapping(tmp_path: Path) -> None:
     path = tmp_path / "seq.pb"
-    write([np.arange(100_000, dtype=np.float32), np.arange(5, dtype=np.float32)], path)
+    n = WHOLE // 4 + 100_000  # past source.WHOLE: not read whole, so mapped
+    write([np.arange(n, dtype=np.float32), np.arange(5, dtype=np.float32)], path)
     values = read(path, "sequence")
     first = values[0]
     del values
@@ -525,7 +526,23 @@ def test_arrays_are_read_only_views_that_keep_the_mapping(tmp_path: Path) -> Non
     assert not first.flags.writeable and _reaches_mmap(first)
     with pytest.raises(ValueError):
         first[0] = 1
-    assert float(first.sum()) == float(np.arange(100_000, dtype=np.float32).sum())
+    assert np.array_equal(first, np.arange(n, dtype=np.float32))
+
+
+def test_a_file_the_walk_reads_whole_gives_views_of_that_read(tmp_path: Path) -> None:
+    """400 KB: past the first window, the walk reads the file whole; its arrays view that
+    read, not the mapping too (which would hold the file's bytes twice)."""
+    path = tmp_path / "seq.pb"
+    write([np.arange(100_000, dtype=np.float32), np.arange(5, dtype=np.float32)], path)
+    assert SMALL < path.stat().st_size <= WHOLE
+    values = read(path, "sequence")
+    assert not any(_reaches_mmap(v) for v in values)
+    assert all(not v.flags.writeable and not v.flags.owndata for v in values)
+    with open(path, "r+b") as f:  # rewritten in place: the values are the read's
+        f.seek(path.stat().st_size - 20)
+        f.write(np.zeros(5, np.float32).tobytes())
+    assert values[1].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert float(values[0].sum()) == float(np.arange(100_000, dtype=np.float32).sum())
 
 
 def test_a_file_truncated_after_mapping_is_an_error(tmp_path: Path,

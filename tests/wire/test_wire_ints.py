@@ -32,9 +32,11 @@ def pieces_of(runs: list[list[int]]) -> tuple[bytes, list[tuple[int, int, int]]]
 
 @settings(max_examples=150, deadline=None)
 @given(runs=st.lists(st.lists(st.one_of(INT64, st.integers(0, 3)), max_size=6), max_size=40),
-       kept=st.booleans(), compact=st.booleans())
+       kept=st.booleans(), compact=st.booleans(), eager=st.booleans())
 def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool,
-                                               compact: bool) -> None:
+                                               compact: bool, eager: bool) -> None:
+    """Kept (decoded when measured, or, past KEPT_EAGER, when first walked, from the
+    measured bytes) or streamed: the same values, slices and facts."""
     data, pieces = pieces_of(runs)
     values = [v for run in runs for v in run]
     src = Source.of_buffer(data)
@@ -43,9 +45,19 @@ def test_kept_and_streamed_dims_equal_the_list(runs: list[list[int]], kept: bool
         if not kept:
             mp.setattr(field_values, "KEPT_INTS", 0)  # streamed: nothing kept
             mp.setattr(wire_ints, "KEPT_INTS", 0)
+        if not eager:
+            mp.setattr(wire_ints, "KEPT_EAGER", 0)
         wi = wire_ints.WireInts.measured(src, lambda: given_pieces)
-        assert (wi._kept is not None) == (kept and bool(values))
+        assert (wi._kept is not None) == (kept and eager and bool(values))
         assert len(wi) == len(values)
+        if values and not eager:
+            mp.setattr(wire_ints, "KEPT_EAGER", 8)  # a prefix decoded alone, none kept
+            assert wi[:3] == values[:3] and wi[0] == values[0]
+            assert wi._kept is None
+            if min(values) >= 0 and len(values) <= 8:  # the product of the first values
+                # (a negative dim, or a product under 2**64 past them: all decoded, kept)
+                assert element_count(wi) == element_count(values) and wi._kept is None
+            mp.setattr(wire_ints, "KEPT_EAGER", 0)
         assert list(wi) == values and list(wi) == values  # walked twice
         assert wi[1:4] == values[1:4] and wi[::2] == values[::2]
         for i in (0, len(values) - 1, -1):
@@ -137,3 +149,24 @@ def test_varint_bytes_counts_each_piece(pieces: list[tuple[int, int, int]]) -> N
         kept.append(wt, a, a + size if wt == LEN else 0)
     want = sum(size if wt == LEN else 1 for wt, _, size in pieces)
     assert kept.varint_bytes() == want
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_long_field_is_counted_once_per_source(compact: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A map's keys and a sparse tensor's dims are the root's field 3 alike: the second
+    reading takes the first's count and joined bytes (a list of pieces, or few long runs
+    kept as a Compact) rather than reading them again."""
+    runs = [[5] * 2000 for _ in range(40)]  # 80,000 bytes in runs of 2,000
+    data, pieces = pieces_of(runs)
+    src = Source.of_buffer(data)
+    joins = []
+    real = field_values.joined
+    monkeypatch.setattr(field_values, "joined",
+                        lambda s, p: joins.append(1) or real(s, p))
+    assert field_values.varint_count(src, Compact(pieces) if compact else pieces) == 80_000
+    wi = wire_ints.WireInts.measured(src, lambda: Compact(pieces) if compact else pieces)
+    assert len(joins) == 1
+    assert len(wi) == 80_000 and wi[:2] == [5, 5]
+    assert (element_count(wi) or 0) > 1 << 64
+    assert list(wi) == [5] * 80_000 and len(joins) == 1

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
+import gc
 import os
 import re
 import stat
@@ -116,10 +117,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         state.worker.start()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stops the worker process; then freezes the objects the garbage collector tracks.
+
+    Last, after pytest's own final ``gc.collect()`` (unraisableexception's, which runs
+    what garbage finalizers are left): the interpreter's collections at exit then have
+    nothing to walk. Walking the collection tree took 0.1-0.3 s at each pytest-xdist
+    worker's exit, and xdist's controller waits for its workers to exit."""
     state = config.stash.get(_STATE, None)
     if state is not None:
         state.worker.close()
+        gc.freeze()
 
 
 def _has_case(root: Path) -> bool:

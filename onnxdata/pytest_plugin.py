@@ -119,16 +119,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stops the worker process; then freezes the objects the garbage collector tracks.
+    """Stops the worker process; in a pytest-xdist worker, then freezes the objects the
+    garbage collector tracks.
 
     Last, after pytest's own final ``gc.collect()`` (unraisableexception's, which runs
     what garbage finalizers are left): the interpreter's collections at exit then have
-    nothing to walk. Walking the collection tree took 0.1-0.3 s at each pytest-xdist
-    worker's exit, and xdist's controller waits for its workers to exit."""
+    nothing to walk. Walking the collection tree took 0.1-0.3 s at each xdist worker's
+    exit, and xdist's controller waits for its workers to exit. Not in a process that
+    may go on (``pytest.main()`` called in-process, pytester's inline runs): what it
+    froze would never be collected there."""
     state = config.stash.get(_STATE, None)
     if state is not None:
         state.worker.close()
-        gc.freeze()
+        if hasattr(config, "workerinput"):  # an xdist worker: the process ends next
+            gc.freeze()
 
 
 def _has_case(root: Path) -> bool:

@@ -22,7 +22,9 @@ expected 0. The machine may be shared: quote ratios, not seconds.
 ``-n JOBS``, in an empty folder) against ``onnxdata run DIR --jobs JOBS``, and prints
 the ratios; ``--plugin-only`` times only these three; ``--pytest-args`` adds arguments to
 the plugin's runs (``-p no:hypothesispytest``: the dev venv's hypothesis plugin imports
-hypothesis at the end of every pytest process, xdist's workers included).
+hypothesis at the end of every pytest process, xdist's workers included). Each of the
+three runs once untimed first, with bytecode writing allowed, so pytest's assertion
+rewrite cache holds its plugins as after any first run (``--no-warm``: not).
 
     .venv/bin/python bench/bench_run.py --dir /work/tmp/node --repeat 1
     .venv/bin/python bench/bench_run.py --dir /work/node-cases --plugin-only
@@ -150,10 +152,16 @@ def _cpu_timed(cmd: list[str], **kw: Any) -> tuple[float, float, str]:
     return spent, cpu, (done.stdout.strip().splitlines() or [""])[-1]
 
 
-def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str]) -> None:
+def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str], warm: bool) -> None:
     """The plugin at -n 0 and -n JOBS against ``onnxdata run --jobs JOBS``, best of
     ``repeat``, each in an empty folder (no tests of its own to collect). On a shared
-    machine the CPU seconds hold better than the wall time."""
+    machine the CPU seconds hold better than the wall time.
+
+    With ``warm``, each command runs once untimed first, the pytest ones with bytecode
+    writing allowed: pytest rewrites the asserts of every module of a pytest11 plugin's
+    distribution (hypothesis, xdist) at import and keeps the result beside the .pyc, as on
+    any machine without PYTHONDONTWRITEBYTECODE; with it set (as here), each of the three
+    pytest processes of ``-n 2`` rewrote hypothesis again, ~0.6 s CPU each."""
     wall: dict[str, list[float]] = collections.defaultdict(list)
     cpu: dict[str, list[float]] = collections.defaultdict(list)
     last: dict[str, str] = {}
@@ -165,6 +173,10 @@ def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str]) -> None:
                                       "no:cacheprovider", "--onnx-cases", str(base),
                                       "-n", str(n), *extra]
     with tempfile.TemporaryDirectory(prefix="bench-plugin-") as work:
+        if warm:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            for cmd in commands.values():
+                subprocess.run(cmd, capture_output=True, cwd=work, env=env)
         for _ in range(repeat):
             for name, cmd in commands.items():
                 w, c, line = _cpu_timed(cmd, cwd=work)
@@ -190,6 +202,9 @@ def main() -> int:
     ap.add_argument("--plugin", action="store_true", help="time the pytest plugin too")
     ap.add_argument("--plugin-only", action="store_true",
                     help="time only the pytest plugin against onnxdata run")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="no untimed first run of each plugin command (pytest's assertion "
+                         "rewrite cache of its plugins stays as it is)")
     ap.add_argument("--pytest-args", default="",
                     help="more arguments for the plugin's pytest runs, e.g. "
                          "'-p no:hypothesispytest' (hypothesis's plugin imports hypothesis "
@@ -206,7 +221,8 @@ def main() -> int:
     cases = [c for c in base.iterdir() if (c / "model.onnx").exists()]
     print(f"{len(cases)} node cases in {base}; the machine may be shared: ratios hold better")
     if args.plugin or args.plugin_only:
-        _plugin_times(base, args.jobs, args.repeat, shlex.split(args.pytest_args))
+        _plugin_times(base, args.jobs, args.repeat, shlex.split(args.pytest_args),
+                      not args.no_warm)
         if args.plugin_only:
             if tmp is not None:
                 tmp.cleanup()

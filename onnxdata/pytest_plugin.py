@@ -33,10 +33,13 @@ the user's own tests are never dropped.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
+import gc
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,10 +117,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         state.worker.start()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stops the worker process; in a pytest-xdist worker, then freezes the objects the
+    garbage collector tracks.
+
+    Last, after pytest's own final ``gc.collect()`` (unraisableexception's, which runs
+    what garbage finalizers are left): the interpreter's collections at exit then have
+    nothing to walk. Walking the collection tree took 0.1-0.3 s at each xdist worker's
+    exit, and xdist's controller waits for its workers to exit. Not in a process that
+    may go on (``pytest.main()`` called in-process, pytester's inline runs): what it
+    froze would never be collected there."""
     state = config.stash.get(_STATE, None)
     if state is not None:
         state.worker.close()
+        if hasattr(config, "workerinput"):  # an xdist worker: the process ends next
+            gc.freeze()
 
 
 def _has_case(root: Path) -> bool:
@@ -152,16 +167,82 @@ class _State:
         self.expectations = expectations
         # a known failure is pytest's strict xfail marker (added at collection), not ours
         self.judged = dataclasses.replace(expectations, xfails=())
+        # norecursedirs as one pattern, once read (None: one has a path separator)
+        self.norecurse: tuple[re.Pattern[str] | None] | None = None
+        self.listed: tuple[Path, list[os.DirEntry[str]]] | None = None
+        self.plugins: set[object] = set()  # the plugins last looked at for collect_ignore
+        self.root: str | None = None  # the rootdir and a separator (relative)
+        self.ignoring = False
         names = (self.backend, *((self.against,) if self.against else ()))
         self.worker = Worker(CaseRunner(), warm=functools.partial(warm_backends, names),
                              timeout=self.timeout)
 
     def task(self, item: SetItem) -> CaseTask:
         """The item's set as ``onnxdata run`` gives a case to a worker; the session stays
-        for the next set of the same case."""
-        return CaseTask(os.fspath(item.path.parent), self.backend, os.fspath(item.path),
-                        self.providers, self.against, self.judged, (item.folder.name,),
-                        keep_prepared=not item.last)
+        for the next set of the same case. Made once an item: the worker knows a task sent
+        ahead (as the next item's) by identity."""
+        if item.task is None:
+            item.task = CaseTask(os.fspath(item.path.parent), self.backend,
+                                 os.fspath(item.path), self.providers, self.against,
+                                 self.judged, (item.folder.name,), keep_prepared=not item.last)
+        return item.task
+
+    def kept(self, path: Path, config: pytest.Config) -> bool:
+        """Whether pytest's own ``pytest_ignore_collect`` would surely keep ``path``, a
+        folder under a root, so it need not be asked: no --ignore or --ignore-glob, no
+        conftest ``collect_ignore``, no other plugin's hook (hypothesis's ignores only
+        .hypothesis), a name no ``norecursedirs`` pattern matches and no venv inside.
+        The folder's listing is kept for ``pytest_collect_directory``, asked next."""
+        if not self.under(path) or path.name in ("__pycache__", ".hypothesis"):
+            return False
+        if config.getoption("ignore") or config.getoption("ignore_glob"):
+            return False
+        this = sys.modules[__name__]
+        for impl in config.hook.pytest_ignore_collect.get_hookimpls():
+            name = getattr(impl.plugin, "__name__", None)
+            if impl.plugin is not this and name not in ("_pytest.main",
+                                                         "_hypothesis_pytestplugin"):
+                return False
+        plugins = config.pluginmanager.get_plugins()  # conftests join as folders are
+        if plugins != self.plugins:  # collected
+            self.plugins = plugins
+            self.ignoring = any(hasattr(p, "collect_ignore") or
+                                hasattr(p, "collect_ignore_glob") for p in plugins)
+        if self.ignoring:
+            return False
+        if self.norecurse is None:
+            self.norecurse = (_one_pattern([str(p) for p in config.getini("norecursedirs")]),)
+        pattern = self.norecurse[0]
+        if pattern is None or pattern.match(os.path.normcase(path.name)):
+            return False
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:  # a file, or a folder it cannot list: pytest decides
+            return False
+        if any(e.name in ("pyvenv.cfg", "conda-meta") for e in entries):
+            return False
+        self.listed = (path, entries)
+        return True
+
+    def listing(self, path: Path) -> list[os.DirEntry[str]] | None:
+        """The entries ``kept`` listed for ``path``, once."""
+        listed, self.listed = self.listed, None
+        return listed[1] if listed is not None and listed[0] == path else None
+
+    def relative(self, path: Path, config: pytest.Config) -> str | None:
+        """``path`` from the rootdir, '/'-separated, as pytest names a node under the
+        rootdir (None when it is not under it): sliced from the strings, where pytest
+        built Paths twice a node (its name from its parent's path, its id from the
+        rootdir's), a tenth of collecting the node cases."""
+        if self.root is None:
+            root = os.fspath(config.rootpath)
+            self.root = root if root.endswith(os.sep) else root + os.sep
+        text = os.fspath(path)
+        if not text.startswith(self.root) or len(text) == len(self.root):
+            return None
+        rel = text[len(self.root):]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
     def under(self, path: Path) -> bool:
         text = os.fspath(path)  # a prefix first: resolving every folder costs in collection
@@ -191,29 +272,58 @@ def _safe(text: str) -> str:
                    for c in text)
 
 
+def _one_pattern(patterns: list[str]) -> re.Pattern[str] | None:
+    """The ``norecursedirs`` patterns as one regular expression on a folder's name, as
+    pytest's ``fnmatch_ex`` matches a pattern without a path separator; None when one
+    has a separator (matched on the whole path)."""
+    if any(os.sep in p or "/" in p for p in patterns):
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})"
+                               for p in patterns) or "(?!)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A folder under an --onnx-cases root is kept (False) without pytest's own check
+    when that check surely keeps it (``_State.kept``); else None, and pytest decides.
+    pytest's check matched each case folder against every ``norecursedirs`` pattern
+    with Paths and looked for a venv in it: a third of collecting the node cases."""
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.kept(collection_path, config):
+        return False
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     state = parent.config.stash.get(_STATE, None)
     if state is None or not state.under(path):
         return None
-    sets = _case_sets(path)
+    sets = _case_sets(path, state.listing(path))
     if sets is None:
         return None
     safe = _safe(path.name)
-    nodeid = None if safe == path.name else \
-        (f"{parent.nodeid}/{safe}" if parent.nodeid else safe)
-    case_dir: CaseDir = CaseDir.from_parent(parent, path=path, nodeid=nodeid)
+    name = nodeid = rel = None
+    if safe != path.name:
+        nodeid = f"{parent.nodeid}/{safe}" if parent.nodeid else safe
+    elif os.fspath(parent.path) == os.path.dirname(os.fspath(path)):
+        rel = state.relative(path, parent.config)
+        name, nodeid = (path.name, rel) if rel is not None else (None, None)
+    case_dir: CaseDir = CaseDir.from_parent(parent, path=path, name=name, nodeid=nodeid)
     case_dir.sets = sets
+    case_dir.sliced = rel is not None
     return case_dir
 
 
-def _case_sets(folder: Path) -> list[Path] | None:
+def _case_sets(folder: Path, entries: list[os.DirEntry[str]] | None = None
+               ) -> list[Path] | None:
     """The ``test_data_set_N`` folders of a case folder by N, from one listing (collection
-    lists each case once), or None when ``folder`` is no case folder (or cannot be listed:
-    pytest says why then)."""
+    lists each case once: ``entries``, when given), or None when ``folder`` is no case
+    folder (or cannot be listed: pytest says why then)."""
     try:
-        with os.scandir(folder) as it:
-            entries = list(it)
+        if entries is None:
+            with os.scandir(folder) as it:
+                entries = list(it)
         found = [(int(e.name.rsplit("_", 1)[1]), Path(e.path), e.is_dir())
                  for e in entries if _SET.fullmatch(e.name)]
     except OSError:
@@ -223,16 +333,23 @@ def _case_sets(folder: Path) -> list[Path] | None:
     return [p for _, p, is_dir in sorted(found) if is_dir]
 
 
-class CaseDir(pytest.Directory):
-    """A case folder: its one child is its ``model.onnx`` (pytest does not walk the sets)."""
+class CaseDir(pytest.File):
+    """A case folder: its one child is its ``model.onnx`` (pytest does not walk the sets).
+
+    A ``pytest.File`` (a node with a path), not a ``pytest.Directory``: pytest looks for
+    the ``conftest.py`` files of every Directory it collects (a stat a folder up to the
+    root, a fifth of the collection of the 1,884 node cases), and a case folder has none
+    of its own."""
 
     sets: list[Path] | None = None  # its test_data_set_N folders, listed at collection
+    sliced = False  # its name and node id were sliced from its path (_State.relative)
 
     def collect(self) -> Iterator[CaseFile]:
         model = self.path / "model.onnx"
-        nodeid = f"{self.nodeid}/model.onnx" if _safe(self.path.name) != self.path.name \
-            else None
-        yield CaseFile.from_parent(self, path=model, nodeid=nodeid)
+        name = nodeid = None
+        if self.sliced or _safe(self.path.name) != self.path.name:
+            name, nodeid = "model.onnx", f"{self.nodeid}/model.onnx"
+        yield CaseFile.from_parent(self, path=model, name=name, nodeid=nodeid)
 
 
 def _unreadable(model: Path) -> str | None:
@@ -301,6 +418,7 @@ class SetItem(pytest.Item):
         super().__init__(**kwargs)
         self.folder = folder
         self.last = last  # the case's last set
+        self.task: CaseTask | None = None  # made at its setup, or the item before's
         self.result: SetResult | None = None
 
     def setup(self) -> None:
@@ -341,6 +459,17 @@ class SetItem(pytest.Item):
     def reportinfo(self) -> tuple[str, int | None, str]:
         # a line is needed for skip reports; the path printable, as the node id is
         return _safe(os.fspath(self.path)), 0, self.name
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's location (the path from the rootdir), by slicing a path under the
+        rootdir: pytest's own way builds and compares Paths, once per path, and each item
+        has a path of its own (a tenth of a millisecond an item)."""
+        path, line, name = self.reportinfo()
+        root = os.fspath(self.config.rootpath)
+        if path.startswith(root + os.sep):
+            return path[len(root) + 1:], line, name
+        return super().location
 
 
 def _own(answer: list[SetResult] | Lost, item: SetItem) -> SetResult:

@@ -258,3 +258,27 @@ def test_odd_folder_names_end_to_end_with_junit_xml(pytester: pytest.Pytester) -
                        "test_no_such_op_\\xfe[test_data_set_0]": "error"}
     error = next(tc for tc in suite.iter("testcase") if tc.find("error") is not None)
     assert "NoSuchOp" in ET.tostring(error, encoding="unicode")
+
+
+def test_case_folders_are_ignored_as_pytest_ignores_folders(pytester: pytest.Pytester) -> None:
+    """--ignore, --ignore-glob, a conftest's collect_ignore, norecursedirs and a venv
+    inside still drop a case folder (the plugin skips pytest's check when none applies)."""
+    root = pytester.path / "cases"
+    for name in ("test_a", "test_b", "test_c"):
+        _case(root, name)
+
+    def collected(*args: str) -> list[str]:
+        result = pytester.runpytest("--onnx-cases", "cases", "--co", "-q", *args)
+        return sorted(line.split("/")[1] for line in result.outlines if "::" in line)
+
+    assert collected() == ["test_a", "test_b", "test_c"]
+    assert collected("--ignore", "cases/test_b") == ["test_a", "test_c"]
+    assert collected("--ignore-glob", "*/test_[bc]") == ["test_a"]
+    pytester.makeconftest('collect_ignore = ["cases/test_a"]')
+    assert collected() == ["test_b", "test_c"]
+    (pytester.path / "conftest.py").unlink()
+    (pytester.path / "pytest.ini").write_text("[pytest]\nnorecursedirs = test_c\n")
+    assert collected() == ["test_a", "test_b"]
+    (pytester.path / "pytest.ini").unlink()
+    (root / "test_a" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert collected() == ["test_b", "test_c"]

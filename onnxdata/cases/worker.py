@@ -112,9 +112,15 @@ class Worker:
             return
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self._process = ctx.Process(target=_serve, args=(child, self.handler, self.warm),
-                                    daemon=True)
-        self._process.start()
+        process = ctx.Process(target=_serve, args=(child, self.handler, self.warm),
+                              daemon=True)
+        try:
+            process.start()  # (a __main__ that cannot be imported again fails here)
+        except BaseException:
+            parent.close()
+            child.close()
+            raise
+        self._process = process  # (only a started process: _kill kills and joins it)
         child.close()
         self._conn, self._ready, self._born = parent, False, time.monotonic()
 

@@ -5,6 +5,7 @@ exception as that job's answer, a worker that dies at start-up an error of its o
 
 from __future__ import annotations
 
+import pickle
 import shutil
 from pathlib import Path
 
@@ -58,6 +59,20 @@ def test_a_worker_that_dies_before_it_is_ready_is_no_jobs_fault() -> None:
     with pytest.raises(WorkerError, match=r"^the backend's worker process died \(exit code 3\) "
                        "before it was ready$"):
         worker.run("a")
+    worker.close()
+
+
+def _local_handler(job: str) -> str:
+    return job
+
+
+def test_a_worker_whose_process_cannot_start_says_why_and_closes() -> None:
+    """A handler spawn cannot pickle: the start's own error, and ``close`` after it is
+    quiet (it tried to kill a process that never started: AttributeError)."""
+    worker = Worker(lambda job: _local_handler(job))
+    with pytest.raises((pickle.PicklingError, AttributeError), match="pickle"):
+        worker.run("a")
+    worker.close()
     worker.close()
 
 

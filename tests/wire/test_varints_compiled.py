@@ -215,7 +215,8 @@ def test_read_alike_with_and_without_the_loop(tmp_path: Path) -> None:
 @st.composite
 def whole_run(draw: st.DrawFn) -> bytes:
     """Whole varints: minimal ones of every length, zeros padded with 0x80, any bytes up to
-    a varint's end, runs of one-byte varints, and sometimes a run of continuation bytes too long to be a varint."""
+    a varint's end, runs of one-byte varints, and sometimes a run of continuation bytes too
+    long to be a varint."""
     out = b""
     for _ in range(draw(st.integers(0, 40))):
         kind = draw(st.integers(0, 11))

@@ -176,11 +176,20 @@ class GroupWalk:
         order, as the one-by-one walk takes them, then a group at a time."""
         limit = get_densify_limit()
         costs = [densify_cost(values[i].parts) for i in firsts]
-        skip = set(firsts)
-        for i, g in enumerate(ids.tolist()):
-            if i not in skip:
-                nbytes, what = costs[g]
-                spend(nbytes, limit, join_path(path, f"{field_name}[{i + offset}]"), what)
+        others = (np.bincount(ids, minlength=len(firsts)) - 1).tolist()  # each but its first
+        total = sum(n * cost for n, (cost, _) in zip(others, costs, strict=True))
+        biggest = max((cost for n, (cost, _) in zip(others, costs, strict=True) if n), default=0)
+        left = budget_mark()
+        if left is None and biggest <= limit:
+            pass  # no budget open, and no element over the limit: nothing to take
+        elif left is not None and total <= left:  # all of them fit: taken at once
+            spend(total, limit, path, "")
+        else:  # one goes over: taken one by one, the error naming the element as it would
+            skip = set(firsts)
+            for i, g in enumerate(ids.tolist()):
+                if i not in skip:
+                    nbytes, what = costs[g]
+                    spend(nbytes, limit, join_path(path, f"{field_name}[{i + offset}]"), what)
         order = np.argsort(ids, kind="stable").tolist()
         at = 0
         for n in np.bincount(ids).tolist():

@@ -117,10 +117,10 @@ def densify_deferred(value: Any) -> Any:
     if isinstance(value, Deferred):
         with shape_errors(value.path):
             return read_only(densify(value.parts, value.path, spent=True, checked=True))
-    if isinstance(value, list):
-        return [densify_deferred(v) for v in value]
+    if isinstance(value, list):  # (arrays, most of a long sequence's values: as they are)
+        return [v if type(v) is np.ndarray else densify_deferred(v) for v in value]
     if isinstance(value, dict):
-        return {k: densify_deferred(v) for k, v in value.items()}
+        return {k: v if type(v) is np.ndarray else densify_deferred(v) for k, v in value.items()}
     return value
 
 

@@ -155,6 +155,15 @@ def scan(const uint8_t[::1] data):
         while i + 8 <= n:
             w = onnxdata_load_le64(p + i)
             stops = ~w & STOP_BITS  # bit 7 of each byte that ends a varint
+            if stops == STOP_BITS and run == 0:
+                # eight one-byte varints after a varint's end (text or small ints read as
+                # varints): any 0x00 is a zero; ``run`` stays 0 and ``all80`` True (both
+                # hold whenever ``run`` is 0)
+                count += 8
+                if not zero and _zero_bytes(w):
+                    zero = True
+                i += 8
+                continue
             # bit 7 of each continuation byte with low bits set (one that is not 0x80)
             odd = ((w & LOW7) + LOW7) & STOP_BITS & ~stops
             if stops == 0:

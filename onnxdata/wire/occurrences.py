@@ -147,6 +147,14 @@ class Compact(_Waiting):
     COLUMNS = (("wts", "b"), ("starts", "Q"), ("ends", "Q"))
 
     def __init__(self, pieces: list[Piece]) -> None:
+        if pieces:  # the walk's first KEEP_PIECES, made a Compact at once
+            wt_column, start_column, end_column = zip(*pieces, strict=True)
+            if VARINT not in wt_column:  # no value array among them: the columns as they are
+                self.wts: Any = array("b", bytes(wt_column))  # (wire types: 0 to 21)
+                self.starts: Any = array("Q", start_column)
+                self.ends: Any = array("Q", end_column)
+                self.waiting, self.held = [], 0
+                return
         wts: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
@@ -159,9 +167,9 @@ class Compact(_Waiting):
                 wts.append(wt)
                 starts.append(a)
                 ends.append(b)
-        self.wts: Any = array("b", wts)
-        self.starts: Any = array("Q", starts)
-        self.ends: Any = array("Q", ends)
+        self.wts = array("b", wts)
+        self.starts = array("Q", starts)
+        self.ends = array("Q", ends)
         self.waiting, self.held = [], 0
 
     def append(self, wt: int, a: int, b: int) -> None:

@@ -132,6 +132,21 @@ def test_the_limit_is_shared_by_every_sparse_tensor_of_a_call(tmp_path: Path,
         assert onnxdata.read(tmp_path / "one.pb", "sequence")[0].shape == (15,)
 
 
+def test_like_sparse_tensors_read_a_layout_at_a_time_share_the_limit(
+        tmp_path: Path, limit_100: None) -> None:
+    """Many sparse tensors of one layout (densified a group at a time, their bytes taken at
+    once where all fit): the same limit, the same element named where one goes over."""
+    seq = SequenceProto(elem_type=SequenceProto.SPARSE_TENSOR)
+    seq.sparse_tensor_values.extend([_small_sparse(1)] * 25)  # 4 bytes each: 100 in all
+    onnxdata.save(seq, tmp_path / "fits.pb")
+    assert len(onnxdata.read(tmp_path / "fits.pb", "sequence")) == 25
+    seq.sparse_tensor_values.extend([_small_sparse(1)] * 5)  # the 26th takes 104
+    onnxdata.save(seq, tmp_path / "over.pb")
+    with pytest.raises(onnxdata.ValidationError,
+                       match=r"sparse_tensor_values\[25\].*needs 4 bytes.*took 100"):
+        onnxdata.read(tmp_path / "over.pb", "sequence")
+
+
 def test_nested_sparse_tensors_count_too(limit_100: None) -> None:
     inner = SequenceProto(elem_type=SequenceProto.SPARSE_TENSOR)
     inner.sparse_tensor_values.append(_small_sparse(15))

@@ -4,6 +4,7 @@ copy, and the store still reads, iterates and grows as one of arrays."""
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 import numpy as np
 import pytest
@@ -55,6 +56,22 @@ def test_a_compact_of_one_run_reads_and_grows() -> None:
     assert pieces[:2] == [(LEN, 0, 3), (LEN, 4, 4)]
     assert pieces[2][0] == VARINT and list(pieces[2][1]) == [7] and len(kept) == 3
     assert kept.varint_bytes() == 4
+
+
+@pytest.mark.parametrize("pieces", [
+    [(LEN, 0, 3), (LEN, 5, 5), (5, 6, 10)],  # no value array: the columns taken at once
+    [(LEN, 0, 3), (VARINT, array("Q", [7, 8]), 0), (1, 9, 17)],  # a value per piece
+])
+def test_a_compact_of_pieces_holds_them_in_order(pieces: list[tuple[int, Any, int]]
+                                                 ) -> None:
+    kept = Compact(pieces)
+    one_by_one = Compact([])
+    for wt, a, b in pieces:
+        for value in a if wt == VARINT else [a]:
+            one_by_one.append(wt, value, b)
+    for column in ("wts", "starts", "ends"):
+        assert list(getattr(kept, column)) == list(getattr(one_by_one, column))
+    assert len(kept) == sum(len(a) if wt == VARINT else 1 for wt, a, _ in pieces)
 
 
 @pytest.mark.parametrize("name", ["empty-tensors", "optionals-no-elem-type", "maps-string",

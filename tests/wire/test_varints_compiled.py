@@ -215,11 +215,14 @@ def test_read_alike_with_and_without_the_loop(tmp_path: Path) -> None:
 @st.composite
 def whole_run(draw: st.DrawFn) -> bytes:
     """Whole varints: minimal ones of every length, zeros padded with 0x80, any bytes up to
-    a varint's end, and sometimes a run of continuation bytes too long to be a varint."""
+    a varint's end, runs of one-byte varints, and sometimes a run of continuation bytes too
+    long to be a varint."""
     out = b""
     for _ in range(draw(st.integers(0, 40))):
-        kind = draw(st.integers(0, 10))
-        if kind == 10:  # any bytes up to a varint's end (float data read as varints)
+        kind = draw(st.integers(0, 11))
+        if kind == 11:  # one-byte varints (text read as varints), zeros among them
+            out += bytes(draw(st.lists(st.integers(0, 0x7F), max_size=40)))
+        elif kind == 10:  # any bytes up to a varint's end (float data read as varints)
             out += draw(st.binary(max_size=24)) + bytes([draw(st.integers(0, 0x7F))])
         elif kind < 6:
             out += draw(varint_of_length(draw(st.integers(1, 10))))

@@ -44,17 +44,23 @@ def _entry_points(tmp_path: Path, data: bytes) -> list[object]:
     return seen
 
 
-@pytest.mark.parametrize("data", [SEQUENCE, BAD], ids=["value", "error"])
-def test_paused_inside_and_resumed_after(data: bytes, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    inside = []
+@pytest.fixture
+def inside(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the collector was enabled at each ``Engine.run``, in order."""
+    seen: list[bool] = []
     real = Engine.run
 
     def spy(self: Engine, kind: str) -> Any:
-        inside.append(gc.isenabled())
+        seen.append(gc.isenabled())
         return real(self, kind)
 
     monkeypatch.setattr(Engine, "run", spy)
+    return seen
+
+
+@pytest.mark.parametrize("data", [SEQUENCE, BAD], ids=["value", "error"])
+def test_paused_inside_and_resumed_after(data: bytes, tmp_path: Path,
+                                         inside: list[bool]) -> None:
     seen = _entry_points(tmp_path, data)
     assert [isinstance(v, onnxdata.ValidationError) for v in seen] == [data is BAD] * 2
     assert inside and not any(inside) and gc.isenabled()
@@ -87,18 +93,10 @@ def test_threads_share_one_pause() -> None:
 
 
 def test_a_small_files_value_is_built_without_the_pause(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        inside: list[bool]) -> None:
     """Pausing and resuming cost more than a few objects' collections (``source.SMALL``)."""
     from onnxdata.wire.source import SMALL
 
-    inside = []
-    real = Engine.run
-
-    def spy(self: Engine, kind: str) -> Any:
-        inside.append(gc.isenabled())
-        return real(self, kind)
-
-    monkeypatch.setattr(Engine, "run", spy)
     path = tmp_path / "s.pb"
     for data in (SMALL_SEQUENCE, SEQUENCE):
         path.write_bytes(data)

@@ -33,7 +33,7 @@ reason = "not this time"
 
 
 #: A plugin (``-p gcprobe``) that writes, as each item's setup starts (in the process that
-#: runs it), whether the garbage collector is on (the plugin pauses it from session start
+#: runs it), whether the garbage collector is on (the plugin pauses it in an xdist worker
 #: until collected) and how many objects are frozen.
 GC_PROBE = """
 import gc
@@ -115,7 +115,7 @@ def test_xdist_runs_the_items_on_two_workers(pytester: pytest.Pytester, cases: P
     assert {on for on, _ in states} == {"True"} and min(n for _, n in states) > 0
 
 
-def test_in_process_the_collector_runs_again_after_collection_and_nothing_is_frozen(
+def test_in_process_the_collector_stays_on_and_nothing_is_frozen(
         pytester: pytest.Pytester, cases: Path) -> None:
     _gc_probe(pytester)
     frozen = gc.get_freeze_count()

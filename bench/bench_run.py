@@ -24,7 +24,7 @@ the ratios; ``--plugin-only`` times only these; ``--pytest-args`` adds arguments
 the plugin's runs. Where hypothesis's pytest plugin is installed (the dev venv), the
 plugin at ``-n JOBS`` is also timed with ``-p no:hypothesispytest``, as ``pip install
 'onnxdata[pytest]'`` has it: hypothesis's plugin imports hypothesis at the end of every
-pytest process, xdist's workers included (0.7-0.9 s CPU each here). Each of the
+pytest process, xdist's workers included (0.7-0.9 s CPU each here). Each
 command runs once untimed first, with bytecode writing allowed, so pytest's assertion
 rewrite cache holds its plugins as after any first run (``--no-warm``: not).
 

@@ -20,10 +20,12 @@ expected 0. The machine may be shared: quote ratios, not seconds.
 
 ``--plugin`` also times the pytest plugin (``pytest --onnx-cases DIR`` at ``-n 0`` and
 ``-n JOBS``, in an empty folder) against ``onnxdata run DIR --jobs JOBS``, and prints
-the ratios; ``--plugin-only`` times only these three; ``--pytest-args`` adds arguments to
-the plugin's runs (``-p no:hypothesispytest``: the dev venv's hypothesis plugin imports
-hypothesis at the end of every pytest process, xdist's workers included). Each of the
-three runs once untimed first, with bytecode writing allowed, so pytest's assertion
+the ratios; ``--plugin-only`` times only these; ``--pytest-args`` adds arguments to
+the plugin's runs. Where hypothesis's pytest plugin is installed (the dev venv), the
+plugin at ``-n JOBS`` is also timed with ``-p no:hypothesispytest``, as ``pip install
+'onnxdata[pytest]'`` has it: hypothesis's plugin imports hypothesis at the end of every
+pytest process, xdist's workers included (0.7-0.9 s CPU each here). Each
+command runs once untimed first, with bytecode writing allowed, so pytest's assertion
 rewrite cache holds its plugins as after any first run (``--no-warm``: not).
 
     .venv/bin/python bench/bench_run.py --dir /work/tmp/node --repeat 1
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import shlex
@@ -172,6 +175,10 @@ def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str], warm: bo
         commands[f"plugin -n {n}"] = [sys.executable, "-m", "pytest", "-q", "-p",
                                       "no:cacheprovider", "--onnx-cases", str(base),
                                       "-n", str(n), *extra]
+    if importlib.util.find_spec("_hypothesis_pytestplugin") is not None and \
+            "no:hypothesispytest" not in extra:  # (as onnxdata[pytest] installs it: without)
+        commands[f"plugin -n {jobs}, no hypothesis"] = [
+            *commands[f"plugin -n {jobs}"], "-p", "no:hypothesispytest"]
     with tempfile.TemporaryDirectory(prefix="bench-plugin-") as work:
         if warm:
             env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -187,8 +194,9 @@ def _plugin_times(base: Path, jobs: int, repeat: int, extra: list[str], warm: bo
         print(f"{name}: wall {min(wall[name]):.1f} s, CPU {min(cpu[name]):.1f} s "
               f"(best of {len(wall[name])}); {last[name]}")
     run = f"run --jobs {jobs}"
-    for n in (0, jobs):
-        name = f"plugin -n {n}"
+    for name in commands:
+        if name == run:
+            continue
         print(f"ratio {name} / {run}: wall {min(wall[name]) / min(wall[run]):.2f}, "
               f"CPU {min(cpu[name]) / min(cpu[run]):.2f}")
 

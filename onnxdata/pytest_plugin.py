@@ -40,22 +40,18 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from onnxdata.cases.case_run import (
-    CaseRunner,
-    CaseTask,
-    SetResult,
-    test_data_sets,
-    warm_backends,
-)
 from onnxdata.cases.expectations import Expectations, read_expectations
 from onnxdata.cases.worker import Lost, Worker
 from onnxdata.errors import OnnxDataError
+
+if TYPE_CHECKING:
+    from onnxdata.cases.case_run import CaseTask, SetResult
 
 __all__ = ["CaseDir", "CaseFile", "SetItem"]
 
@@ -113,8 +109,31 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = config.stash.get(_STATE, None)
     controller = getattr(config.option, "dist", "no") != "no" and \
         not hasattr(config, "workerinput")
+    if state is not None and hasattr(config, "workerinput") and gc.isenabled():
+        gc.disable()  # (until collected: pytest_collection)
+        state.paused = True
     if state is not None and not controller and not config.option.collectonly:
-        state.worker.start()
+        state.start_worker()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Ends the garbage collector's pause that ``pytest_sessionstart`` began in a
+    pytest-xdist worker, and freezes what is left (``gc.freeze``: no later collection walks
+    it again; the worker ends after its session, see ``pytest_unconfigure``). Importing
+    the run path and collecting the 1,884 node cases made some 200 collections there, each
+    walking all the objects made so far: 0.24-0.38 s of a worker's 1.6 s CPU. Not in a
+    process that may go on (``-n 0``, in-process runs): there a pause without the freeze
+    only moved the work to the first collections after it."""
+    try:
+        return (yield)
+    finally:
+        state = session.config.stash.get(_STATE, None)
+        if state is not None and state.paused:
+            state.paused = False
+            gc.enable()
+            if hasattr(session.config, "workerinput"):
+                gc.freeze()
 
 
 @pytest.hookimpl(trylast=True)
@@ -130,7 +149,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     froze would never be collected there."""
     state = config.stash.get(_STATE, None)
     if state is not None:
-        state.worker.close()
+        if state.paused:  # (a session that ended before collecting)
+            state.paused = False
+            gc.enable()
+        if state.worker is not None:
+            state.worker.close()
         if hasattr(config, "workerinput"):  # an xdist worker: the process ends next
             gc.freeze()
 
@@ -173,15 +196,28 @@ class _State:
         self.plugins: set[object] = set()  # the plugins last looked at for collect_ignore
         self.root: str | None = None  # the rootdir and a separator (relative)
         self.ignoring = False
+        self.worker: Worker | None = None  # (none in xdist's controller: it runs no item)
+        self.paused = False  # the garbage collector, from session start to collected
+
+    def start_worker(self) -> Worker:
+        """The worker process, started: it imports the backends while pytest collects.
+        The run path (numpy, the backends) is imported here, not when pytest loads the
+        plugin: pytest loads it in every run, and xdist's controller never runs a set."""
+        from onnxdata.cases.case_run import CaseRunner, warm_backends
+
         names = (self.backend, *((self.against,) if self.against else ()))
         self.worker = Worker(CaseRunner(), warm=functools.partial(warm_backends, names),
                              timeout=self.timeout)
+        self.worker.start()
+        return self.worker
 
     def task(self, item: SetItem) -> CaseTask:
         """The item's set as ``onnxdata run`` gives a case to a worker; the session stays
         for the next set of the same case. Made once an item: the worker knows a task sent
         ahead (as the next item's) by identity."""
         if item.task is None:
+            from onnxdata.cases.case_run import CaseTask
+
             item.task = CaseTask(os.fspath(item.path.parent), self.backend,
                                  os.fspath(item.path), self.providers, self.against,
                                  self.judged, (item.folder.name,), keep_prepared=not item.last)
@@ -381,7 +417,7 @@ class CaseFile(pytest.File):
         try:
             parent = self.parent
             sets = parent.sets if isinstance(parent, CaseDir) and parent.sets is not None \
-                else test_data_sets(case)
+                else _test_data_sets(case)
         except OSError as exc:
             why = why or f"cannot list {case}: {exc.strerror or exc}"
             sets = []
@@ -429,10 +465,11 @@ class SetItem(pytest.Item):
         task = state.task(self)
         nextitem = self.stash.get(_NEXT, None)
         try:
-            state.worker.send_once(task)
+            worker = state.worker or state.start_worker()
+            worker.send_once(task)
             if isinstance(nextitem, SetItem) and nextitem.get_closest_marker("skip") is None:
-                state.worker.send_once(state.task(nextitem))
-            answer = state.worker.run(task)
+                worker.send_once(state.task(nextitem))
+            answer = worker.run(task)
         except OnnxDataError as exc:
             pytest.fail(_safe(f"{self.name}: error: {exc}"), pytrace=False)
         self.result = result = _own(answer, self)
@@ -472,8 +509,16 @@ class SetItem(pytest.Item):
         return super().location
 
 
+def _test_data_sets(case: Path) -> list[Path]:
+    from onnxdata.cases.case_run import test_data_sets
+
+    return test_data_sets(case)
+
+
 def _own(answer: list[SetResult] | Lost, item: SetItem) -> SetResult:
     """The item's result in a worker's answer (a lost one an error saying why)."""
+    from onnxdata.cases.case_run import SetResult
+
     if isinstance(answer, Lost):
         return SetResult(item.path.parent.name, os.fspath(item.folder), item.folder.name,
                          "error", answer.seconds, message=answer.why)

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from onnxdata.errors import DecodeError, OnnxDataError
-from onnxdata.wire.source import read_checked
 
 __all__ = ["Expectation", "Expectations", "ExpectationsError", "read_expectations"]
 
@@ -118,6 +117,8 @@ def read_expectations(path: str | Path) -> Expectations:
     p = Path(path)
     kind = "TOML" if p.suffix == ".toml" else "JSON"
     try:
+        from onnxdata.wire.source import read_checked  # (numpy: only when read)
+
         text = bytes(read_checked(os.fspath(p), fifo=False, limit=MAX_BYTES))
     except DecodeError as exc:
         raise ExpectationsError(f"cannot read the expectations file {p}: {exc.reason}") \

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from onnxdata.cases.locate import Located
+from onnxdata.cases.divergence import Located
 from onnxdata.io.atomic import atomic_writer
 
 __all__ = ["render_locate_page", "write_locate_report"]

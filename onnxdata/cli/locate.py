@@ -1,4 +1,4 @@
-"""``onnxdata locate CASE``: the first node where two backends diverge (``cases/locate.py``
+"""``onnxdata locate CASE``: the first node where two backends diverge (``cases/divergence.py``
 searches, ``cases/reduce.py`` writes the reduced case, ``cases/locate_page.py`` the page)."""
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run ``onnxdata locate``: 0 the backends agree, 1 a node located (or the outputs
     differ and no exposed value does), 2 an error."""
+    from onnxdata.cases.divergence import locate
     from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
-    from onnxdata.cases.locate import locate
     from onnxdata.cases.locate_page import write_locate_report
 
     if args.in_process and args.timeout is not None:

@@ -14,8 +14,8 @@ import pytest
 
 from onnxdata.cases import locate, save_test_data_set
 from onnxdata.cases.backends import get_backend
+from onnxdata.cases.divergence import Located
 from onnxdata.cases.expectations import read_expectations
-from onnxdata.cases.locate import Located
 from onnxdata.cli.main import main
 from tests.conftest import CORPUS
 

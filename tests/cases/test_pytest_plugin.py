@@ -5,6 +5,7 @@ case folders are collection errors, the user's own tests stay, odd folder names.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -29,6 +30,27 @@ reason = "ORT's DFT leaves 1e-5 in the imaginary part"
 case = "test_string_concat"
 reason = "not this time"
 """
+
+
+#: A plugin (``-p gcprobe``) that writes, as each item's setup starts (in the process that
+#: runs it), whether the garbage collector is on (the plugin pauses it in an xdist worker
+#: until collected) and how many objects are frozen.
+GC_PROBE = """
+import gc
+def pytest_runtest_setup(item):
+    with open("gc-states", "a") as f:
+        f.write(f"{gc.isenabled()},{gc.get_freeze_count()}\\n")
+"""
+
+
+def _gc_probe(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(gcprobe=GC_PROBE)
+    pytester.syspathinsert()
+
+
+def _gc_states(pytester: pytest.Pytester) -> set[tuple[str, int]]:
+    lines = (pytester.path / "gc-states").read_text().split()
+    return {(on, int(n)) for on, n in (line.split(",") for line in lines)}
 
 
 @pytest.fixture
@@ -83,10 +105,25 @@ def test_k_and_lf_select_as_for_any_item(pytester: pytest.Pytester, cases: Path)
 @pytest.mark.slow
 def test_xdist_runs_the_items_on_two_workers(pytester: pytest.Pytester, cases: Path) -> None:
     pytest.importorskip("xdist")
+    _gc_probe(pytester)
     result = pytester.runpytest_subprocess("--onnx-cases", "cases", "--onnx-expectations",
-                                           "expect.toml", "-n", "2")
+                                           "expect.toml", "-n", "2", "-p", "gcprobe")
     result.assert_outcomes(passed=3, failed=1, xfailed=1, skipped=1)
     assert "2 workers" in result.stdout.str()
+    # a worker ends after its session: what it collected is frozen, the collector on
+    states = _gc_states(pytester)
+    assert {on for on, _ in states} == {"True"} and min(n for _, n in states) > 0
+
+
+def test_in_process_the_collector_stays_on_and_nothing_is_frozen(
+        pytester: pytest.Pytester, cases: Path) -> None:
+    _gc_probe(pytester)
+    frozen = gc.get_freeze_count()
+    _run(pytester, "-k", "abs or sequence", "-p", "gcprobe").assert_outcomes(passed=2)
+    assert _gc_states(pytester) == {("True", frozen)}
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    pytester.runpytest("--onnx-cases", "cases", "--collect-only")
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_a_missing_provider_skips_with_the_reason(pytester: pytest.Pytester,

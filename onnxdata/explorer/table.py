@@ -6,46 +6,45 @@ only while fewer than ``limit`` are kept; after that it only counts, and the
 table ends with one row "… 999,800 more fields". Bytes that break the wire
 format end the table with a "does not fit" row. Fields protobuf would keep as
 unknown (a number the message lacks, or a known number with another wire type)
-get a row saying so; validation reports them.
+get a row saying so; validation reports them. What a row says is ``meaning``'s: most rows
+are worded as they are walked, a tensor's raw_data and an optional's elem_type once their
+message is walked (they need its data_type, dims or value field, wherever they are).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 import numpy as np
 
-from onnxdata.core.dtypes import data_type
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.core.messages import (
-    ELEM_FIELDS,
-    KIND_OF_ELEM_TYPE,
-    KIND_OF_MESSAGE,
-    OPTIONAL_FIELDS,
-    ElemType,
+from onnxdata.core.messages import KIND_OF_MESSAGE
+from onnxdata.explorer.meaning import (
+    CONTEXT_SCHEMAS,
+    FALLIBLE_CONTEXTS,
+    Meanings,
+    hex_of,
+    needs_context,
+    scanned_context,
+    walked_context,
 )
-from onnxdata.engine.one_line import ELEM_WORDS, dims_text, dtype_name
 from onnxdata.wire.compiled import (
     PREFIX_BYTES,
     count_fields,
     count_prefix,
     element_groups,
 )
-from onnxdata.wire.field_values import decode_varints
-from onnxdata.wire.fields import whole
-from onnxdata.wire.format import I32, I64, LEN, VARINT, WIRE_TYPE_NAMES, WireError, signed64
-from onnxdata.wire.schema import FieldSpec, Schema, message_schema
+from onnxdata.wire.fields import fields
+from onnxdata.wire.format import LEN, WIRE_TYPE_NAMES, WireError
+from onnxdata.wire.schema import FieldSpec, message_schema
 from onnxdata.wire.source import Source
-from onnxdata.wire.walk import OPTIONAL, SEQUENCE, TENSOR, scan
 
 __all__ = ["DEFAULT_ROWS", "ByteRow", "rows"]
 
 #: Rows a byte table shows unless told otherwise.
 DEFAULT_ROWS: Final = 200
-_PREVIEW: Final = 6
-_CONTEXT: Final[dict[str, Schema]] = {"TensorProto": TENSOR, "OptionalProto": OPTIONAL,
-                                      "SequenceProto": SEQUENCE}
 
 
 @dataclass(frozen=True)
@@ -59,39 +58,6 @@ class ByteRow:
     value: str
 
 
-class _Context:
-    """What a row's meaning needs from its message: data_type, dims, which fields are set."""
-
-    def __init__(self, src: Source, message: str, start: int, end: int) -> None:
-        schema = _CONTEXT.get(message)
-        self.scalars: dict[str, int] = {}
-        self.present: set[str] = set()
-        self.dims: list[int] | None = []
-        if schema is None:
-            return
-        try:
-            f = scan(src, whole(start, end), schema)
-        except WireError:
-            return
-        self.scalars = f.scalars
-        self.present = set(f.counts) | set(f.pieces)
-        pieces = f.pieces.get("dims", [])
-        if "dims" in f.over or sum(b - a if wt == LEN else 0 for wt, a, b in pieces) > 1 << 16:
-            self.dims = None
-            return
-        out: list[int] = []
-        for wt, a, b in pieces:
-            if wt == VARINT:
-                out += [signed64(int(v)) for v in a]
-            else:
-                out += [signed64(int(v)) for v in decode_varints(src.u8(a, b), a).tolist()]
-        self.dims = out
-
-    def get_int(self, name: str) -> int:
-        v = self.scalars.get(name, 0) & 0xFFFFFFFF
-        return v - (1 << 32) if v >= 1 << 31 else v
-
-
 class _Table:
     def __init__(self, src: Source, limit: int | None, max_depth: int) -> None:
         self.src = src
@@ -99,39 +65,79 @@ class _Table:
         self.max_depth = max_depth
         self.rows: list[ByteRow] = []
         self.more = 0
+        self.said = Meanings(src)
+        self.window: tuple[Any, int] = (b"", 0)  # the bytes the last row's hex came from
 
     def full(self) -> bool:
         return self.limit is not None and len(self.rows) >= self.limit
 
     def message(self, message: str, start: int, end: int, path: str, depth: int) -> None:
-        from onnxdata.wire.fields import fields
-
         if self.full():
             self.count(message, start, end, depth)
             return
-        schema = message_schema(message)
-        ctx = None if self.full() else _Context(self.src, message, start, end)
+        plan = _plan(message)
         seen: dict[int, int] = {}
-        for number, wt, offset, a, b in fields(self.src, start, end, depth):
-            spec = schema.get(number)
-            known = spec is not None and (wt == spec.wire_type or (spec.packable and wt == LEN))
-            child = spec.message if known and spec is not None else None
-            if self.full():
-                self.more += 1
-            else:
-                if ctx is None:
-                    ctx = _Context(self.src, message, start, end)
-                self.rows.append(self.row(message, ctx, spec if known else None, number, wt,
-                                          offset, a, b, path, seen, depth))
-            if child is not None:
-                if depth + 1 > MAX_DEPTH:
-                    raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
-                sub = self.rows[-1].field if self.rows and self.rows[-1].offset == offset \
-                    else path
-                self.message(child, a, b, sub, depth + 1)
-            if self.full():  # the rest of the message is only counted
-                self.count(message, b, end, depth)
-                return
+        rows, limit, src, said = self.rows, self.limit, self.src, self.said
+        # the fields walked, for the message's Context, and the rows that wait for it
+        walked: list[tuple[int, int, int, int]] | None = \
+            [] if message in CONTEXT_SCHEMAS else None
+        waiting: list[tuple[int, FieldSpec, int, int, int, int]] = []
+        whole = False
+        first = (len(rows), self.more)  # the table as the message found it
+        try:
+            for number, wt, offset, a, b in fields(src, start, end, depth):
+                if walked is not None:
+                    walked.append((number, wt, a, b))
+                known = plan.get(number)
+                if known is None or not (wt == known[1] or (wt == LEN and known[2])):
+                    rows.append(self.unknown(message, number, wt, offset, a, b, path, depth))
+                else:
+                    spec, _, packable, waits = known
+                    name = f"{path}.{spec.name}" if path else spec.name
+                    index = seen.get(number, 0)  # (a packed run counts, unnamed)
+                    seen[number] = index + 1
+                    if spec.repeated and not (wt == LEN and packable):
+                        name = f"{name}[{index}]"
+                    shown = self.shown(wt, offset, a, b)
+                    if waits:  # worded once the message is walked
+                        waiting.append((len(rows), spec, offset, a, b, depth))
+                        rows.append(ByteRow(offset, depth, shown, name, ""))
+                    else:
+                        rows.append(ByteRow(offset, depth, shown, name,
+                                            said.of(message, spec, wt, a, b)))
+                    if spec.message is not None:
+                        if depth + 1 > MAX_DEPTH:
+                            raise WireError(f"messages nested deeper than {MAX_DEPTH}", offset)
+                        self.message(spec.message, a, b, name, depth + 1)
+                if limit is not None and len(rows) >= limit:  # the rest is only counted
+                    self.count(message, b, end, depth)
+                    return
+            whole = True
+        finally:
+            if waiting or message in FALLIBLE_CONTEXTS:
+                self.word(message, start, end, walked if whole else None, waiting, first)
+
+    def word(self, message: str, start: int, end: int,
+             walked: list[tuple[int, int, int, int]] | None,
+             waiting: list[tuple[int, FieldSpec, int, int, int, int]],
+             first: tuple[int, int]) -> None:
+        """The meanings of the rows that wait for their message's Context: from the fields
+        walked when all of them were, else from a scan of the message. The Context is the
+        message's first word: where it cannot be made (a packed dims cut short) the table
+        ends before the message's rows, whatever else is wrong after it."""
+        try:
+            ctx = None if walked is None else walked_context(self.src, message, walked)
+            if ctx is None:
+                ctx = scanned_context(self.src, message, start, end)
+        except WireError:
+            del self.rows[first[0]:]
+            self.more = first[1]
+            raise
+        rows = self.rows
+        for i, spec, offset, a, b, depth in waiting:
+            row = rows[i]
+            rows[i] = ByteRow(offset, depth, row.bytes, row.field,
+                              self.said.in_context(message, ctx, spec, a, b))
 
     def count(self, message: str, start: int, end: int, depth: int) -> None:
         """Count the fields of ``[start, end)`` read as ``message`` and of the messages in
@@ -216,125 +222,33 @@ class _Table:
         self.more += int(s.size) + int(np.asarray(fields, np.int64)[ids].sum()) - sum(fields)
         return True
 
-    def row(self, message: str, ctx: _Context, spec: FieldSpec | None, number: int, wt: int,
-            offset: int, a: int, b: int, path: str, seen: dict[int, int],
-            depth: int) -> ByteRow:
-        if wt == LEN:
-            head = self.hex(offset, a)
-            n = b - a
-            shown = f"{head} + {n} byte{'s' if n != 1 else ''}" if n else head
-        else:
-            shown = self.hex(offset, b)
-        if spec is None:
-            where = f"{path}.(field {number})" if path else f"(field {number})"
-            return ByteRow(offset, depth, shown, where,
-                           f"unknown: {message} has no field {number} of wire type "
-                           f"{WIRE_TYPE_NAMES[wt]} (protobuf keeps it aside)")
-        index = seen.get(number, 0)
-        seen[number] = index + 1
-        name = f"{path}.{spec.name}" if path else spec.name
-        if spec.repeated and not (spec.packable and wt == LEN):
-            name = f"{name}[{index}]"
-        return ByteRow(offset, depth, shown, name, self.meaning(message, ctx, spec, wt, a, b))
-
-    def hex(self, a: int, b: int) -> str:
-        return self.src.read(a, min(b, a + 32)).hex(" ").upper()  # "0A 1B": bytes.hex in C
-
-    def meaning(self, message: str, ctx: _Context, spec: FieldSpec, wt: int, a: int,
-                b: int) -> str:
-        if spec.message is not None:
-            return f"{spec.message}, {b - a} bytes"
-        if wt == VARINT:
-            v = spec.as_int(a)
-            if spec.name == "elem_type" and message in ("SequenceProto", "OptionalProto"):
-                return _elem_type_meaning(message, ctx, v)
-            if spec.name in ("data_type", "key_type"):
-                dt = data_type(v)
-                if dt is None:
-                    return f"{v}, {'UNDEFINED' if v == 0 else 'not a data type'}"
-                return f"{v}, {dt.name} ({dtype_name(v)})"
-            if spec.enum is not None:
-                return f"{v}, {spec.enum.get(v, 'not a known value')}"
-            return str(v)
-        if spec.name == "raw_data":
-            return self.payload(ctx, a, b)
-        if wt == LEN and spec.packable:
-            return self.packed(spec, a, b)
-        if wt in (I32, I64):
-            fmt = {2: "<f4", 1: "<f8"}.get(spec.type, "<u4" if wt == I32 else "<u8")
-            return str(np.frombuffer(self.src.read(a, b), dtype=fmt)[0].item())
-        return _text(self.src.read(a, min(b, a + 256)))
-
-    def payload(self, ctx: _Context, a: int, b: int) -> str:
-        code = ctx.get_int("data_type")
-        dt = data_type(code)
-        n_bytes = b - a
-        head = f"{n_bytes} bytes"
-        if dt is None or dt.is_string:
-            return f"{head} of {dtype_name(code)}"
-        head = f"{dtype_name(code)} {dims_text(ctx.dims)}, {head}"
-        if n_bytes == 0:
+    def shown(self, wt: int, offset: int, a: int, b: int) -> str:
+        """A field's bytes in hex: its tag and value, or a LEN field's tag and length and
+        how many bytes follow (at most 32 bytes in hex)."""
+        stop = min(b if wt != LEN else a, offset + 32)
+        buf, at = self.window
+        if offset < at or stop > at + len(buf):  # (the walk's window: no read of its own)
+            buf, at = self.window = self.src.window(offset, stop)
+        head: str = buf[offset - at:stop - at].hex(" ").upper()
+        if wt != LEN or a == b:
             return head
-        if dt.bits % 8:
-            return f"{head}: packed {dt.bits}-bit, " + self.hex(a, min(b, a + 4))
-        size = dt.bits // 8
-        n = min(_PREVIEW, n_bytes // size)
-        try:
-            values = np.frombuffer(self.src.read(a, a + n * size),
-                                   dtype=dt.dtype.newbyteorder("<"))
-            shown = ", ".join(str(v) for v in values)
-        except (TypeError, ValueError):
-            shown = self.hex(a, a + n * size)
-        more = ", …" if n_bytes > n * size else ""
-        return f"{head}: {shown}{more}"
+        n = b - a
+        return f"{head} + {n} byte{'s' if n != 1 else ''}"
 
-    def packed(self, spec: FieldSpec, a: int, b: int) -> str:
-        if spec.wire_type == VARINT:
-            head = self.src.read(a, min(b, a + 10 * (_PREVIEW + 1)))
-            values: list[int] = []
-            pos = 0
-            while pos < len(head) and len(values) < _PREVIEW:
-                end = pos
-                while end < len(head) and head[end] & 0x80:
-                    end += 1
-                if end >= len(head):
-                    break
-                v = 0
-                for k, byte in enumerate(head[pos:end + 1]):
-                    v |= (byte & 0x7F) << (7 * k)
-                values.append(spec.as_int(v & 0xFFFFFFFFFFFFFFFF))
-                pos = end + 1
-            if spec.name == "dims" and a + pos == b:
-                return dims_text(values)
-            more = ", …" if a + pos < b else ""
-            return f"{b - a} bytes: " + ", ".join(map(str, values)) + more
-        size = 4 if spec.wire_type == I32 else 8
-        fmt = {2: "<f4", 1: "<f8"}.get(spec.type, "<u4" if size == 4 else "<u8")
-        n = min(_PREVIEW, (b - a) // size)
-        vals = np.frombuffer(self.src.read(a, a + n * size), dtype=fmt).tolist()
-        more = ", …" if b - a > n * size else ""
-        return f"{(b - a) // size} values: " + ", ".join(map(str, vals)) + more
+    def unknown(self, message: str, number: int, wt: int, offset: int, a: int, b: int,
+                path: str, depth: int) -> ByteRow:
+        where = f"{path}.(field {number})" if path else f"(field {number})"
+        return ByteRow(offset, depth, self.shown(wt, offset, a, b), where,
+                       f"unknown: {message} has no field {number} of wire type "
+                       f"{WIRE_TYPE_NAMES[wt]} (protobuf keeps it aside)")
 
 
-def _text(raw: bytes, limit: int = 60) -> str:
-    s = raw.decode("utf-8", errors="backslashreplace")
-    return s if len(s) <= limit else s[:limit] + "…"
-
-
-def _elem_type_meaning(message: str, ctx: _Context, code: int) -> str:
-    try:
-        name = ElemType(code).name
-    except ValueError:
-        return f"{code}, not an element type"
-    if message == "OptionalProto":
-        if code == ElemType.UNDEFINED:
-            return "0, UNDEFINED: the value is absent"
-        if KIND_OF_ELEM_TYPE[code] in ctx.present:
-            return f"{code}, {name}: the value is in {OPTIONAL_FIELDS[code]}"
-        return f"{code}, {name}: a {ELEM_WORDS[code][0]} type, the value is absent"
-    if code == ElemType.UNDEFINED:
-        return "0, UNDEFINED: no element type (a sequence needs one)"
-    return f"{code}, {name}: the elements are in {ELEM_FIELDS[code]}"
+@cache
+def _plan(message: str) -> dict[int, tuple[FieldSpec, int, bool, bool]]:
+    """The fields of ``message`` as the table's loop reads them: by number, the spec, its
+    wire type, whether it may come packed, and whether its row needs the Context."""
+    return {number: (spec, spec.wire_type, spec.packable, needs_context(message, spec))
+            for number, spec in message_schema(message).items()}
 
 
 #: The offset of the row that counts the fields left out (no byte has it).
@@ -362,7 +276,7 @@ def rows(src: Source, message: str, *, limit: int | None = DEFAULT_ROWS,
     except WireError as e:
         at = e.offset if e.offset is not None else 0
         try:
-            shown = table.hex(at, min(at + 4, src.size))
+            shown = hex_of(src, at, min(at + 4, src.size))
         except Exception:
             shown = ""
         misfit = ByteRow(at, 0, shown, "(message)", f"does not fit: {e.reason}")

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["alike_reprs", "batch_print_options"]
+__all__ = ["alike_reprs", "batch_print_options", "batch_reprs"]
 
 #: numpy's print options under which the batches are numpy's repr (show's threshold and
 #: edgeitems aside: they do not touch arrays of at most 8 values).
@@ -52,6 +52,12 @@ def batch_print_options() -> bool:
 def alike_reprs(arrays: Sequence[npt.NDArray[Any]]) -> list[str]:
     """``repr(a)`` of each of ``arrays`` under the current print options, for arrays of one
     type, dtype and shape (the first's): small ones made as one batch."""
+    return batch_reprs(arrays)[0]
+
+
+def batch_reprs(arrays: Sequence[npt.NDArray[Any]]) -> tuple[list[str], list[int]]:
+    """``alike_reprs(arrays)``, and which of them are numpy's own repr (text of any kind,
+    of several lines, say): the others are one line of printable ASCII ending in ")"."""
     texts: list[str | None] = []
     if arrays and batch_print_options():
         first = arrays[0]
@@ -60,8 +66,11 @@ def alike_reprs(arrays: Sequence[npt.NDArray[Any]]) -> list[str]:
                 _batched(first.dtype):
             texts = _batch(first.dtype, np.array(arrays, first.dtype))
     if not texts:
-        return [repr(a) for a in arrays]
-    return [repr(a) if text is None else text for a, text in zip(arrays, texts, strict=True)]
+        return [repr(a) for a in arrays], list(range(len(arrays)))
+    own = [i for i, text in enumerate(texts) if text is None]
+    for i in own:
+        texts[i] = repr(arrays[i])
+    return cast("list[str]", texts), own
 
 
 def _batched(dtype: np.dtype[Any]) -> bool:

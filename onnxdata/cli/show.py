@@ -30,7 +30,7 @@ from onnxdata.cli.args import (
     model_choice,
     model_problem,
 )
-from onnxdata.cli.array_text import alike_reprs
+from onnxdata.cli.array_text import batch_reprs
 from onnxdata.cli.console import console, printable, write_checked, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_name
@@ -203,6 +203,12 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+@functools.lru_cache(maxsize=256)
+def _list_labels(indent: str, n: int) -> tuple[str, ...]:
+    """The labels of a short list's first ``n`` items: "[0]", "[1]", ..."""
+    return tuple(f"{indent}[{i}]" for i in range(n))
+
+
 def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> None:
     """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
     preview = _Preview(out, limit)
@@ -226,8 +232,8 @@ class _Preview:
         self.limit = limit
         self.lines: list[str] = []
         self.bold: list[int] = []  # the lines printed bold on a terminal
-        #: the arrays waiting for their text (each with its line), by their description
-        self.alike: dict[str, list[tuple[npt.NDArray[Any], int]]] = {}
+        #: the arrays waiting for their text and their lines, by their description
+        self.alike: dict[str, tuple[list[npt.NDArray[Any]], list[int]]] = {}
 
     def add(self, value: Any, indent: str) -> None:
         lines, bold = self.lines, self.bold
@@ -236,38 +242,44 @@ class _Preview:
         if isinstance(value, np.ndarray):  # a subclass's own group: numpy's repr of each
             key = _array_describe(value.dtype, value.shape) if type(value) is np.ndarray \
                 else str(type(value))
-            self._wait(key).append((value, len(lines)))
+            arrays, where = self._wait(key)
+            arrays.append(value)
+            where.append(len(lines))
             lines.append(indent + "  ")
             return
-        pairs: Iterable[tuple[str, Any]]
+        items: Iterable[Any]
+        labels: Iterable[str]
+        if isinstance(value, (list, dict)):
+            n = len(value) if self.limit is None else min(self.limit, len(value))
         if isinstance(value, list):
-            shown = value if self.limit is None else value[:self.limit]
-            pairs = ((f"{indent}[{i}]", v) for i, v in enumerate(shown))
+            items = value if n == len(value) else itertools.islice(value, n)
+            # a long list's labels made as they are printed, not held beside it
+            labels = _list_labels(indent, n) if n <= 16 else \
+                (f"{indent}[{i}]" for i in range(n))
         elif isinstance(value, dict):
-            pairs = ((f"{indent}{key_text(k)}:", v)
-                     for k, v in itertools.islice(value.items(), self.limit))
+            items = itertools.islice(value.values(), n)
+            labels = (f"{indent}{key_text(k)}:" for k in itertools.islice(value, n))
         else:
             if value is not None:  # a type's name: any text
                 lines[-1] = self._checked(lines[-1])
             return
         inner, deeper = indent + "  ", indent + "    "
-        count = 0
-        for label, v in pairs:
-            count += 1
+        for label, v in zip(labels, items, strict=True):
             lines.append(label)
             if type(v) is np.ndarray:  # the usual leaf, made here without a call more
                 describe = _array_describe(v.dtype, v.shape)
                 bold.append(len(lines))
                 lines.append(inner + describe)
-                waiting = self.alike.get(describe) or self._wait(describe)
-                waiting.append((v, len(lines)))
+                arrays, where = self.alike.get(describe) or self._wait(describe)
+                arrays.append(v)
+                where.append(len(lines))
                 lines.append(deeper)
             else:
                 self.add(v, inner)
             if len(lines) >= self.BATCH:
                 self.flush()
-        if len(value) > count:
-            lines.append(f"{indent}… {len(value) - count} more (--limit N shows more)")
+        if len(value) > n:
+            lines.append(f"{indent}… {len(value) - n} more (--limit N shows more)")
 
     def _checked(self, line: str) -> str:
         """``line`` as it is printed, piped: escaped (``printable``), and without the
@@ -277,20 +289,21 @@ class _Preview:
         line = printable(line)
         return line if self.out.file.isatty() else line.rstrip()
 
-    def _wait(self, key: str) -> list[tuple[npt.NDArray[Any], int]]:
-        """The arrays described by ``key`` that wait for their text, with their lines."""
-        return self.alike.setdefault(key, [])
+    def _wait(self, key: str) -> tuple[list[npt.NDArray[Any]], list[int]]:
+        """The arrays described by ``key`` that wait for their text, and their lines."""
+        return self.alike.setdefault(key, ([], []))
 
     def flush(self) -> None:
         lines = self.lines
-        for waiting in self.alike.values():
-            texts = alike_reprs([value for value, _ in waiting])
-            for (_, i), text in zip(waiting, texts, strict=True):
-                if text.isascii() and text.isprintable() and text[-1:] != " ":
-                    lines[i] += text  # one line, as write_checked takes it: the usual
-                else:
-                    lines[i] = "\n".join(self._checked(lines[i] + part)
-                                         for part in text.splitlines())
+        for arrays, where in self.alike.values():
+            texts, own = batch_reprs(arrays)
+            for j in own:  # numpy's own text: of any kind, on several lines
+                i = where[j]
+                lines[i] = "\n".join(self._checked(lines[i] + part)
+                                     for part in texts[j].splitlines())
+                texts[j] = ""
+            for i, text in zip(where, texts, strict=True):
+                lines[i] += text  # one line of printable ASCII, as write_checked takes it
         if not lines:
             return
         if self.out.is_terminal:

@@ -227,3 +227,13 @@ def test_a_value_of_many_tiny_arrays_is_printed_in_batches_of_bounded_size(
     assert "".join(written) == _twin_piped(value, None)
     assert len(written) > 100
     assert all(w.count("\n") <= 64 + 16 for w in written)
+
+
+def test_a_batch_holds_a_bounded_number_of_large_arrays(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy's repr of an array of more than 8 values may be many lines: a batch holds
+    at most LARGE of them, however few lines it has."""
+    value = [np.arange(100, dtype=np.float32).reshape(10, 10) + i for i in range(200)]
+    written = _piped(value, None, monkeypatch)
+    assert "".join(written) == _twin_piped(value, None)
+    assert len(written) == -(-200 // show._Preview.LARGE)

@@ -264,7 +264,9 @@ class _Preview:
                 (f"{indent}[{i}]" for i in range(n))
         elif isinstance(value, dict):
             items = itertools.islice(value.values(), n)
-            labels = (f"{indent}{key_text(k)}:" for k in itertools.islice(value, n))
+            # a key's repr is any text (its type's __repr__)
+            labels = (self._checked(f"{indent}{key_text(k)}:")
+                      for k in itertools.islice(value, n))
         else:
             if value is not None:  # a type's name: any text
                 lines[-1] = self._checked(lines[-1])
@@ -289,13 +291,15 @@ class _Preview:
         if len(value) > n:
             lines.append(f"{indent}… {len(value) - n} more (--limit N shows more)")
 
-    def _checked(self, line: str) -> str:
-        """``line`` as it is printed, piped: escaped (``printable``), and without the
-        spaces at its end (``Stream.write``), for ``write_checked``."""
+    def _checked(self, text: str) -> str:
+        """``text`` as it is printed, piped: escaped (``printable``), and each line
+        without the spaces at its end (``Stream.write``), for ``write_checked``."""
         if self.out.is_terminal:
-            return line  # rich escapes it
-        line = printable(line)
-        return line if self.out.file.isatty() else line.rstrip()
+            return text  # rich escapes it
+        text = printable(text, newlines=True)
+        if self.out.file.isatty():  # a terminal rich was told is none (TTY_COMPATIBLE=0)
+            return text
+        return "\n".join(line.rstrip() for line in text.split("\n"))
 
     def _wait(self, key: str) -> tuple[list[npt.NDArray[Any]], list[int]]:
         """The arrays described by ``key`` that wait for their text, and their lines."""

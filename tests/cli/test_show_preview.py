@@ -203,13 +203,21 @@ def test_show_prints_what_the_per_element_formatter_printed(value: Any,
         _twin_terminal(value, limit)
 
 
+class _Key:
+    """A map key whose repr is any text."""
+
+    def __repr__(self) -> str:
+        return "k\x1b[31m \n x \t"
+
+
 def test_lines_that_need_it_are_escaped_and_stripped_as_before(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A string array's repr holds what a terminal must not get raw only escaped; a value
-    of an odd type prints its type's name: both as the twin printed them."""
+    of an odd type prints its type's name, a key its repr: all as the twin printed them."""
     odd = type("odd\x1b[31m ", (), {})()
     value = [np.array(["a\x1b[2J", "b \u2028"], dtype=object), odd,
-             {b"\xff\x00": np.array([" ", "x "], dtype=object)}, np.array([["a "], ["b"]])]
+             {b"\xff\x00": np.array([" ", "x "], dtype=object), _Key(): None},
+             np.array([["a "], ["b"]])]
     assert "".join(_piped(value, None, monkeypatch)) == _twin_piped(value, None)
     assert _terminal(lambda out: show._print_value(out, value, "", None)) == \
         _twin_terminal(value, None)

@@ -15,7 +15,7 @@ from typing import Any, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["Stream", "console", "printable", "silence", "write_text"]
+__all__ = ["Stream", "console", "printable", "silence", "write_checked", "write_text"]
 
 #: Control characters (C0, DEL, C1), and the escaped form of each: what a file name or a
 #: value must not put raw on a terminal (an ANSI escape repaints it, a newline breaks
@@ -69,8 +69,13 @@ class Stream(io.TextIOBase):
     def write(self, text: str) -> int:
         if not self.tty:
             text = "\n".join(line.rstrip() for line in text.split("\n"))
-        if _SURROGATE.search(text):  # a file name's undecodable bytes, from a table cell
+        # a file name's undecodable bytes, from a table cell
+        if not text.isascii() and _SURROGATE.search(text):
             text = _SURROGATE.sub(_escape, text)
+        return self.put(text)
+
+    def put(self, text: str) -> int:
+        """``text`` written as it is."""
         target = self._target()
         try:
             target.write(text)
@@ -128,3 +133,11 @@ def console(stderr: bool = False) -> Console:
 def write_text(text: str, stderr: bool = False) -> None:
     """Plain text (JSON, say) to stdout or stderr, quiet on a closed pipe."""
     Stream(stderr).write(text)
+
+
+def write_checked(text: str) -> None:
+    """``write_text(text)`` for text known to be printable (``printable(text,
+    newlines=True)`` is ``text``) and, piped, to have no line ending in a space: written
+    without the passes over it that would change nothing (a few ns a character, most of
+    the writing of ``show``'s megabytes of lines)."""
+    Stream(False).put(text)

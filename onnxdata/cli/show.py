@@ -12,11 +12,10 @@ import contextlib
 import functools
 import itertools
 import json
-import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +30,8 @@ from onnxdata.cli.args import (
     model_choice,
     model_problem,
 )
-from onnxdata.cli.console import console, printable, write_text
+from onnxdata.cli.array_text import batch_reprs
+from onnxdata.cli.console import console, printable, write_checked, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
@@ -203,127 +203,134 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-#: numpy's print options under which ``_small_float_repr`` is numpy's repr.
-_DEFAULTS = {"floatmode": "maxprec", "precision": 8, "suppress": False, "linewidth": 75,
-             "sign": "-", "formatter": None, "legacy": False, "override_repr": None}
-#: numpy prints exponents when a value is below the first (0.0001 in the dtype) or at or
-#: above the second (10 ** min(8, finfo.precision)).
-_EXPONENT_BELOW = {np.dtype(np.float32): (float(np.float32(1e-4)), 1e6),
-                   np.dtype(np.float64): (1e-4, 1e8)}
-_FLOAT_SUFFIX = {np.dtype(np.float32): ", dtype=float32)", np.dtype(np.float64): ")"}
-
-
-#: The rules ``_small_float_repr`` follows are numpy 2's.
-_NUMPY_MAJOR: Final = int(np.__version__.split(".")[0])
-
-
-def _default_print_options() -> bool:
-    """Whether numpy's print options are those under which ``_small_float_repr`` is
-    numpy's repr."""
-    if _NUMPY_MAJOR < 2:  # numpy 1.x picks exponents by other rules (float32 1e-4: "1.e-04")
-        return False
-    options = np.get_printoptions()
-    return all(options.get(k) == v for k, v in _DEFAULTS.items()) and \
-        options["threshold"] >= 8
-
-
-def _small_float_repr(a: npt.NDArray[Any]) -> str | None:
-    """numpy's repr of a small 1-D float32 or float64 array of finite values printed in
-    positional notation on one line, made without numpy's per-call set-up (~0.2 ms, most
-    of ``show --limit all`` of many tiny tensors); None for any other array.
-
-    As numpy's FloatingFormat (floatmode "maxprec"): each value's shortest digits (at
-    most 8 after the point), the integer parts padded left and the fractions right to
-    the widest of the array. Only under ``_default_print_options()``."""
-    suffix = _FLOAT_SUFFIX.get(a.dtype)
-    if suffix is None or a.ndim != 1 or not 0 < a.size <= 8 or type(a) is not np.ndarray:
-        return None
-    values = a.tolist()  # exact as Python floats: numpy's tests below, without its calls
-    if not all(map(math.isfinite, values)):
-        return None
-    nonzero = [abs(v) for v in values if v]
-    if nonzero:
-        high, low = max(nonzero), min(nonzero)
-        small, cutoff = _EXPONENT_BELOW[a.dtype]
-        # high / low rounded to float32 may be 1000 where the float64 quotient is just
-        # above: then numpy's repr is asked, never a wrong text given
-        if high >= cutoff or low < small or high / low > 1000.:
-            return None  # numpy would print exponents
-    fmt = np.format_float_positional
-    parts = [fmt(x, precision=8, unique=True, fractional=True, trim=".").split(".")
-             for x in a]
-    left = max(len(p[0]) for p in parts)
-    right = max(len(p[1]) for p in parts)
-    # numpy pads both sides with spaces (pad_left, pad_right): the same done on the text
-    text = "array([" + ", ".join(f"{i:>{left}}.{f:<{right}}" for i, f in parts) + "]" + suffix
-    return text if len(text) <= 70 else None  # longer: numpy may wrap it
+@functools.lru_cache(maxsize=256)
+def _list_labels(indent: str, n: int) -> tuple[str, ...]:
+    """The labels of a short list's first ``n`` items: "[0]", "[1]", ..."""
+    return tuple(f"{indent}[{i}]" for i in range(n))
 
 
 def _print_value(out: Console, value: Any, indent: str, limit: int | None) -> None:
-    """``value`` with at most ``limit`` items of each list or dict, then "… N more".
-
-    The lines are gathered into one Text and printed a batch at a time: a rich print per
-    line cost ~0.3 ms, most of ``show --limit all`` of many tiny elements."""
-    lines = _Lines(out)
-    _value_lines(lines, value, indent, limit, _default_print_options())
-    lines.flush()
+    """``value`` with at most ``limit`` items of each list or dict, then "… N more"."""
+    preview = _Preview(out, limit)
+    preview.add(value, indent)
+    preview.flush()
 
 
-class _Lines:
-    """Lines for ``out``, printed ``BATCH`` at a time (or fewer, ``CHARS`` characters): on a
-    terminal as one Text (bold where asked), piped as plain text, as rich prints it without
-    colour. The batch is held beside the whole value, so it is kept small: 4,096 lines of
-    a nested value's tiny tensors were 0.8 MiB at the peak, for a 1 MB file's 10 MiB."""
+class _Preview:
+    """show's lines for a value, printed ``BATCH`` at a time: on a terminal as one Text
+    (bold where asked), piped as plain text, as rich prints it without colour.
 
-    BATCH = 4096
-    CHARS = 1 << 15
+    An array's line is its indent until the batch is printed; then the arrays of each
+    dtype and shape are formatted together (``batch_reprs``): numpy's repr of each
+    tiny array, called one by one, was most of ``show --limit all`` of a nested value
+    (1.0 s per MB, now 0.33). The batch is held beside the whole value (which read
+    built whole): it is kept small, 0.4 MiB at the peak for the nested set's tiny
+    tensors, their formatting included (512 lines: 0.3 MiB, 8 % slower)."""
 
-    def __init__(self, out: Console) -> None:
+    BATCH = 1024
+    #: arrays of more than 8 values (numpy's repr: up to 64 values and lines each) in a
+    #: batch at most, so a batch of them holds a few hundred KiB of text, not MiB
+    LARGE = 64
+
+    def __init__(self, out: Console, limit: int | None) -> None:
         self.out = out
-        self.lines: list[tuple[str, str | None]] = []
-        self.chars = 0
+        self.limit = limit
+        self.lines: list[str] = []
+        self.large = 0  # the arrays of more than 8 values waiting
+        self.bold: list[int] = []  # the lines printed bold on a terminal
+        #: the arrays waiting for their text and their lines, by their description
+        self.alike: dict[str, tuple[list[npt.NDArray[Any]], list[int]]] = {}
 
-    def add(self, line: str, style: str | None = None) -> None:
-        self.lines.append((line, style))
-        self.chars += len(line) + 1
-        if len(self.lines) >= self.BATCH or self.chars >= self.CHARS:
-            self.flush()
+    def add(self, value: Any, indent: str) -> None:
+        lines, bold = self.lines, self.bold
+        bold.append(len(lines))
+        lines.append(indent + _describe(value))
+        if isinstance(value, np.ndarray):  # a subclass's own group: numpy's repr of each
+            key = _array_describe(value.dtype, value.shape) if type(value) is np.ndarray \
+                else str(type(value))
+            arrays, where = self._wait(key)
+            arrays.append(value)
+            where.append(len(lines))
+            lines.append(indent + "  ")
+            self.large += 1
+            return
+        items: Iterable[Any]
+        labels: Iterable[str]
+        if isinstance(value, (list, dict)):
+            n = len(value) if self.limit is None else min(self.limit, len(value))
+        if isinstance(value, list):
+            items = value if n == len(value) else itertools.islice(value, n)
+            # a long list's labels made as they are printed, not held beside it
+            labels = _list_labels(indent, n) if n <= 16 else \
+                (f"{indent}[{i}]" for i in range(n))
+        elif isinstance(value, dict):
+            items = itertools.islice(value.values(), n)
+            # a key's repr is any text (its type's __repr__)
+            labels = (self._checked(f"{indent}{key_text(k)}:")
+                      for k in itertools.islice(value, n))
+        else:
+            if value is not None:  # a type's name: any text
+                lines[-1] = self._checked(lines[-1])
+            return
+        inner, deeper = indent + "  ", indent + "    "
+        for label, v in zip(labels, items, strict=True):
+            lines.append(label)
+            if type(v) is np.ndarray:  # the usual leaf, made here without a call more
+                describe = _array_describe(v.dtype, v.shape)
+                bold.append(len(lines))
+                lines.append(inner + describe)
+                arrays, where = self.alike.get(describe) or self._wait(describe)
+                arrays.append(v)
+                where.append(len(lines))
+                lines.append(deeper)
+                if v.size > 8:
+                    self.large += 1
+            else:
+                self.add(v, inner)
+            if len(lines) >= self.BATCH or self.large >= self.LARGE:
+                self.flush()
+        if len(value) > n:
+            lines.append(f"{indent}… {len(value) - n} more (--limit N shows more)")
+
+    def _checked(self, text: str) -> str:
+        """``text`` as it is printed, piped: escaped (``printable``), and each line
+        without the spaces at its end (``Stream.write``), for ``write_checked``."""
+        if self.out.is_terminal:
+            return text  # rich escapes it
+        text = printable(text, newlines=True)
+        if self.out.file.isatty():  # a terminal rich was told is none (TTY_COMPATIBLE=0)
+            return text
+        return "\n".join(line.rstrip() for line in text.split("\n"))
+
+    def _wait(self, key: str) -> tuple[list[npt.NDArray[Any]], list[int]]:
+        """The arrays described by ``key`` that wait for their text, and their lines."""
+        return self.alike.setdefault(key, ([], []))
 
     def flush(self) -> None:
-        if not self.lines:
+        lines = self.lines
+        for arrays, where in self.alike.values():
+            texts, own = batch_reprs(arrays)
+            for j in own:  # numpy's own text: of any kind, on several lines
+                i = where[j]
+                lines[i] = "\n".join(self._checked(lines[i] + part)
+                                     for part in texts[j].splitlines())
+                texts[j] = ""
+            for i, text in zip(where, texts, strict=True):
+                lines[i] += text  # one line of printable ASCII, as write_checked takes it
+        if not lines:
             return
         if self.out.is_terminal:
-            text = Text()
-            for i, (line, style) in enumerate(self.lines):
+            bold = set(self.bold)
+            styled = Text()
+            for i, line in enumerate(lines):
                 if i:
-                    text.append("\n")
-                text.append(line, style)
-            self.out.print(text, soft_wrap=self.out.soft_wrap)
+                    styled.append("\n")
+                styled.append(line, "bold" if i in bold else None)
+            self.out.print(styled, soft_wrap=self.out.soft_wrap)
         else:
-            write_text(printable("\n".join(line for line, _ in self.lines), newlines=True)
-                       + "\n")
-        self.lines = []
-        self.chars = 0
-
-
-def _value_lines(lines: _Lines, value: Any, indent: str, limit: int | None,
-                 fast: bool) -> None:
-    lines.add(indent + _describe(value), "bold")
-    if isinstance(value, np.ndarray):
-        text = _small_float_repr(value) if fast else None
-        for line in (repr(value).splitlines() if text is None else (text,)):
-            lines.add(indent + "  " + line)
-        return
-    items: list[tuple[str, Any]]
-    if isinstance(value, list):
-        n = len(value) if limit is None else min(limit, len(value))
-        items = [(f"[{i}]", value[i]) for i in range(n)]
-    elif isinstance(value, dict):
-        items = [(f"{key_text(k)}:", v) for k, v in itertools.islice(value.items(), limit)]
-    else:
-        return
-    for label, v in items:
-        lines.add(f"{indent}{label}")
-        _value_lines(lines, v, indent + "  ", limit, fast)
-    if len(value) > len(items):
-        lines.add(f"{indent}… {len(value) - len(items)} more (--limit N shows more)")
+            write_checked("\n".join(lines) + "\n")
+        # emptied, not replaced: the callers of add hold these lists
+        lines.clear()
+        self.bold.clear()
+        self.alike.clear()
+        self.large = 0

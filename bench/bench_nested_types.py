@@ -17,8 +17,8 @@ process's whole peak less it: an upper bound).
   the value checked against the declared type, then read;
 - ``show``: ``onnxdata show --limit all input_0.pb`` (output to /dev/null).
 
-Goal (issue 39): <= 0.2 s per MB for validate, read and load, show <= 1 s per MB, and a
-peak RSS growth <= 10x the file.
+Goal (issue 39, "must show"): <= 0.2 s per MB for validate, read, load and show (its
+"what to build" asks show for under 1 s per MB), and a peak RSS growth <= 10x the file.
 
     .venv/bin/python bench/bench_nested_types.py [--mb 1] [--repeat 3]
 """
@@ -42,7 +42,7 @@ from bench_show_diff import NESTED, nested_set
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-ENTRIES = {"validate": 0.2, "read": 0.2, "load": 0.2, "show": 1.0}  # entry: goal, s per MB
+ENTRIES = {"validate": 0.2, "read": 0.2, "load": 0.2, "show": 0.2}  # entry: goal, s per MB
 RSS_GOAL = 10.0  # peak RSS growth over the file's size
 
 

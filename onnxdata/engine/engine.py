@@ -96,6 +96,7 @@ _SMALL: Final = 64
 _NO_ELEMENTS: Final = {field: 0 for field in ELEM_FIELDS.values()}
 #: The inner type of a sequence of tensors, by their data type (None: no tensor).
 _TENSORS_INNER: dict[int | None, NestedType] = {}
+_TENSOR: Final = int(ElemType.TENSOR)  # (an int compares faster than the IntEnum)
 #: The compiled twin of ``run``'s walk of a small optional or sequence of plain tensors
 #: held in memory (``_walk.plain_container``: their fields, or None), or None.
 _plain_container: Final = walk_loop.plain_container if walk_loop is not None else None
@@ -214,6 +215,10 @@ class Engine(TensorWalk, GroupWalk):
             if got is not None:
                 return got
         try:
+            if kind == "tensor" and self.max_depth >= 0:  # (message's way to plain, direct)
+                got = self.plain(0, self.src.size, "")
+                if got is not None:
+                    return got
             return self.message(kind, whole(0, self.src.size), "", 0)
         finally:
             self.files.close()
@@ -401,7 +406,7 @@ class Engine(TensorWalk, GroupWalk):
         if inner is None:
             inner = _TENSORS_INNER[code] = sequence_inner_type(
                 ElemType.TENSOR, [("tensor", code)] if code is not None else [])
-        return WalkResult(out if self.values else None, ntype=("sequence", inner))
+        return WalkResult(out if self.values else None, None, "", ("sequence", inner))
 
     def _plain_root(self, optional: bool) -> WalkResult | None:
         """``run`` of a root optional or sequence that ``_plain_tensors`` and ``plain`` take
@@ -420,10 +425,11 @@ class Engine(TensorWalk, GroupWalk):
             return self._same_type(map(self._plain_inline, found), len(found))
         elem_type, inner = found
         if inner is None:  # (elem_type 1 to 5, and no value)
-            return WalkResult(ntype=("optional", (KIND_OF_ELEM_TYPE[elem_type],)))
-        got = self._plain_inline(inner) if elem_type == ElemType.TENSOR \
+            return WalkResult(None, None, "", ("optional", (KIND_OF_ELEM_TYPE[elem_type],)))
+        got = self._plain_inline(inner) if elem_type == _TENSOR \
             else self._same_type(map(self._plain_inline, inner), len(inner))
-        return WalkResult(got.value, ntype=("optional", got.ntype)) if got is not None else None
+        return WalkResult(got.value, None, "", ("optional", got.ntype)) if got is not None \
+            else None
 
     def _plain_inline(self, fields: PlainFields) -> WalkResult | None:
         """``plain_of`` a tensor's fields, None for one whose data is external (``message``

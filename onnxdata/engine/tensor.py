@@ -223,7 +223,7 @@ class TensorWalk:
                 _PLAIN_COUNT[facts] = count
         if count < 0:
             return None
-        out = WalkResult(None, code, ntype=("tensor", code))
+        out = WalkResult(None, code, "", ("tensor", code))  # (positional: 0.1 us less)
         if self.summaries:
             out.summary = _summary(code, shape, False)
         if self.values:
@@ -232,7 +232,10 @@ class TensorWalk:
                     value = string_values(src, Occurrences(strings) if strings else None,
                                           len(strings)).reshape(shape)
                 else:
-                    value = _from_raw(src, DATA_TYPES[code], raw, count, shape)
+                    dt = DATA_TYPES[code]
+                    data = src.in_memory() if _LITTLE and not dt.sub_byte else None
+                    value = np.ndarray(shape, dt.dtype, data, raw) if data is not None \
+                        else _from_raw(src, dt, raw, count, shape)  # (_from_raw's, inline)
                 if self.fixed_copies:
                     if typed is not None:
                         value = value.copy()  # (as tensor_value copies float_data)

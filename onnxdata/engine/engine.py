@@ -52,7 +52,6 @@ from onnxdata.engine.one_line import (
 )
 from onnxdata.engine.tensor import (
     PLAIN_LIMITS,
-    PlainFields,
     Tensor,
     TensorWalk,
     WalkResult,
@@ -94,6 +93,8 @@ _SMALL: Final = 64
 
 #: A sequence's element counts by field, all 0 (``_plain_tensors`` sets tensor_values).
 _NO_ELEMENTS: Final = {field: 0 for field in ELEM_FIELDS.values()}
+#: ``_NO_ELEMENTS`` but n tensor_values, by n (read, never changed: ``map`` reads them).
+_TENSOR_COUNTS: dict[int, dict[str, int]] = {}
 #: The inner type of a sequence of tensors, by their data type (None: no tensor).
 _TENSORS_INNER: dict[int | None, NestedType] = {}
 _TENSOR: Final = int(ElemType.TENSOR)  # (an int compares faster than the IntEnum)
@@ -401,7 +402,12 @@ class Engine(TensorWalk, GroupWalk):
                 return None
             code = got.code
             out.append(got.value)
-        self.last_seq = (ElemType.TENSOR, {**_NO_ELEMENTS, "tensor_values": n})
+        counts = _TENSOR_COUNTS.get(n)
+        if counts is None:
+            counts = {**_NO_ELEMENTS, "tensor_values": n}
+            if n < MIN_GROUPED:
+                _TENSOR_COUNTS[n] = counts
+        self.last_seq = (ElemType.TENSOR, counts)
         inner = _TENSORS_INNER.get(code)
         if inner is None:
             inner = _TENSORS_INNER[code] = sequence_inner_type(
@@ -422,21 +428,14 @@ class Engine(TensorWalk, GroupWalk):
         if found is None:
             return None
         if not optional:
-            return self._same_type(map(self._plain_inline, found), len(found))
+            return self._same_type(map(self.plain_of, found), len(found))
         elem_type, inner = found
         if inner is None:  # (elem_type 1 to 5, and no value)
             return WalkResult(None, None, "", ("optional", (KIND_OF_ELEM_TYPE[elem_type],)))
-        got = self._plain_inline(inner) if elem_type == _TENSOR \
-            else self._same_type(map(self._plain_inline, inner), len(inner))
+        got = self.plain_of(inner) if elem_type == _TENSOR \
+            else self._same_type(map(self.plain_of, inner), len(inner))
         return WalkResult(got.value, None, "", ("optional", got.ntype)) if got is not None \
             else None
-
-    def _plain_inline(self, fields: PlainFields) -> WalkResult | None:
-        """``plain_of`` a tensor's fields, None for one whose data is external (``message``
-        reads it, with its path)."""
-        if fields[5] or fields[4] > 0:
-            return None
-        return self.plain_of(fields)
 
     def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         f = scan(self.src, where, OPTIONAL, self.problems.cap, depth)

@@ -48,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from onnxdata.core.budget import densify_budget, get_densify_limit
+from onnxdata.core.budget import close_budget, densify_budget, get_densify_limit, open_budget
 from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import Kind, KindName, kind_name
 from onnxdata.core.strings import Strings, convert_strings
@@ -156,8 +156,11 @@ def _walked(src: Source, chosen: KindName, base_dir: str | os.PathLike[str] | No
     if chosen == "tensor":
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
     if src.size <= SMALL:  # (a few thousand objects at most: the pause costs more than it saves)
-        with densify_budget(get_densify_limit()):
+        token = open_budget(get_densify_limit())  # (densify_budget's, without its object)
+        try:
             return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
+        finally:
+            close_budget(token)
     with _paused, densify_budget(get_densify_limit()):
         return _walk(src, chosen, base_dir, max_depth, max_problems, strings)
 

@@ -763,11 +763,17 @@ cdef object _plain_fields(const unsigned char *p, Py_ssize_t start, Py_ssize_t e
 
 # -- a small optional or sequence of plain tensors (the engine's common valid case, compiled)
 
+cdef inline bint _inline(object fields):
+    """Whether ``_plain_fields`` took the tensor and its data is in the message: no
+    external_data, and data_location DEFAULT or not given."""
+    return fields is not None and not (<tuple>fields)[5] and (<tuple>fields)[4] <= 0
+
+
 cdef object _plain_tensors(const unsigned char *p, Py_ssize_t start, Py_ssize_t end,
                            Py_ssize_t most_tensors, const _Plain *lim):
     """The ``_plain_fields`` of each tensor_values of the SequenceProto at ``[start, end)``:
     a list of them, or None unless its fields are only elem_type TENSOR (once), name and
-    at most ``most_tensors`` tensors that ``_plain_fields`` takes, each with a one-byte tag
+    at most ``most_tensors`` tensors that ``_plain_fields`` takes (data inline), each with a one-byte tag
     and a varint or length as ``_scan`` reads them."""
     cdef Py_ssize_t pos = start, i
     cdef uint64_t value, elem_type = 0
@@ -794,7 +800,7 @@ cdef object _plain_tensors(const unsigned char *p, Py_ssize_t start, Py_ssize_t 
             if len(out) >= most_tensors:
                 return None
             fields = _plain_fields(p, i, pos, lim)
-            if fields is None:
+            if not _inline(fields):
                 return None
             out.append(fields)
     if not has_elem_type or elem_type != 1:
@@ -811,7 +817,8 @@ def plain_container(const unsigned char[:] buf, Py_ssize_t end, bint optional,
     (``_plain_tensors``); an optional's ``(elem_type, None)`` when empty, ``(1,
     plain_fields)`` for a tensor, ``(3, list)`` for a sequence of plain tensors. None where
     the bytes are anything else: another field, a field given twice (but name), a
-    multi-byte tag, another elem_type, a tensor ``plain_fields`` does not take, more than
+    multi-byte tag, another elem_type, a tensor ``plain_fields`` does not take or whose
+    data is external, more than
     ``most_tensors`` of them, bad wire. The engine then walks them as it always does."""
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t pos = 0, i, at = -1, stop = 0
@@ -849,7 +856,7 @@ def plain_container(const unsigned char[:] buf, Py_ssize_t end, bint optional,
         return (elem_type, None) if 1 <= elem_type <= 5 else None
     if held == 0x1A and elem_type == 1:
         fields = _plain_fields(p, at, stop, &limits)
-        return (1, fields) if fields is not None else None
+        return (1, fields) if _inline(fields) else None
     if held == 0x2A and elem_type == 3:
         tensors = _plain_tensors(p, at, stop, most_tensors, &limits)
         return (3, tensors) if tensors is not None else None

@@ -1,6 +1,7 @@
 """The compiled loops (onnxdata.wire._varints, the varint decoder; onnxdata.wire._walk, the fields
 of a message by its schema; onnxdata.wire._layouts, a sequence's elements by layout), built
-from their Cython sources (which share onnxdata/wire/_wire.pxd; _layouts also cimports _seen.pxd).
+from their Cython sources (which share onnxdata/wire/_wire.pxd; _layouts also cimports
+_seen.pxd, and _walk _plain.pxd).
 
 pyproject.toml holds everything else; setuptools reads extensions only from here.
 ``optional=True``: where no C compiler is at hand the build goes on without it and

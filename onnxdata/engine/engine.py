@@ -42,7 +42,7 @@ from onnxdata.core.messages import (
     ElemType,
 )
 from onnxdata.core.paths import join_path
-from onnxdata.engine.by_layout import GroupWalk, TypeRuns, add_run, min_grouped
+from onnxdata.engine.by_layout import MIN_GROUPED, GroupWalk, TypeRuns, add_run, min_grouped
 from onnxdata.engine.one_line import (
     SequenceFacts,
     map_summary,
@@ -51,6 +51,7 @@ from onnxdata.engine.one_line import (
     sparse_detail,
 )
 from onnxdata.engine.tensor import (
+    PLAIN_LIMITS,
     Tensor,
     TensorWalk,
     WalkResult,
@@ -80,7 +81,7 @@ from onnxdata.wire.external import OpenFiles
 from onnxdata.wire.field_values import string_values, varint_count, varints
 from onnxdata.wire.fields import Occurrences, occurrence_batches, occurrences, whole
 from onnxdata.wire.format import WireError
-from onnxdata.wire.loops import COMPILED
+from onnxdata.wire.loops import COMPILED, walk_loop
 from onnxdata.wire.source import Source
 from onnxdata.wire.walk import MAP, OPTIONAL, SEQUENCE, SPARSE, TENSOR, Fields, scan
 
@@ -92,8 +93,14 @@ _SMALL: Final = 64
 
 #: A sequence's element counts by field, all 0 (``_plain_tensors`` sets tensor_values).
 _NO_ELEMENTS: Final = {field: 0 for field in ELEM_FIELDS.values()}
+#: ``_NO_ELEMENTS`` but n tensor_values, by n (read, never changed: ``map`` reads them).
+_TENSOR_COUNTS: dict[int, dict[str, int]] = {}
 #: The inner type of a sequence of tensors, by their data type (None: no tensor).
 _TENSORS_INNER: dict[int | None, NestedType] = {}
+_TENSOR: Final = int(ElemType.TENSOR)  # (an int compares faster than the IntEnum)
+#: The compiled twin of ``run``'s walk of a small optional or sequence of plain tensors
+#: held in memory (``_walk.plain_container``: their fields, or None), or None.
+_plain_container: Final = walk_loop.plain_container if walk_loop is not None else None
 
 
 #: An invalid element remembered by its bytes: its outcome, path, problems (None when
@@ -203,7 +210,16 @@ class Engine(TensorWalk, GroupWalk):
         return got
 
     def run(self, kind: str) -> WalkResult:
+        if (kind == "optional" or kind == "sequence") and _plain_container is not None \
+                and not self.summaries and self.max_depth >= 2:
+            got = self._plain_root(kind == "optional")
+            if got is not None:
+                return got
         try:
+            if kind == "tensor" and self.max_depth >= 0:  # (message's way to plain, direct)
+                got = self.plain(0, self.src.size, "")
+                if got is not None:
+                    return got
             return self.message(kind, whole(0, self.src.size), "", 0)
         finally:
             self.files.close()
@@ -368,25 +384,58 @@ class Engine(TensorWalk, GroupWalk):
                 or len(counts) != ("name" in counts) + (n > 0) or self.summaries \
                 or depth + 1 > self.max_depth:
             return None
+        if not n:
+            return self._same_type((), 0)
+        w = f.where("tensor", where, SEQUENCE)
+        ranges = w.ranges if w is not None else None
+        if ranges is None or len(ranges) >= min_grouped("tensor"):
+            return None
+        return self._same_type((self.plain(a, b) for a, b in ranges), n)
+
+    def _same_type(self, tensors: Iterable[WalkResult | None], n: int) -> WalkResult | None:
+        """The sequence of the ``n`` plain ``tensors`` (None: one ``plain`` did not take)
+        when they share one data type; None else."""
         out: list[Any] = []
         code = None
-        if n:
-            w = f.where("tensor", where, SEQUENCE)
-            ranges = w.ranges if w is not None else None
-            if ranges is None or len(ranges) >= min_grouped("tensor"):
+        for got in tensors:
+            if got is None or (code is not None and got.code != code):
                 return None
-            for a, b in ranges:
-                got = self.plain(a, b)
-                if got is None or (code is not None and got.code != code):
-                    return None
-                code = got.code
-                out.append(got.value)
-        self.last_seq = (ElemType.TENSOR, {**_NO_ELEMENTS, "tensor_values": n})
+            code = got.code
+            out.append(got.value)
+        counts = _TENSOR_COUNTS.get(n)
+        if counts is None:
+            counts = {**_NO_ELEMENTS, "tensor_values": n}
+            if n < MIN_GROUPED:
+                _TENSOR_COUNTS[n] = counts
+        self.last_seq = (ElemType.TENSOR, counts)
         inner = _TENSORS_INNER.get(code)
         if inner is None:
             inner = _TENSORS_INNER[code] = sequence_inner_type(
                 ElemType.TENSOR, [("tensor", code)] if code is not None else [])
-        return WalkResult(out if self.values else None, ntype=("sequence", inner))
+        return WalkResult(out if self.values else None, None, "", ("sequence", inner))
+
+    def _plain_root(self, optional: bool) -> WalkResult | None:
+        """``run`` of a root optional or sequence that ``_plain_tensors`` and ``plain`` take
+        whole, their fields found by one compiled call (``_walk.plain_container``, on bytes
+        in memory), their values made by ``plain_of``: the same value and type as the walk
+        of ``message``, with no problem. None for anything else (``message`` walks it)."""
+        src = self.src
+        memory = src.in_memory()
+        if memory is None:
+            return None
+        assert _plain_container is not None
+        found = _plain_container(memory, src.size, optional, MIN_GROUPED - 1, *PLAIN_LIMITS)
+        if found is None:
+            return None
+        if not optional:
+            return self._same_type(map(self.plain_of, found), len(found))
+        elem_type, inner = found
+        if inner is None:  # (elem_type 1 to 5, and no value)
+            return WalkResult(None, None, "", ("optional", (KIND_OF_ELEM_TYPE[elem_type],)))
+        got = self.plain_of(inner) if elem_type == _TENSOR \
+            else self._same_type(map(self.plain_of, inner), len(inner))
+        return WalkResult(got.value, None, "", ("optional", got.ntype)) if got is not None \
+            else None
 
     def optional(self, where: Occurrences, path: str, depth: int) -> WalkResult:
         f = scan(self.src, where, OPTIONAL, self.problems.cap, depth)

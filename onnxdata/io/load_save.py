@@ -166,8 +166,15 @@ def kind_when_not_given(name: str | None, data: Buffer | Source) -> KindName:
         known = _declared_kinds.get(head)
         if known is not None:
             kind = known[2].get(tail)
-            if kind is not None and _identity(known[0]) == known[1]:
-                return kind
+            if kind is not None:
+                try:  # (_identity's, inline: the same five stamps of a regular file)
+                    st = os.stat(known[0])
+                except (OSError, ValueError):
+                    st = None
+                if st is not None and (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                       st.st_ctime_ns) == known[1] \
+                        and stat.S_ISREG(st.st_mode):
+                    return kind
         kind = _declared_kind(name, head, tail)
         if kind is not None:
             return kind

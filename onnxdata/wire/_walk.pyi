@@ -12,3 +12,6 @@ def plain_fields(buf: Any, start: int, end: int, max_ndim: int, external: int,
                  packed_dims: int, most_strings: int, most_entries: int
                  ) -> tuple[int, list[int], int, int, int, list[tuple[int, int]],
                             list[tuple[int, int]], tuple[int, int] | None] | None: ...
+def plain_container(buf: Any, end: int, optional: bool, most_tensors: int, max_ndim: int,
+                    external: int, packed_dims: int, most_strings: int, most_entries: int
+                    ) -> Any: ...

@@ -28,6 +28,7 @@ from cpython.object cimport Py_SIZE
 from libc.stdint cimport uint64_t
 from libc.string cimport memset
 
+from onnxdata.wire._plain cimport _inline, _Plain, _plain_fields
 from onnxdata.wire._wire cimport _length_at, _skip_group, _varint_at
 
 # The kinds of wire/walk.py's schemas (SCALAR ... FIXED64S), and data_location's closed enum.
@@ -672,70 +673,103 @@ def plain_fields(const unsigned char[:] buf, Py_ssize_t start, Py_ssize_t end,
     (which holds all of it): ``(data_type, dims, raw_data's start, its length,
     data_location, external_data's ranges, string_data's ranges, (tag, start) of a packed
     float_data or double_data or None)``, or None where the plain path does not take it."""
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
-    cdef Py_ssize_t pos = start, i, stop
-    cdef uint64_t value, code = 0, location = <uint64_t>-1
-    cdef unsigned char key
-    cdef Py_ssize_t raw = -1, raw_len = 0, typed_key = -1, typed_at = 0
-    cdef list dims = [], entries = [], strings = []
-    if end > buf.shape[0]:
+    if start < 0 or end > buf.shape[0]:
         return None
+    cdef _Plain limits = _Plain(max_ndim, external, packed_dims, most_strings, most_entries)
+    return _plain_fields(&buf[0] if buf.shape[0] else NULL, start, end, &limits)
+
+
+# -- a small optional or sequence of plain tensors (the engine's common valid case, compiled)
+
+cdef object _plain_tensors(const unsigned char *p, Py_ssize_t start, Py_ssize_t end,
+                           Py_ssize_t most_tensors, const _Plain *lim):
+    """The ``_plain_fields`` of each tensor_values of the SequenceProto at ``[start, end)``:
+    a list of them, or None unless its fields are only elem_type TENSOR (once), name and
+    at most ``most_tensors`` tensors that ``_plain_fields`` takes (``_inline``), each with
+    a one-byte tag and a varint or length as ``_scan`` reads them."""
+    cdef Py_ssize_t pos = start, i
+    cdef uint64_t value, elem_type = 0
+    cdef bint has_elem_type = False
+    cdef unsigned char key
+    cdef list out = []
     while pos < end:
         key = p[pos]
-        if not (key == 0x08 or key == 0x0A or key == 0x10 or key == 0x22 or key == 0x32
-                or key == 0x42 or key == 0x4A or key == 0x52 or key == 0x6A or key == 0x70):
-            return None
         i = pos + 1
         if i >= end:
             return None
-        if p[i] < 0x80:
-            value = p[i]
-            i += 1
-        elif key & 7 == 2:
-            if not _length_at(p, &i, end, &value):
+        if key == 0x10:  # elem_type
+            if has_elem_type or not _varint_at(p, &i, end, &value):
                 return None
-        elif not _varint_at(p, &i, end, &value):
+            elem_type, has_elem_type = value, True
+            pos = i
+            continue
+        if key != 0x0A and key != 0x1A:  # name, tensor_values
             return None
-        pos = i
-        if key == 0x08:
-            if value >> 63 or len(dims) >= max_ndim:
+        if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            return None
+        pos = i + <Py_ssize_t>value
+        if key == 0x1A:
+            if len(out) >= most_tensors:
                 return None
-            dims.append(value)
-        elif key == 0x10:
-            code = value
-        elif key == 0x70:
-            if value > external:
+            fields = _plain_fields(p, i, pos, lim)
+            if not _inline(fields):
                 return None
-            location = value
-        elif key == 0x0A:
-            if value > <uint64_t>packed_dims or value > <uint64_t>(end - pos):
+            out.append(fields)
+    if not has_elem_type or elem_type != 1:
+        return None
+    return out
+
+
+def plain_container(const unsigned char[:] buf, Py_ssize_t end, bint optional,
+                    Py_ssize_t most_tensors, Py_ssize_t max_ndim, uint64_t external,
+                    Py_ssize_t packed_dims, Py_ssize_t most_strings,
+                    Py_ssize_t most_entries):
+    """The plain tensors of the SequenceProto or (``optional``) OptionalProto at ``[0,
+    end)`` of ``buf``, for ``Engine.run``'s twin of its walk: a sequence's list of ``plain_fields``
+    (``_plain_tensors``); an optional's ``(elem_type, None)`` when empty, ``(1,
+    plain_fields)`` for a tensor, ``(3, list)`` for a sequence of plain tensors. None where
+    the bytes are anything else: another field, a field given twice (but name), a
+    multi-byte tag, another elem_type, a tensor ``plain_fields`` does not take or whose
+    data is external, more than
+    ``most_tensors`` of them, bad wire. The engine then walks them as it always does."""
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t pos = 0, i, at = -1, stop = 0
+    cdef uint64_t value, elem_type = 0
+    cdef bint has_elem_type = False
+    cdef unsigned char key, held = 0
+    cdef _Plain limits = _Plain(max_ndim, external, packed_dims, most_strings, most_entries)
+    if end < 0 or end > buf.shape[0]:
+        return None
+    if not optional:
+        return _plain_tensors(p, 0, end, most_tensors, &limits)
+    while pos < end:
+        key = p[pos]
+        i = pos + 1
+        if i >= end:
+            return None
+        if key == 0x10:  # elem_type
+            if has_elem_type or not _varint_at(p, &i, end, &value):
                 return None
-            stop = pos + <Py_ssize_t>value
-            while i < stop:
-                if not _varint_at(p, &i, stop, &value):
-                    return None
-                if value >> 63 or len(dims) >= max_ndim:
-                    return None
-                dims.append(value)
-            pos = stop
-        else:
-            if value > <uint64_t>(end - pos):
+            elem_type, has_elem_type = value, True
+            pos = i
+            continue
+        if key != 0x0A and key != 0x1A and key != 0x2A:  # name, tensor_value, sequence_value
+            return None
+        if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+            return None
+        pos = i + <Py_ssize_t>value
+        if key != 0x0A:
+            if held:  # (two values: merged, or of two kinds)
                 return None
-            if key == 0x4A:
-                raw, raw_len = pos, <Py_ssize_t>value
-            elif key == 0x6A:
-                if len(entries) >= most_entries:
-                    return None
-                entries.append((pos, pos + <Py_ssize_t>value))
-            elif key == 0x32:
-                strings.append((pos, pos + <Py_ssize_t>value))
-                if len(strings) > most_strings:
-                    return None
-            elif key == 0x22 or key == 0x52:
-                if typed_key >= 0:
-                    return None
-                typed_key, typed_at = key, pos
-                raw_len = <Py_ssize_t>value
-            pos += <Py_ssize_t>value
-    return (code, dims, raw, raw_len, -1 if location == <uint64_t>-1 else location,
-            entries, strings, (typed_key, typed_at) if typed_key >= 0 else None)
+            held, at, stop = key, i, pos
+    if not has_elem_type:
+        return None
+    if held == 0:
+        return (elem_type, None) if 1 <= elem_type <= 5 else None
+    if held == 0x1A and elem_type == 1:
+        fields = _plain_fields(p, at, stop, &limits)
+        return (1, fields) if _inline(fields) else None
+    if held == 0x2A and elem_type == 3:
+        tensors = _plain_tensors(p, at, stop, most_tensors, &limits)
+        return (3, tensors) if tensors is not None else None
+    return None

@@ -42,6 +42,8 @@ _CHUNK: Final = 1 << 16
 #: bytes is read value by value instead.
 STRING_BATCH: Final = 1 << 16
 STRING_SPAN: Final = 1 << 26
+#: Up to this many string values in memory are sliced one by one, not batched by numpy.
+_FEW_STRINGS: Final = 64
 
 
 def decode_varints(data: npt.NDArray[np.uint8], offset: int = 0,
@@ -500,6 +502,12 @@ def string_values(src: Source, where: Occurrences | None, count: int | None = No
     if where is None:
         return np.empty(0, dtype=object)
     kept = where.ranges
+    if type(kept) is list and len(kept) <= _FEW_STRINGS:
+        data = src.in_memory()
+        if data is not None:  # a few in memory: sliced (a tensor of two strings took 10 us)
+            out = np.empty(len(kept), dtype=object)
+            out[:] = [bytes(data[a:b]) for a, b in kept]
+            return out
     batches: Iterable[tuple[npt.NDArray[Any], npt.NDArray[Any]]]
     if kept is not None:
         batches = [range_bounds(kept)]

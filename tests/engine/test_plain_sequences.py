@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import onnxdata
 from onnxdata import TensorProto
+from onnxdata.engine import engine as engine_module
 from onnxdata.engine.by_layout import MIN_GROUPED
 from onnxdata.engine.engine import Engine
 from onnxdata.explorer.readings import reading
@@ -86,6 +87,7 @@ def test_the_short_way_says_what_the_whole_walk_says(tmp_path: Path, data: bytes
     fast = _everything(data, tmp_path)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(Engine, "_plain_tensors", lambda *args: None)
+        m.setattr(engine_module, "_plain_container", None)  # (its twin, at the root)
         slow = _everything(data, tmp_path)
     assert fast == slow
 
@@ -101,6 +103,7 @@ def test_the_short_way_reads_the_common_sequence(tmp_path: Path,
         return got
 
     monkeypatch.setattr(Engine, "_plain_tensors", spy)
+    monkeypatch.setattr(engine_module, "_plain_container", None)  # (else its twin reads it)
     path = tmp_path / "s.pb"
     path.write_bytes(vint(2, 1) + ld(3, _tensor(TensorProto.FLOAT, 2)) * 3)
     got = onnxdata.read(path, "sequence")

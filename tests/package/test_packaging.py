@@ -202,6 +202,7 @@ def test_the_sdist_builds_the_wheel_and_carries_no_tests(tmp_path: Path) -> None
     assert "onnxdata/wire/_walk.pyx" in names and "onnxdata/wire/_layouts.pyx" in names
     assert "onnxdata/wire/_wire.pxd" in names  # (both cimport it)
     assert "onnxdata/wire/_seen.pxd" in names  # (_layouts cimports it)
+    assert "onnxdata/wire/_plain.pxd" in names  # (_walk cimports it)
     assert "onnxdata/wire/_varints.c" not in names
     assert not [n for n in names if n.startswith("tests/")]
 

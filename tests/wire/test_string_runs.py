@@ -162,3 +162,29 @@ def test_sequence_of_tensors_taken_as_runs(tmp_path: Path, run_bytes: int, copy:
     for cut in (len(first) + 3, len(data) - 1, len(data) - 30):
         path.write_bytes(data[:cut])
         _same(path, "sequence", copy)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 64, 65])
+def test_a_few_strings_in_memory_are_what_the_batched_read_makes(tmp_path: Path,
+                                                                 n: int) -> None:
+    """``field_values.string_values`` slices a few strings of bytes in memory one by one:
+    the same bytes objects, in the same writable object array, as the numpy batch of a
+    file read with pread."""
+    from onnxdata.wire.field_values import string_values
+    from onnxdata.wire.walk import TENSOR, scan
+
+    values = [b"", b"\x00\xff", b"abc" * 50] * 22
+    data = TensorProto(data_type=8, dims=[n], string_data=values[:n]).SerializeToString()
+    path = tmp_path / "s.pb"
+    path.write_bytes(data)
+    got = []
+    for src in (Source.of_buffer(data), Source.of_buffer(memoryview(bytearray(data))),
+                Source.of_file(str(path), "pread")):
+        where = fields.whole(0, len(data))
+        f = scan(src, where, TENSOR)
+        out = string_values(src, f.where("string_data", where, TENSOR),
+                            f.counts.get("string_data"))
+        assert out.dtype == object and out.shape == (n,) and out.flags.writeable
+        assert all(type(v) is bytes for v in out)
+        got.append(out.tolist())
+    assert got == [values[:n]] * 3

@@ -172,6 +172,9 @@ def _joined(src: Source, pieces: Iterable[Piece], scan: bool, piece: int
         for batch in pieces.batches():
             yield from _joined_compact(src, batch, scan, piece)
         return
+    if scan:
+        yield from _scanned_list(src, pieces, piece)
+        return
     pending = bytearray()
     # bytes in memory (a buffer, or a file read whole) are joined straight from it: one
     # copy of each run, not a bytes object per run and the joined bytearray copied again
@@ -189,7 +192,7 @@ def _joined(src: Source, pieces: Iterable[Piece], scan: bool, piece: int
             if run and run[-1] & 0x80:
                 raise WireError("truncated varint in packed field", b - 1)
             pending += run
-            if len(pending) >= PIECE:
+            if len(pending) >= piece:
                 yield np.frombuffer(pending, dtype=_U8)
                 pending = bytearray()
             continue
@@ -210,6 +213,31 @@ def _joined(src: Source, pieces: Iterable[Piece], scan: bool, piece: int
             at += stop
     if pending:
         yield np.frombuffer(pending, dtype=_U8)
+
+
+def _scanned_list(src: Source, pieces: Iterable[Piece], piece: int
+                  ) -> Iterator[npt.NDArray[Any] | Facts]:
+    """``_joined`` of a list of pieces with ``scan``: each stretch of packed runs of 4096
+    bytes or fewer given as ``_small_runs`` gives a Compact's (a part's Facts, cut where
+    ``joined`` cuts the stretch, its runs checked in the same order), single values and
+    longer runs as ``joined`` gives them (249 tensors of 4 kB read as a map's keys: no
+    1 MB join)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for one in pieces:
+        wt, a, b = one
+        if wt != VARINT and b - a <= 4096:
+            starts.append(a)
+            ends.append(b)
+            continue
+        if starts:
+            yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
+                                   True, piece)
+            starts, ends = [], []
+        yield from joined(src, [one])
+    if starts:
+        yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
+                               True, piece)
 
 
 def _joined_compact(src: Source, kept: Compact, scan: bool, piece: int

@@ -5,6 +5,7 @@ one array, as uint64 and as an int32 field's low 32 bits; a bad run names itself
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +58,7 @@ def test_a_bad_run_is_named_by_its_offset() -> None:
     assert got.value.offset == 3
 
 
-def measured_by_joining(src: Source, pieces: Compact) -> tuple[int, bool, bool]:
+def measured_by_joining(src: Source, pieces: Any) -> tuple[int, bool, bool]:
     """``field_values.measure`` as it was before it scanned runs in place: each part of
     ``joined`` (many small runs copied into one) scanned by the numpy reference."""
     total, negative, zero = 0, False, False
@@ -83,15 +84,16 @@ def outcome(how: Callable[[], Any]) -> Any:
 
 @settings(max_examples=150, deadline=None)
 @given(split_runs(), st.lists(st.integers(0, 2**64 - 1), max_size=3),
-       st.sampled_from([16, 64, 1 << 20]), st.sampled_from([1, 16]))
+       st.sampled_from([16, 64, 1 << 20]), st.sampled_from([1, 16]), st.booleans())
 def test_runs_scanned_in_place_measure_as_joined_runs(
         case: tuple[bytes, int, list[tuple[int, int]]], singles: list[int], piece: int,
-        near: int) -> None:
+        near: int, as_list: bool) -> None:
     """``measure`` of many packed runs (a Compact: runs cut anywhere between varints, empty
     ones, one cut off or overlong at an edge, single values among them) scanned in place,
     compiled and pure: the count and facts, or the WireError (reason and offset), of
     scanning their join, part by part as ``joined`` cuts it (``piece`` bytes a part,
-    runs far apart read one by one below ``near`` a window)."""
+    runs far apart read one by one below ``near`` a window). The same for the pieces as
+    a list (fewer than KEEP_PIECES: ``joined`` joins them its own way)."""
     data, base, spans = case
     src = Source.of_buffer(bytes(base) + data if base < 1 << 20 else data)
     shift = 0 if base < 1 << 20 else -base  # (offsets past 2**40: the window read at 0)
@@ -101,12 +103,17 @@ def test_runs_scanned_in_place_measure_as_joined_runs(
             for v in singles:
                 kept.append(VARINT, v, 0)
         kept.append(LEN, a + shift, b + shift)
+    pieces: Any = kept
+    if as_list:
+        pieces = [(LEN, a + shift, b + shift) for a, b in spans]
+        if singles:
+            pieces[len(spans) // 2:len(spans) // 2] = [(VARINT, array("Q", singles), 0)]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(field_values, "PIECE", piece)
         mp.setattr(field_values, "_NEAR", near)
-        want = outcome(lambda: measured_by_joining(src, kept))
+        want = outcome(lambda: measured_by_joining(src, pieces))
         for loop in (LOOP, None):
             mp.setattr(decode, "_LOOP", loop)
-            assert outcome(lambda: field_values.measure(src, kept)) == want, loop
+            assert outcome(lambda: field_values.measure(src, pieces)) == want, loop
             if want[0] != "error":
-                assert field_values.varints(src, kept).size == want[0]
+                assert field_values.varints(src, pieces).size == want[0]

@@ -173,3 +173,21 @@ def test_a_long_field_is_counted_once_per_source(compact: bool,
     assert (element_count(wi) or 0) > 1 << 64
     assert passes.count(True) == 1
     assert list(wi) == [5] * 80_000
+
+
+@pytest.mark.parametrize("empty_first", [0, 300, 5000])
+def test_a_prefix_of_many_runs_is_read_from_the_first_ones(empty_first: int) -> None:
+    """A WireInts over thousands of short runs (a bogus reading's keys: 10 bytes each)
+    decodes its first values from the first runs alone (joined_head: 256 runs, then four
+    times more while they hold too few values, as when many runs are empty): the values
+    of the list, and the list's facts."""
+    runs = [[] for _ in range(empty_first)] + [[k % 7, 300 + k, 1 << 40] for k in range(3000)]
+    data, pieces = pieces_of(runs)
+    values = [v for run in runs for v in run]
+    src = Source.of_buffer(data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wire_ints, "KEPT_EAGER", 1000)
+        wi = wire_ints.WireInts.measured(src, lambda: Compact(pieces))
+        assert wi[:1000] == values[:1000] and wi[999] == values[999] and wi._kept is None
+        assert element_count(wi) == element_count(values)
+        assert list(wi) == values

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -145,37 +145,31 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
     """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
     whole varints as uint8 (small packed runs joined into one, each checked to end on a
     varint's last byte, so no varint spans two), and single values as uint64."""
-    for part in _joined(src, pieces, False, PIECE):
-        assert not isinstance(part, tuple)
-        yield part
+    return cast(Iterator[npt.NDArray[Any]], _joined(src, pieces, False, PIECE))  # (no Facts)
 
 
 def joined_head(src: Source, pieces: Iterable[Piece], n: int) -> Iterator[npt.NDArray[Any]]:
     """``joined``, its many small packed runs joined about ``10 * n`` bytes at a time (at
     least ``n`` whole varints), so the first ``n`` values are read without joining a
-    whole PIECE (a summary's first dims of a bogus reading's 1 MB of them); of a Compact,
-    the first pieces alone while they hold ``n`` values (71,000 runs of 10 bytes: the
-    numpy passes over all their bounds cost more than the values)."""
+    whole PIECE (a summary's first dims of a bogus reading's 1 MB of them); a Compact's
+    pieces a batch at a time, the first of _HEAD_PIECES and each next four times larger
+    (71,000 runs of 10 bytes: numpy passes over all their bounds cost more than the
+    values). The caller stops once it has its values."""
     piece = max(16, 10 * n)
-    if isinstance(pieces, Compact):
-        pieces.settle()
-        m = _HEAD_PIECES
-        while m < len(pieces):
-            first = Compact([])
-            first.wts, first.starts, first.ends = (pieces.wts[:m], pieces.starts[:m],
-                                                   pieces.ends[:m])
-            parts = [p for p in _joined(src, first, False, piece) if not isinstance(p, tuple)]
-            if sum(int(p.size) if p.dtype == _U64 else int(np.count_nonzero(p < 0x80))
-                   for p in parts) >= n:
-                yield from parts
-                return
-            m *= 4
-    for part in _joined(src, pieces, False, piece):
-        assert not isinstance(part, tuple)
-        yield part
+    if not isinstance(pieces, Compact):
+        yield from cast(Iterator[npt.NDArray[Any]], _joined(src, pieces, False, piece))
+        return
+    pieces.settle()
+    lo, hi, total = 0, _HEAD_PIECES, len(pieces)
+    while lo < total:
+        batch = Compact([])
+        batch.wts, batch.starts, batch.ends = (pieces.wts[lo:hi], pieces.starts[lo:hi],
+                                               pieces.ends[lo:hi])
+        yield from cast(Iterator[npt.NDArray[Any]], _joined(src, batch, False, piece))
+        lo, hi = hi, hi * 4
 
 
-#: The first pieces of a Compact ``joined_head`` looks at (four times more while short).
+#: The first batch of a Compact's pieces ``joined_head`` reads (each next four times larger).
 _HEAD_PIECES: Final = 256
 
 
@@ -254,7 +248,7 @@ def _scanned_list(src: Source, pieces: Iterable[Piece], piece: int
             yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
                                    True, piece)
             starts, ends = [], []
-        yield from joined(src, [one])
+        yield from _joined(src, [one], False, piece)
     if starts:
         yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
                                True, piece)
@@ -282,7 +276,7 @@ def _joined_compact(src: Source, kept: Compact, scan: bool, piece: int
         if k < n:
             one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
                           else (int(wts[k]), int(starts[k]), int(ends[k])))
-            yield from joined(src, [one])
+            yield from _joined(src, [one], False, piece)
         first = k + 1
 
 

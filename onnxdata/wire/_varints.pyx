@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """The compiled loops behind ``decode``: a packed varint run in one pass (``decode``,
-``scan``), many small runs joined (``join``), a run of length-delimited fields split
-(``split``), and their values made bytes objects (``strings``).
+``scan``), many small runs scanned in place (``scan_runs``) or joined (``join``), a run
+of length-delimited fields split (``split``), and their values made bytes objects
+(``strings``).
 
 Varints of up to 8 bytes are decoded from unaligned little-endian 64-bit
 loads: a varint's last byte is the first byte without the continuation bit (a
@@ -43,7 +44,6 @@ cdef extern from *:
     }
     """
     int onnxdata_ctz64(unsigned long long x) nogil
-    int __builtin_popcountll(unsigned long long x) nogil
     int __builtin_clzll(unsigned long long x) nogil
     unsigned long long onnxdata_load_le64(const unsigned char *p) nogil
 
@@ -129,6 +129,93 @@ cdef inline uint64_t _zero_bytes(uint64_t w) noexcept nogil:
     return ~(((w & LOW7) + LOW7) | w) & STOP_BITS
 
 
+cdef enum:
+    SCAN_BUFFER = 8192  # bytes of short runs ``scan_runs`` joins on the stack, then scans
+
+
+ctypedef struct Facts:
+    Py_ssize_t count
+    bint long_run
+    bint negative
+    bint zero
+
+
+cdef void _scan(const uint8_t *p, Py_ssize_t n, Facts *f) noexcept nogil:
+    """``scan`` of the ``n`` bytes at ``p`` (whole varints), its facts added to ``f``'s."""
+    cdef Py_ssize_t i = 0, count = 0
+    cdef uint64_t w, stops, zeros, odd, below
+    cdef int run = 0, first, last_end, k, prev
+    cdef bint long_run = False, negative = False, zero = f.zero, all80 = True
+    cdef uint8_t b
+    while i + 8 <= n:
+        w = onnxdata_load_le64(p + i)
+        stops = ~w & STOP_BITS  # bit 7 of each byte that ends a varint
+        if stops == STOP_BITS and run == 0:
+            # eight one-byte varints after a varint's end (text or small ints read as
+            # varints): any 0x00 is a zero; ``run`` stays 0 and ``all80`` True (both
+            # hold whenever ``run`` is 0)
+            count += 8
+            if not zero and _zero_bytes(w):
+                zero = True
+            i += 8
+            continue
+        # bit 7 of each continuation byte with low bits set (one that is not 0x80)
+        odd = ((w & LOW7) + LOW7) & STOP_BITS & ~stops
+        if stops == 0:
+            run += 8
+            if run >= 10:
+                long_run = True
+            all80 = all80 and odd == 0
+            i += 8
+            continue
+        # the stop bits (bit 7 of bytes) summed into the top byte by one multiply: built
+        # without -mpopcnt, __builtin_popcountll was a libgcc call, a quarter of a scan
+        count += <Py_ssize_t>(((stops >> 7) * 0x0101010101010101ULL) >> 56)
+        first = onnxdata_ctz64(stops) >> 3
+        if run + first >= 10:
+            long_run = True
+        elif run + first == 9 and (p[i + first] & 1):
+            negative = True
+        zeros = _zero_bytes(w)
+        if zeros and not zero:
+            # a 0x00 ending a varint whose other bytes are all 0x80
+            for k in range(8):
+                if (zeros >> (8 * k + 7)) & 1:
+                    # the varint's bytes before k: back to the previous end
+                    below = stops & ((1ULL << (8 * k)) - 1)
+                    if below:
+                        prev = (63 - __builtin_clzll(below)) >> 3
+                        if (odd >> (8 * (prev + 1))) & ((1ULL << (8 * (k - prev - 1))) - 1) == 0:
+                            zero = True
+                    elif all80 and (odd & ((1ULL << (8 * k)) - 1)) == 0:
+                        zero = True
+        last_end = (63 - __builtin_clzll(stops)) >> 3
+        run = 7 - last_end
+        all80 = last_end == 7 or (odd >> (8 * (last_end + 1))) == 0
+        i += 8
+    while i < n:  # the last bytes, one at a time
+        b = p[i]
+        if b < 0x80:
+            count += 1
+            if run == 9 and (b & 1):
+                negative = True
+            if all80 and b == 0:
+                zero = True
+            run = 0
+            all80 = True
+        else:
+            run += 1
+            if run >= 10:
+                long_run = True
+            if b != 0x80:
+                all80 = False
+        i += 1
+    f.count += count
+    f.long_run = f.long_run or long_run
+    f.negative = f.negative or negative
+    f.zero = zero
+
+
 def scan(const uint8_t[::1] data):
     """Facts of a run of whole varints in one pass, without decoding it: ``(count, long,
     negative, zero)`` -- how many varints end in it, whether ten continuation bytes come
@@ -142,78 +229,60 @@ def scan(const uint8_t[::1] data):
     (a popcount); a run of continuation bytes long enough to matter (9 or 10) must reach
     the word's first varint end from the words before, since a word holds at most 8.
     """
-    cdef Py_ssize_t n = data.shape[0], i = 0, count = 0
-    cdef const uint8_t *p
-    cdef uint64_t w, stops, zeros, odd, below
-    cdef int run = 0, first, last_end, k, prev
-    cdef bint long_run = False, negative = False, zero = False, all80 = True
-    cdef uint8_t b
-    if n == 0:
+    cdef Facts f
+    f.count = 0
+    f.long_run = f.negative = f.zero = False
+    if data.shape[0] == 0:
         return 0, False, False, False
-    p = &data[0]
     with nogil:
-        while i + 8 <= n:
-            w = onnxdata_load_le64(p + i)
-            stops = ~w & STOP_BITS  # bit 7 of each byte that ends a varint
-            if stops == STOP_BITS and run == 0:
-                # eight one-byte varints after a varint's end (text or small ints read as
-                # varints): any 0x00 is a zero; ``run`` stays 0 and ``all80`` True (both
-                # hold whenever ``run`` is 0)
-                count += 8
-                if not zero and _zero_bytes(w):
-                    zero = True
-                i += 8
+        _scan(&data[0], data.shape[0], &f)
+    return f.count, bool(f.long_run), bool(f.negative), bool(f.zero)
+
+
+def scan_runs(const uint8_t[::1] window, long long base, const long long[::1] starts,
+              const long long[::1] ends):
+    """``scan`` of the runs ``[starts[k], ends[k])`` (offsets from ``window``'s first byte
+    at ``base``; in order, inside the window) as if ``join`` had joined them, each scanned
+    in place (no copy): ``(count, long, negative, zero, bad)``, where ``bad`` is -1 or the
+    first run whose last byte continues a varint (the facts are of the runs before it).
+    Each run ends on a varint's last byte, so no varint spans two and scanning them one
+    by one finds what one scan of their join finds. Short runs are joined SCAN_BUFFER
+    bytes at a time on the stack and scanned together (a bogus reading's runs of a few
+    bytes each: a scan call per run was slower than the old join of them all); longer
+    ones are scanned in place."""
+    cdef Py_ssize_t k, n = starts.shape[0], bad = -1, held = 0, size
+    cdef long long a, b
+    cdef Facts f
+    cdef uint8_t buf[SCAN_BUFFER]
+    f.count = 0
+    f.long_run = f.negative = f.zero = False
+    if ends.shape[0] != n:
+        raise ValueError("scan_runs needs as many ends as starts")
+    for k in range(n):
+        if starts[k] - base < 0 or ends[k] - base > window.shape[0]:
+            raise ValueError("scan_runs: a run lies outside the window")
+    with nogil:
+        for k in range(n):
+            a = starts[k] - base
+            b = ends[k] - base
+            if b <= a:
                 continue
-            # bit 7 of each continuation byte with low bits set (one that is not 0x80)
-            odd = ((w & LOW7) + LOW7) & STOP_BITS & ~stops
-            if stops == 0:
-                run += 8
-                if run >= 10:
-                    long_run = True
-                all80 = all80 and odd == 0
-                i += 8
-                continue
-            count += __builtin_popcountll(stops)
-            first = onnxdata_ctz64(stops) >> 3
-            if run + first >= 10:
-                long_run = True
-            elif run + first == 9 and (p[i + first] & 1):
-                negative = True
-            zeros = _zero_bytes(w)
-            if zeros and not zero:
-                # a 0x00 ending a varint whose other bytes are all 0x80
-                for k in range(8):
-                    if (zeros >> (8 * k + 7)) & 1:
-                        # the varint's bytes before k: back to the previous end
-                        below = stops & ((1ULL << (8 * k)) - 1)
-                        if below:
-                            prev = (63 - __builtin_clzll(below)) >> 3
-                            if (odd >> (8 * (prev + 1))) & ((1ULL << (8 * (k - prev - 1))) - 1) == 0:
-                                zero = True
-                        elif all80 and (odd & ((1ULL << (8 * k)) - 1)) == 0:
-                            zero = True
-            last_end = (63 - __builtin_clzll(stops)) >> 3
-            run = 7 - last_end
-            all80 = last_end == 7 or (odd >> (8 * (last_end + 1))) == 0
-            i += 8
-        while i < n:  # the last bytes, one at a time
-            b = p[i]
-            if b < 0x80:
-                count += 1
-                if run == 9 and (b & 1):
-                    negative = True
-                if all80 and b == 0:
-                    zero = True
-                run = 0
-                all80 = True
-            else:
-                run += 1
-                if run >= 10:
-                    long_run = True
-                if b != 0x80:
-                    all80 = False
-            i += 1
-    return count, long_run, negative, zero
+            if window[b - 1] & 0x80:
+                bad = k
+                break
+            size = <Py_ssize_t>(b - a)
+            if held + size > SCAN_BUFFER or size > SCAN_BUFFER // 8:
+                if held:
+                    _scan(buf, held, &f)
+                    held = 0
+                if size > SCAN_BUFFER // 8:
+                    _scan(&window[a], size, &f)
+                    continue
+            memcpy(&buf[held], &window[a], size)
+            held += size
+        if held:
+            _scan(buf, held, &f)
+    return f.count, bool(f.long_run), bool(f.negative), bool(f.zero), bad
 
 
 def join(const uint8_t[::1] window, long long base, const long long[::1] starts,

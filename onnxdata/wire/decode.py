@@ -49,7 +49,8 @@ from onnxdata.wire.format import WireError, overlong_length
 from onnxdata.wire.loops import varint_loop
 
 __all__ = ["CHUNK", "count_strings", "decode_varints", "decode_varints_into",
-           "has_long_run", "join_runs", "scan_varints_reference", "split_strings_reference",
+           "has_long_run", "join_runs", "scan_runs", "scan_runs_reference",
+           "scan_varints_reference", "split_strings_reference",
            "strings_array_reference", "decode_varints_reference", "scan_varints", "split_strings",
            "strings_array"]
 
@@ -157,6 +158,45 @@ def join_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.i
                      np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
                      out)
     return (out[:got], -1) if got >= 0 else (out[:0], -got - 1)
+
+
+def scan_runs(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.int64],
+              ends: npt.NDArray[np.int64]) -> tuple[int, bool, bool, bool, int]:
+    """:func:`scan_varints` of the packed runs ``[starts[k], ends[k])`` as
+    :func:`join_runs` would join them (in order, apart; offsets from the window's first
+    byte at ``base``), with no joined copy: ``(count, long, negative, zero, bad)``, where
+    ``bad`` is -1 or the first run whose last byte continues a varint (the facts are then
+    of the runs before it). The compiled loop scans each run in place (2,000 runs of a
+    1 MB file: no 1 MB join), else :func:`scan_runs_reference`."""
+    if _LOOP is None:
+        return scan_runs_reference(window, base, starts, ends)
+    count, long, negative, zero, bad = _LOOP.scan_runs(
+        np.ascontiguousarray(window, _U8), base, np.ascontiguousarray(starts, np.int64),
+        np.ascontiguousarray(ends, np.int64))
+    return int(count), bool(long), bool(negative), bool(zero), int(bad)
+
+
+def scan_runs_reference(window: npt.NDArray[np.uint8], base: int, starts: npt.NDArray[np.int64],
+                        ends: npt.NDArray[np.int64]) -> tuple[int, bool, bool, bool, int]:
+    """:func:`scan_runs` as its words say it: the runs before the first bad one joined
+    (numpy), then :func:`scan_varints_reference` of their join."""
+    s = np.asarray(starts, np.int64) - base
+    e = np.asarray(ends, np.int64) - base
+    if int(s.size) and (int(s.min()) < 0 or int(e.max()) > int(window.size)):
+        raise ValueError("scan_runs: a run lies outside the window")
+    used = e > s
+    last = window[np.where(used, e - 1, 0)] if int(window.size) else np.zeros(s.size, _U8)
+    bads = np.flatnonzero(used & (last >= 0x80))
+    bad = int(bads[0]) if bads.size else -1
+    if bad >= 0:
+        s, e, used = s[:bad], e[:bad], used[:bad]
+    s, e = s[used], e[used]
+    marks = np.zeros(int(window.size) + 1, np.int64)
+    np.add.at(marks, s, 1)
+    np.add.at(marks, e, -1)
+    inside = np.cumsum(marks[:-1]) > 0
+    count, long, negative, zero = scan_varints_reference(window[inside])
+    return count, long, negative, zero, bad
 
 
 def scan_varints_reference(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool, bool]:

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire import decode as _decode
-from onnxdata.wire.decode import decode_varints_into, has_long_run, join_runs, scan_varints
+from onnxdata.wire.decode import (
+    decode_varints_into,
+    has_long_run,
+    join_runs,
+    scan_runs,
+    scan_varints,
+)
 from onnxdata.wire.fields import Occurrences, occurrence_batches
 from onnxdata.wire.format import LEN, VARINT, WireError
 from onnxdata.wire.occurrences import ROW, Compact, Piece, Rewalked, range_bounds
@@ -38,6 +44,9 @@ PIECE: Final = 1 << 20
 KEPT_INTS: Final = 1 << 20
 #: Kept pieces looked at per numpy pass when joining many small packed runs.
 _CHUNK: Final = 1 << 16
+#: A stretch of small packed runs' facts in place of their joined bytes (``joined`` with
+#: ``scan``): ``decode.scan_varints``'s (count, long, negative, zero) of their join.
+Facts = tuple[int, bool, bool, bool]
 #: Strings made per pread of their bytes; a batch spread over more than STRING_SPAN
 #: bytes is read value by value instead.
 STRING_BATCH: Final = 1 << 16
@@ -138,12 +147,49 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
     """A varint field's pieces as arrays of at most about PIECE bytes, in order: runs of
     whole varints as uint8 (small packed runs joined into one, each checked to end on a
     varint's last byte, so no varint spans two), and single values as uint64."""
+    return cast(Iterator[npt.NDArray[Any]], _joined(src, pieces, False, PIECE))  # (no Facts)
+
+
+def joined_head(src: Source, pieces: Iterable[Piece], n: int) -> Iterator[npt.NDArray[Any]]:
+    """``joined``, its many small packed runs joined about ``10 * n`` bytes at a time (at
+    least ``n`` whole varints), so the first ``n`` values are read without joining a
+    whole PIECE (a summary's first dims of a bogus reading's 1 MB of them); a Compact's
+    pieces a batch at a time, the first of _HEAD_PIECES and each next four times larger
+    (71,000 runs of 10 bytes: numpy passes over all their bounds cost more than the
+    values). The caller stops once it has its values."""
+    piece = max(16, 10 * n)
+    if not isinstance(pieces, Compact):
+        yield from cast(Iterator[npt.NDArray[Any]], _joined(src, pieces, False, piece))
+        return
+    pieces.settle()
+    lo, hi, total = 0, _HEAD_PIECES, len(pieces)
+    while lo < total:
+        batch = Compact([])
+        batch.wts, batch.starts, batch.ends = (pieces.wts[lo:hi], pieces.starts[lo:hi],
+                                               pieces.ends[lo:hi])
+        yield from cast(Iterator[npt.NDArray[Any]], _joined(src, batch, False, piece))
+        lo, hi = hi, hi * 4
+
+
+#: The first batch of a Compact's pieces ``joined_head`` reads (each next four times larger).
+_HEAD_PIECES: Final = 256
+
+
+def _joined(src: Source, pieces: Iterable[Piece], scan: bool, piece: int
+            ) -> Iterator[npt.NDArray[Any] | Facts]:
+    """``joined``; with ``scan``, each stretch of many small packed runs given as its
+    Facts, scanned in place (``decode.scan_runs``), not joined: the same WireErrors,
+    raised at the same points. ``piece``: the bytes of small runs joined (or scanned)
+    into one part."""
     if isinstance(pieces, Compact):
-        yield from _joined_compact(src, pieces)
+        yield from _joined_compact(src, pieces, scan, piece)
         return
     if isinstance(pieces, Rewalked):  # past COMPACT_PIECES: a Compact batch at a time
         for batch in pieces.batches():
-            yield from _joined_compact(src, batch)
+            yield from _joined_compact(src, batch, scan, piece)
+        return
+    if scan:
+        yield from _scanned_list(src, pieces, piece)
         return
     pending = bytearray()
     # bytes in memory (a buffer, or a file read whole) are joined straight from it: one
@@ -162,7 +208,7 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
             if run and run[-1] & 0x80:
                 raise WireError("truncated varint in packed field", b - 1)
             pending += run
-            if len(pending) >= PIECE:
+            if len(pending) >= piece:
                 yield np.frombuffer(pending, dtype=_U8)
                 pending = bytearray()
             continue
@@ -185,7 +231,33 @@ def joined(src: Source, pieces: Iterable[Piece]) -> Iterator[npt.NDArray[Any]]:
         yield np.frombuffer(pending, dtype=_U8)
 
 
-def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
+def _scanned_list(src: Source, pieces: Iterable[Piece], piece: int
+                  ) -> Iterator[npt.NDArray[Any] | Facts]:
+    """``_joined`` of a list of pieces with ``scan``: each stretch of packed runs of 4096
+    bytes or fewer given as ``_small_runs`` gives a Compact's (a part's Facts, cut where
+    ``joined`` cuts the stretch, its runs checked in the same order), single values and
+    longer runs as ``joined`` gives them (249 tensors of 4 kB read as a map's keys: no
+    1 MB join)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for one in pieces:
+        wt, a, b = one
+        if wt != VARINT and b - a <= 4096:
+            starts.append(a)
+            ends.append(b)
+            continue
+        if starts:
+            yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
+                                   True, piece)
+            starts, ends = [], []
+        yield from _joined(src, [one], False, piece)
+    if starts:
+        yield from _small_runs(src, np.array(starts, np.int64), np.array(ends, np.int64),
+                               True, piece)
+
+
+def _joined_compact(src: Source, kept: Compact, scan: bool, piece: int
+                    ) -> Iterator[npt.NDArray[Any] | Facts]:
     """``joined`` of many kept pieces (a bogus reading's dims or keys can be a million
     packed runs): each stretch of small packed runs joined with numpy, cut where
     ``joined`` cuts it and checked in the same order, not one pread per run."""
@@ -202,19 +274,19 @@ def _joined_compact(src: Source, kept: Compact) -> Iterator[npt.NDArray[Any]]:
     first = 0
     for k in [*big, n]:
         if k > first:
-            yield from _small_runs(src, starts[first:k], ends[first:k])
+            yield from _small_runs(src, starts[first:k], ends[first:k], scan, piece)
         if k < n:
             one: Piece = ((VARINT, array("Q", [kept.starts[k]]), 0) if wts[k] == VARINT
                           else (int(wts[k]), int(starts[k]), int(ends[k])))
-            yield from joined(src, [one])
+            yield from _joined(src, [one], False, piece)
         first = k + 1
 
 
-def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
-                ) -> Iterator[npt.NDArray[np.uint8]]:
+def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+                scan: bool, piece: int) -> Iterator[npt.NDArray[np.uint8] | Facts]:
     """Packed runs of at most 4096 bytes each, joined as ``joined`` joins them: a part
-    given out once it holds PIECE bytes or more, each run checked to end on a varint's
-    last byte before the part holding it is given out."""
+    given out once it holds ``piece`` bytes or more, each run checked to end on a varint's
+    last byte before the part holding it is given out (with ``scan``: the part's Facts)."""
     m = int(starts.size)
     first = 0  # the part being filled starts with this run
     filled = 0  # and holds this many bytes from the chunks before
@@ -223,29 +295,32 @@ def _small_runs(src: Source, starts: npt.NDArray[np.int64], ends: npt.NDArray[np
         sizes = np.cumsum(ends[c:stop] - starts[c:stop])  # once per chunk
         at, before = c, 0  # sizes[at - c - 1]: the chunk's bytes before ``at``
         while at < stop:
-            k = int(np.searchsorted(sizes[at - c:], PIECE - filled + before))
+            k = int(np.searchsorted(sizes[at - c:], piece - filled + before))
             if k == stop - at:
                 filled += int(sizes[-1]) - before
                 break
-            yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1])
+            yield from _part(src, starts[first:at + k + 1], ends[first:at + k + 1], scan)
             first = at = at + k + 1
             before = int(sizes[at - c - 1])
             filled = 0
     if first < m:
-        yield from _part(src, starts[first:], ends[first:])
+        yield from _part(src, starts[first:], ends[first:], scan)
 
 
-def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
-          ) -> Iterator[npt.NDArray[np.uint8]]:
+def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64], scan: bool
+          ) -> Iterator[npt.NDArray[np.uint8] | Facts]:
     """The bytes of the runs ``[s, e)`` (each of 4096 bytes or fewer) joined (nothing when
     they are empty), each run checked to end on a varint's last byte: a window of up to
     4 * PIECE bytes read at a time, or runs far apart (fewer than _NEAR in a window) read
-    one by one."""
+    one by one. With ``scan``, the Facts of their join, the windows scanned in place."""
     parts = []
+    facts: Facts = (0, False, False, False)
     first, n = 0, int(s.size)
     while first < n:
         stop = max(first + 1, int(np.searchsorted(e, s[first] + 4 * PIECE, side="right")))
-        if stop - first >= _NEAR or (stop == n and first == 0):
+        if scan and (stop - first >= _NEAR or (stop == n and first == 0)):
+            facts = _add(facts, _window_facts(src, s[first:stop], e[first:stop]))
+        elif stop - first >= _NEAR or (stop == n and first == 0):
             parts.append(_window_part(src, s[first:stop], e[first:stop]))
         else:
             pending = bytearray()
@@ -256,18 +331,41 @@ def _part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
                 pending += run
             parts.append(np.frombuffer(bytes(pending), dtype=_U8))
         first = stop
+    if scan:
+        for some in parts:  # (runs far apart: read one by one, scanned joined)
+            facts = _add(facts, scan_varints(some))
+        if facts[0] or facts[1]:  # (bytes were scanned: a whole varint at least, or a long)
+            yield facts
+        return
     part = parts[0] if len(parts) == 1 else np.concatenate(parts)
     if part.size:
         yield part
 
 
+def _add(facts: Facts, more: tuple[int, bool, bool, bool] | tuple[int, bool, bool, bool, int]
+         ) -> Facts:
+    """The Facts of two stretches of whole varints, one after the other."""
+    return (facts[0] + more[0], facts[1] or more[1], facts[2] or more[2], facts[3] or more[3])
+
+
 #: Packed runs of this many bytes in all are counted once per Source (``measure``): a 1 MB
 #: sequence of float32 tensors is a map's 1M keys and a sparse tensor's 1M dims alike,
-#: counted twice (2 x 1.8 ms) where the memory began at 1 MiB.
+#: counted twice (2 x 1.8 ms).
 _MEMO_BYTES: Final = 1 << 16
 _MEMO_RUN: Final = 64
 #: Runs in a window below which ``_part`` reads each run alone.
 _NEAR: Final = 16
+
+
+def _window_facts(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
+                  ) -> tuple[int, bool, bool, bool, int]:
+    """``scan_varints`` of ``_window_part``'s join of the runs ``[s, e)``, each run scanned
+    in place (``decode.scan_runs``), raising what ``_window_part`` raises."""
+    lo, hi = int(s[0]), int(e[-1])
+    got = scan_runs(src.u8(lo, hi), lo, s, e)
+    if got[4] >= 0:
+        raise WireError("truncated varint in packed field", int(e[got[4]]) - 1)
+    return got
 
 
 def _window_part(src: Source, s: npt.NDArray[np.int64], e: npt.NDArray[np.int64]
@@ -332,45 +430,34 @@ def varint_count(src: Source, pieces: Iterable[Piece] | None) -> int:
     return measure(src, pieces or ())[0]
 
 
-def measure(src: Source, pieces: Iterable[Piece], keep: list[npt.NDArray[Any]] | None = None
-            ) -> tuple[int, bool, bool]:
+def measure(src: Source, pieces: Iterable[Piece]) -> tuple[int, bool, bool]:
     """A repeated varint field's count (checked as ``decode_varints`` checks it), whether
-    a value is negative as an int64, whether one is 0: one pass over the bytes, and for
-    many kept pieces remembered by the Source (the root's field 3 is a map's keys and a
-    sparse tensor's dims alike). With ``keep``, the joined parts are added to it when
-    they are KEPT_INTS bytes or fewer in all (else it is left empty)."""
+    a value is negative as an int64, whether one is 0: one pass over the bytes, many small
+    packed runs scanned in place (a bogus reading's 2,000 runs of a 1 MB file: no 1 MB
+    join, whose fresh pages were most of the time), and for many kept pieces remembered
+    by the Source (the root's field 3 is a map's keys and a sparse tensor's dims alike)."""
     key = _memo_key(pieces)
     if key is not None and key in src.measured:
-        total, negative, zero, parts = src.measured[key]
-        if keep is not None and parts:
-            keep += parts
-        return total, negative, zero
-    if keep is None and key is not None:
-        keep = []  # (the parts are remembered with the facts: another reading's to decode)
+        return src.measured[key]
     total = 0
     negative = zero = False
-    held = 0
-    for part in joined(src, pieces):
-        if keep is not None:
-            held += part.nbytes
-            if held <= KEPT_INTS:
-                keep.append(part)
-            else:
-                keep.clear()
-                keep = None
-        if part.dtype == _U64:
+    for part in _joined(src, pieces, True, PIECE):
+        if isinstance(part, tuple):  # many small runs' facts
+            count, long, has_negative, has_zero = part
+        elif part.dtype == _U64:
             total += int(part.size)
             negative = negative or bool((part >= np.uint64(1 << 63)).any())
             zero = zero or not part.all()
             continue
-        count, long, has_negative, has_zero = scan_varints(part)
+        else:
+            count, long, has_negative, has_zero = scan_varints(part)
         if long:
             raise WireError("varint longer than 10 bytes in packed field", 0)
         total += count
         negative = negative or has_negative
         zero = zero or has_zero
     if key is not None and len(src.measured) < 64:
-        src.measured[key] = (total, negative, zero, tuple(keep) if keep else ())
+        src.measured[key] = (total, negative, zero)
     return total, negative, zero
 
 

@@ -113,10 +113,9 @@ class Source:
         self._np_of_win: bytes | None = None  # the window ``_np`` views, if it views one
         #: The root message's fields, once walked (``walk.root_fields``).
         self.root_cache: Any = None
-        #: Facts of packed varint fields already counted (``field_values.measure``), and
-        #: their joined bytes when few: two readings of the root often see the same field
-        #: (a map's keys, a sparse's dims).
-        self.measured: dict[Any, tuple[int, bool, bool, tuple[Any, ...]]] = {}
+        #: Facts of packed varint fields already counted (``field_values.measure``): two
+        #: readings of the root often see the same field (a map's keys, a sparse's dims).
+        self.measured: dict[Any, tuple[int, bool, bool]] = {}
 
     # -- opening
 

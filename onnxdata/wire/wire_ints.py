@@ -11,7 +11,15 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.wire.decode import scan_varints
-from onnxdata.wire.field_values import KEPT_INTS, decode_varints, iter_varints, joined, measure
+from onnxdata.wire.field_values import (
+    KEPT_INTS,
+    decode_varints,
+    iter_varints,
+    joined,
+    joined_head,
+    measure,
+    varints,
+)
 from onnxdata.wire.occurrences import Piece
 from onnxdata.wire.source import Source
 
@@ -38,24 +46,19 @@ class WireInts(Sequence[int]):
         self._stats: tuple[int, bool, int] | None = None
         self._signs: tuple[bool, bool] | None = None
         self._kept: npt.NDArray[np.int64] | None = None
-        self._parts: list[npt.NDArray[Any]] | None = None  # measure's joined bytes
+        self._first: npt.NDArray[np.int64] | None = None  # a prefix, decoded alone
 
     @classmethod
     def measured(cls, src: Source, pieces: Callable[[], Iterable[Piece]]) -> WireInts:
         """A WireInts counted (as ``varint_count``, raising what it raises) in the same
-        pass that finds whether a dim is negative or zero: one read of the bytes, not two
-        (and its values decoded from that read's parts, when they are few: KEPT_EAGER;
-        more are decoded when walked, where the rules' facts need only a prefix)."""
-        parts: list[npt.NDArray[Any]] = []
-        total, negative, zero = measure(src, pieces(), parts)
+        pass that finds whether a dim is negative or zero, many small runs scanned in place
+        (its values decoded at once when they are few: KEPT_EAGER; more when walked, where
+        the rules' facts need only a prefix, decoded from the first runs alone)."""
+        total, negative, zero = measure(src, pieces())
         out = cls(src, pieces, total)
         out._signs = (negative, zero)
-        if parts and total <= KEPT_EAGER:
-            decoded = [p if p.dtype == _U64 else decode_varints(p) for p in parts]
-            out._kept = (decoded[0] if len(decoded) == 1 else np.concatenate(decoded)
-                         ).view(np.int64)
-        elif parts:
-            out._parts = parts  # the bytes, joined once: a prefix decoded from them
+        if 0 < total <= min(KEPT_EAGER, KEPT_INTS):
+            out._kept = varints(src, pieces()).view(np.int64)
         return out
 
     def __len__(self) -> int:
@@ -70,7 +73,6 @@ class WireInts(Sequence[int]):
                       for c in self._raw()]
             self._kept = chunks[0] if len(chunks) == 1 else np.concatenate(chunks) if chunks \
                 else np.zeros(0, np.int64)
-            self._parts = None
             yield self._kept
             return
         for chunk in iter_varints(self._src, self._pieces()):
@@ -108,34 +110,39 @@ class WireInts(Sequence[int]):
         of the first KEPT_EAGER decoded alone (a bogus reading's 1M dims pass 2**64 in a
         few), else of all of them decoded and kept (the rules walk them again)."""
         if self._kept is None and self._count <= KEPT_INTS:
-            total = 1
-            for d in self._head(min(self._count, KEPT_EAGER)):
-                if d > 1:
-                    total *= d
-                    if total > _HUGE:
-                        return total
-            if self._count <= KEPT_EAGER:
+            total = _product([self._prefix(min(self._count, KEPT_EAGER)).view(_U64)])
+            if total > _HUGE or self._count <= KEPT_EAGER:
                 return total
         return _product((c.view(_U64) for c in self._chunks()) if self._count <= KEPT_INTS
                         else self._raw())
 
-    def _head(self, n: int) -> list[int]:
-        """The first ``n`` values, decoded from the first bytes alone."""
-        out: list[int] = []
-        for part in self._raw():
-            if len(out) >= n:
+    def _prefix(self, n: int) -> npt.NDArray[np.int64]:
+        """The first ``n`` values (all when fewer), decoded from the first bytes alone, and
+        at least the first KEPT_EAGER kept: the product and a summary's first dims both
+        ask for them, and each read joined the first runs again."""
+        n = min(n, self._count)
+        if self._first is None or self._first.size < n:
+            self._first = self._decode_prefix(max(n, min(self._count, KEPT_EAGER)))
+        return self._first[:n]
+
+    def _decode_prefix(self, n: int) -> npt.NDArray[np.int64]:
+        out: list[npt.NDArray[Any]] = []
+        got = 0
+        for part in joined_head(self._src, self._pieces(), n):
+            if got >= n:
                 break
             if part.dtype != _U64:
-                part = part[:10 * (n - len(out))]
-                ends = np.flatnonzero(part < 0x80)[:n - len(out)]
+                part = part[:10 * (n - got)]
+                ends = np.flatnonzero(part < 0x80)[:n - got]
                 part = decode_varints(part[:int(ends[-1]) + 1]) if ends.size else part[:0]
-            out += part[:n - len(out)].view(np.int64).tolist()
-        return out
+            out.append(part[:n - got])
+            got += int(out[-1].size)
+        if not out:
+            return np.zeros(0, np.int64)
+        return (out[0] if len(out) == 1 else np.concatenate(out)).view(np.int64)
 
     def _raw(self) -> Iterator[npt.NDArray[Any]]:
         """The field's bytes, cut after whole varints, and its single values (as uint64)."""
-        if self._parts is not None:
-            return iter(self._parts)
         return joined(self._src, self._pieces())
 
     def smallest(self) -> int:
@@ -166,8 +173,8 @@ class WireInts(Sequence[int]):
             start, stop, step = i.indices(self._count) if isinstance(i, slice) else \
                 (i, i + 1, 1) if 0 <= i < self._count else (0, 0, 0)
             if 0 <= start <= stop <= KEPT_EAGER and step > 0:
-                head = self._head(stop)
-                return head[start:stop:step] if isinstance(i, slice) else head[i]
+                head = self._prefix(stop)
+                return head[start:stop:step].tolist() if isinstance(i, slice) else int(head[i])
         if self._count <= KEPT_INTS:
             kept = next(self._chunks())
             if isinstance(i, slice):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import itertools
 import os
 import subprocess
 import sys
@@ -274,3 +275,109 @@ def test_strings_are_the_numpy_strings(data: bytes, spans: list[tuple[int, int]]
         assert decode.strings_array(data, starts, ends).tolist() == out.tolist()
     else:
         assert out.tolist() == [None] * len(spans)
+
+
+@st.composite
+def split_runs(draw: st.DrawFn) -> tuple[bytes, int, list[tuple[int, int]]]:
+    """Whole varints cut into many packed runs (a cut only after a varint's last byte),
+    with gaps between them (a tag and a length, never read) and empty runs; sometimes
+    a run's last byte made a continuation byte (a varint cut off at the run's edge), or
+    an overlong varint (11 bytes and more) at a run's start or end. The window starts
+    at ``base``, as a file's bytes do."""
+    runs: list[bytes] = []
+    for _ in range(draw(st.integers(0, 12))):
+        body = draw(whole_run())
+        ends = [i + 1 for i, b in enumerate(body) if b < 0x80]
+        cuts = sorted(set(draw(st.lists(st.sampled_from(ends), max_size=4)))) if ends else []
+        bounds = [0, *cuts, len(body)]
+        runs += [body[a:b] for a, b in itertools.pairwise(bounds)]
+        if draw(st.integers(0, 3)) == 0:
+            runs.append(b"")
+    for _ in range(draw(st.integers(0, 2))):
+        if not runs:
+            break
+        k = draw(st.integers(0, len(runs) - 1))
+        how = draw(st.sampled_from(["cut", "long-start", "long-end"]))
+        long = b"\x81" * draw(st.integers(10, 12)) + b"\x01"
+        if how == "cut" and runs[k]:
+            runs[k] = runs[k][:-1] + bytes([runs[k][-1] | 0x80])
+        elif how == "long-start":
+            runs[k] = long + runs[k]
+        else:
+            runs[k] = runs[k] + long
+    base = draw(st.sampled_from([0, 7, 1 << 40]))
+    data, spans = bytearray(), []
+    for run in runs:
+        data += bytes(draw(st.sampled_from([0, 0, 2, 3, 17])))
+        spans.append((base + len(data), base + len(data) + len(run)))
+        data += run
+    return bytes(data), base, spans
+
+
+@needs_loop
+@SETTINGS
+@given(split_runs())
+def test_scan_runs_gives_the_facts_of_the_join(case: tuple[bytes, int, list[tuple[int, int]]]
+                                               ) -> None:
+    """``_varints.scan_runs`` (each run scanned in place) against ``scan_runs_reference`` (the
+    runs joined, then scanned): the same first bad run, the same count and long; with no
+    long varint, the same negative and zero. And both say what joining the good runs and
+    decoding them says."""
+    data, base, spans = case
+    starts = np.array([a for a, _ in spans], np.int64)
+    ends = np.array([b for _, b in spans], np.int64)
+    assert LOOP is not None
+    got = LOOP.scan_runs(u8(data), base, starts, ends)
+    want = decode.scan_runs_reference(u8(data), base, starts, ends)
+    assert (got[0], got[1], got[4]) == (want[0], want[1], want[4])
+    if not got[1]:
+        assert got[2:4] == want[2:4]
+    good = spans if got[4] < 0 else spans[:got[4]]
+    joined = b"".join(data[a - base:b - base] for a, b in good)
+    if got[4] >= 0:
+        a, b = spans[got[4]]
+        assert b > a and data[b - base - 1] >= 0x80
+    if not got[1] and joined:
+        values = decode.decode_varints_reference(u8(joined)).tolist()
+        assert got[0] == len(values)
+        assert got[2] == any(v >= 1 << 63 for v in values)
+        # (zero: as scan says it, a 0x00 after 0x80s only; 0x80 * 9 + 0x02 decodes to 0
+        # too, its bit 64 dropped, and neither scan counts it: as before scan_runs)
+    with mock.patch.object(decode, "_LOOP", LOOP):
+        assert decode.scan_runs(u8(data), base, starts, ends) == got
+
+
+@needs_loop
+def test_scan_runs_refuses_runs_outside_the_window() -> None:
+    assert LOOP is not None
+    for scan_runs in (LOOP.scan_runs, decode.scan_runs_reference):
+        with pytest.raises(ValueError):
+            scan_runs(u8(b"\x01\x02"), 10, np.array([9], np.int64), np.array([11], np.int64))
+        with pytest.raises(ValueError):
+            scan_runs(u8(b"\x01\x02"), 10, np.array([10], np.int64), np.array([13], np.int64))
+
+
+@needs_loop
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_runs_of_many_short_and_long_runs(seed: int) -> None:
+    """Thousands of short runs (joined on the stack a buffer at a time by ``scan_runs``)
+    among runs of a few kB (scanned in place), zeros and negatives anywhere: the facts of
+    their join, as the reference finds them."""
+    rng = np.random.default_rng(seed)
+    values = [0, 1, 127, 128, 300, 1 << 35, (1 << 64) - 1, 1 << 63]
+    data, spans = bytearray(), []
+    for _ in range(3000):
+        data += b"\x0a\x05"
+        n = int(rng.choice([0, 1, 2, 5, 400]))
+        run = b"".join(encode_varint(int(v)) for v in rng.choice(values[1:-2], n))
+        if rng.random() < 0.002:
+            run += encode_varint(int(rng.choice([0, (1 << 64) - 1])))
+        spans.append((len(data), len(data) + len(run)))
+        data += run
+    starts = np.array([a for a, _ in spans], np.int64)
+    ends = np.array([b for _, b in spans], np.int64)
+    assert LOOP is not None
+    got = LOOP.scan_runs(u8(bytes(data)), 0, starts, ends)
+    assert got == decode.scan_runs_reference(u8(bytes(data)), 0, starts, ends)
+    joined = b"".join(data[a:b] for a, b in spans)
+    assert got[:4] == decode.scan_varints_reference(u8(joined)) and got[4] == -1

@@ -16,7 +16,9 @@ wire-level messages of each kind with plausible values, some coherent (a tensor'
 storage matching its dims, containers matching their elem_type), with unknown
 fields, repeated and merged fields, and byte mutations; tensors also with dims as
 overlong varints or in several packed runs, name, doc_string, segment, metadata_props
-and external_data entries (plain and not), and groups in groups (issue 39).
+and external_data entries (plain and not), and groups in groups (issue 39); and roots
+whose field 3 comes in a thousand packed runs and more (a map's keys, a sparse tensor's
+dims: scanned in place), clean, cut off or overlong at a run's edge, with empty runs.
 ``ONNXDATA_WALK_EXAMPLES`` sets how many (default 200).
 
 Until the walk is compiled, ``ONNXDATA_PURE_PYTHON`` only switches the varint decoder,
@@ -29,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -291,8 +294,42 @@ def mutated(draw: st.DrawFn, base: st.SearchStrategy[bytes]) -> bytes:
     return bytes(data)
 
 
+def packed_runs(seed: int, count: int, cut: int | None = None, long: int | None = None
+                ) -> bytes:
+    """``count`` packed runs of field 3 (a map's keys, a sparse tensor's dims, an optional's
+    tensor), each of a few whole varints of every length, some empty, some zeros padded
+    with 0x80 (seeded: cheap to draw); run ``cut`` ends inside a varint, run ``long``
+    ends with one of 12 bytes."""
+    rng = random.Random(seed)
+    out = bytearray()
+    for k in range(count):
+        body = b"".join(
+            bytes([0x80] * rng.randint(0, 9) + [0]) if rng.random() < 0.1 else
+            bytes(rng.randrange(0x80, 0x100) for _ in range(rng.randint(0, 9)))
+            + bytes([rng.randrange(0x80)]) for _ in range(rng.choice([0, 1, 3, 8, 40])))
+        if k == long:
+            body += b"\x81" * 11 + b"\x01"
+        if k == cut and body:
+            body = body[:-1] + bytes([body[-1] | 0x80])
+        out += ld(3, body)
+    return bytes(out)
+
+
+@st.composite
+def many_runs(draw: st.DrawFn) -> bytes:
+    """A root whose field 3 comes in over a thousand packed runs (KEEP_PIECES: the walk
+    keeps them as a Compact, which ``field_values.measure`` scans in place), with a
+    field 2 of any kind's type, sometimes one run cut off or overlong at its edge."""
+    count = draw(st.integers(1000, 1100))
+    bad = draw(st.sampled_from([None, None, "cut", "long"]))
+    at = draw(st.integers(0, count - 1))
+    runs = packed_runs(draw(st.integers(0, 2**32)), count, at if bad == "cut" else None,
+                       at if bad == "long" else None)
+    return vint(2, draw(KEY_TYPES)) + runs
+
+
 ANY_KIND = st.one_of(sequence(), optional(), map_(), tensor(), sparse())
-MESSAGES = st.one_of(ANY_KIND, ANY_KIND, mutated(ANY_KIND))
+MESSAGES = st.one_of(ANY_KIND, ANY_KIND, mutated(ANY_KIND), many_runs())
 
 
 def drawn_messages(count: int) -> list[bytes]:
@@ -311,6 +348,22 @@ def drawn_messages(count: int) -> list[bytes]:
 
 # --- the inputs and the two runs -------------------------------------------------------------
 
+def long_runs() -> dict[str, bytes]:
+    """Field 3 in over 64 KiB of packed runs (a sparse reading's dims past _LONG_INTS: a
+    WireInts; a map's keys remembered by the Source): optional-merged-2000 at 120 kB,
+    and 1,500 runs of every kind of varint, whole, one cut off at its last byte, one
+    ending with a varint over 10 bytes, at the start, middle and end."""
+    out = {"optional-merged-2000-120k.pb": shapes.by_name("optional-merged-2000")[0](
+        120_000).data}
+    for seed in (1, 2):
+        head = vint(2, {1: 7, 2: 1}[seed])  # int64 keys decoded; float: keys only counted
+        out[f"runs-{seed}.pb"] = head + packed_runs(seed, 1500)
+        for at in (0, 700, 1499):
+            out[f"runs-{seed}-cut-{at}.pb"] = head + packed_runs(seed, 1500, cut=at)
+            out[f"runs-{seed}-long-{at}.pb"] = head + packed_runs(seed, 1500, long=at)
+    return out
+
+
 def write_inputs(folder: Path) -> list[str]:
     paths = sorted(str(p) for p in DATA.rglob("*.pb"))  # the corpus and every hostile file
     for shape in shapes.SHAPES:
@@ -321,6 +374,9 @@ def write_inputs(folder: Path) -> list[str]:
         for name, data in built.extras.items():
             (where / name).write_bytes(data)
         paths.append(str(where / "value.pb"))
+    for name, data in long_runs().items():
+        (folder / "shapes" / name).write_bytes(data)
+        paths.append(str(folder / "shapes" / name))
     elem, field_number, body = shapes.chain(shapes.CHAIN_LEVELS + 1)  # one past the limit
     over = folder / "shapes" / "chain-past-depth-limit.pb"
     over.write_bytes(shapes.vint(shapes.S_ELEM, elem) + shapes.ld(field_number, body))

@@ -155,18 +155,39 @@ def test_varint_bytes_counts_each_piece(pieces: list[tuple[int, int, int]]) -> N
 def test_a_long_field_is_counted_once_per_source(compact: bool,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A map's keys and a sparse tensor's dims are the root's field 3 alike: the second
-    reading takes the first's count and joined bytes (a list of pieces, or few long runs
-    kept as a Compact) rather than reading them again."""
+    reading takes the first's count (a list of pieces, or few long runs kept as a
+    Compact) rather than reading them again; its values are read when a prefix or all
+    of them are asked for, and nothing holds the field's bytes joined in between."""
     runs = [[5] * 2000 for _ in range(40)]  # 80,000 bytes in runs of 2,000
     data, pieces = pieces_of(runs)
     src = Source.of_buffer(data)
-    joins = []
-    real = field_values.joined
-    monkeypatch.setattr(field_values, "joined",
-                        lambda s, p: joins.append(1) or real(s, p))
+    passes: list[bool] = []  # scan (a count) or not (the bytes) of each pass
+    real = field_values._joined
+    monkeypatch.setattr(field_values, "_joined",
+                        lambda s, p, scan, piece: passes.append(scan) or real(s, p, scan, piece))
     assert field_values.varint_count(src, Compact(pieces) if compact else pieces) == 80_000
     wi = wire_ints.WireInts.measured(src, lambda: Compact(pieces) if compact else pieces)
-    assert len(joins) == 1
+    assert passes == [True]
+    assert list(src.measured.values()) == [(80_000, False, False)]
     assert len(wi) == 80_000 and wi[:2] == [5, 5]
     assert (element_count(wi) or 0) > 1 << 64
-    assert list(wi) == [5] * 80_000 and len(joins) == 1
+    assert passes.count(True) == 1
+    assert list(wi) == [5] * 80_000
+
+
+@pytest.mark.parametrize("empty_first", [0, 300, 5000])
+def test_a_prefix_of_many_runs_is_read_from_the_first_ones(empty_first: int) -> None:
+    """A WireInts over thousands of short runs (a bogus reading's keys: 10 bytes each)
+    decodes its first values from the first runs alone (joined_head: 256 runs, then four
+    times more while they hold too few values, as when many runs are empty): the values
+    of the list, and the list's facts."""
+    runs = [[] for _ in range(empty_first)] + [[k % 7, 300 + k, 1 << 40] for k in range(3000)]
+    data, pieces = pieces_of(runs)
+    values = [v for run in runs for v in run]
+    src = Source.of_buffer(data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wire_ints, "KEPT_EAGER", 1000)
+        wi = wire_ints.WireInts.measured(src, lambda: Compact(pieces))
+        assert wi[:1000] == values[:1000] and wi[999] == values[999] and wi._kept is None
+        assert element_count(wi) == element_count(values)
+        assert list(wi) == values

@@ -41,7 +41,11 @@ from bench_show_diff import NESTED, nested_set
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+             # process_time counts every thread: numpy's OpenBLAS threads spin for a
+             # while after numpy starts (40 % more CPU seconds over a pure-Python loop,
+             # at random), and no call timed here uses BLAS
+             "OPENBLAS_NUM_THREADS": "1"}
 ENTRIES = {"validate": 0.2, "read": 0.2, "load": 0.2, "show": 0.2}  # entry: goal, s per MB
 RSS_GOAL = 10.0  # peak RSS growth over the file's size
 

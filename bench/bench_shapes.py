@@ -73,7 +73,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The children's environment: they run in a temporary folder, so the checkout goes first
 #: on their path and ``import onnxdata`` is this tree's, not another installed onnxdata.
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+             # process_time counts every thread: numpy's OpenBLAS threads spin for a
+             # while after numpy starts (40 % more CPU seconds over a pure-Python loop,
+             # at random), and no call timed here uses BLAS
+             "OPENBLAS_NUM_THREADS": "1"}
 
 MB = 10**6
 ENTRIES = ("validate", "explore-json", "readings", "explore", "read", "to_numpy(load())")

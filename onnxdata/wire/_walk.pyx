@@ -681,40 +681,55 @@ def plain_fields(const unsigned char[:] buf, Py_ssize_t start, Py_ssize_t end,
 
 # -- a small optional or sequence of plain tensors (the engine's common valid case, compiled)
 
+cdef inline bint _container_field(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end,
+                                  unsigned char *key, Py_ssize_t *at, uint64_t *elem_type,
+                                  bint *has_elem_type) noexcept:
+    """One field of a SequenceProto or OptionalProto at ``pos[0]``, whose tag is ``key[0]``
+    (one byte): elem_type (once) read into ``elem_type[0]``, or a length-delimited field
+    whose bytes start at ``at[0]``; ``pos[0]`` then past it. False for anything else:
+    elem_type twice, another wire type, a varint or length that is bad or runs past
+    ``end``."""
+    cdef Py_ssize_t i = pos[0] + 1
+    cdef uint64_t value
+    key[0] = p[pos[0]]
+    if i >= end:
+        return False
+    if key[0] == 0x10:
+        if has_elem_type[0] or not _varint_at(p, &i, end, &value):
+            return False
+        elem_type[0] = value
+        has_elem_type[0] = True
+        pos[0] = i
+        return True
+    if (key[0] & 7) != 2 or not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+        return False
+    at[0] = i
+    pos[0] = i + <Py_ssize_t>value
+    return True
+
+
 cdef object _plain_tensors(const unsigned char *p, Py_ssize_t start, Py_ssize_t end,
                            Py_ssize_t most_tensors, const _Plain *lim):
     """The ``_plain_fields`` of each tensor_values of the SequenceProto at ``[start, end)``:
     a list of them, or None unless its fields are only elem_type TENSOR (once), name and
     at most ``most_tensors`` tensors that ``_plain_fields`` takes (``_inline``), each with
     a one-byte tag and a varint or length as ``_scan`` reads them."""
-    cdef Py_ssize_t pos = start, i
-    cdef uint64_t value, elem_type = 0
+    cdef Py_ssize_t pos = start, at
+    cdef uint64_t elem_type = 0
     cdef bint has_elem_type = False
     cdef unsigned char key
     cdef list out = []
     while pos < end:
-        key = p[pos]
-        i = pos + 1
-        if i >= end:
+        if not _container_field(p, &pos, end, &key, &at, &elem_type, &has_elem_type):
             return None
-        if key == 0x10:  # elem_type
-            if has_elem_type or not _varint_at(p, &i, end, &value):
-                return None
-            elem_type, has_elem_type = value, True
-            pos = i
+        if key == 0x10 or key == 0x0A:  # elem_type, name
             continue
-        if key != 0x0A and key != 0x1A:  # name, tensor_values
+        if key != 0x1A or len(out) >= most_tensors:  # (tensor_values)
             return None
-        if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+        fields = _plain_fields(p, at, pos, lim)
+        if not _inline(fields):
             return None
-        pos = i + <Py_ssize_t>value
-        if key == 0x1A:
-            if len(out) >= most_tensors:
-                return None
-            fields = _plain_fields(p, i, pos, lim)
-            if not _inline(fields):
-                return None
-            out.append(fields)
+        out.append(fields)
     if not has_elem_type or elem_type != 1:
         return None
     return out
@@ -734,7 +749,7 @@ def plain_container(const unsigned char[:] buf, Py_ssize_t end, bint optional,
     ``most_tensors`` of them, bad wire. The engine then walks them as it always does."""
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef Py_ssize_t pos = 0, i, at = -1, stop = 0
-    cdef uint64_t value, elem_type = 0
+    cdef uint64_t elem_type = 0
     cdef bint has_elem_type = False
     cdef unsigned char key, held = 0
     cdef _Plain limits = _Plain(max_ndim, external, packed_dims, most_strings, most_entries)
@@ -743,25 +758,13 @@ def plain_container(const unsigned char[:] buf, Py_ssize_t end, bint optional,
     if not optional:
         return _plain_tensors(p, 0, end, most_tensors, &limits)
     while pos < end:
-        key = p[pos]
-        i = pos + 1
-        if i >= end:
+        if not _container_field(p, &pos, end, &key, &i, &elem_type, &has_elem_type):
             return None
-        if key == 0x10:  # elem_type
-            if has_elem_type or not _varint_at(p, &i, end, &value):
-                return None
-            elem_type, has_elem_type = value, True
-            pos = i
+        if key == 0x10 or key == 0x0A:  # elem_type, name
             continue
-        if key != 0x0A and key != 0x1A and key != 0x2A:  # name, tensor_value, sequence_value
-            return None
-        if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
-            return None
-        pos = i + <Py_ssize_t>value
-        if key != 0x0A:
-            if held:  # (two values: merged, or of two kinds)
-                return None
-            held, at, stop = key, i, pos
+        if (key != 0x1A and key != 0x2A) or held:  # (tensor_value, sequence_value; two
+            return None  # values: merged, or of two kinds)
+        held, at, stop = key, i, pos
     if not has_elem_type:
         return None
     if held == 0:

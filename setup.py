@@ -1,5 +1,6 @@
 """The compiled loops (onnxdata.wire._varints, the varint decoder; onnxdata.wire._walk, the fields
-of a message by its schema; onnxdata.wire._layouts, a sequence's elements by layout), built
+of a message by its schema; onnxdata.wire._layouts, a sequence's elements by layout;
+onnxdata.core._float_rows, show's text of small float32 arrays), built
 from their Cython sources (which share onnxdata/wire/_wire.pxd; _layouts also cimports
 _seen.pxd, and _walk _plain.pxd).
 
@@ -17,10 +18,11 @@ from setuptools import Extension, setup
 
 PURE = os.environ.get("ONNXDATA_PURE_PYTHON", "") not in ("", "0")
 
-# The three extensions are compiled side by side (build_ext's parallel option): an editable
+# The four extensions are compiled side by side (build_ext's parallel option): an editable
 # install compiles them in place once per Python, under make's lock, so their time adds up.
 setup(options={"build_ext": {"parallel": os.cpu_count() or 1}}, ext_modules=[] if PURE else [
     Extension("onnxdata.wire._varints", ["onnxdata/wire/_varints.pyx"], optional=True),
     Extension("onnxdata.wire._walk", ["onnxdata/wire/_walk.pyx"], optional=True),
     Extension("onnxdata.wire._layouts", ["onnxdata/wire/_layouts.pyx"], optional=True),
+    Extension("onnxdata.core._float_rows", ["onnxdata/core/_float_rows.pyx"], optional=True),
 ])

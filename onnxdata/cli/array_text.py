@@ -20,6 +20,8 @@ from typing import Any, Final, cast
 import numpy as np
 import numpy.typing as npt
 
+from onnxdata.wire.loops import float_rows_loop
+
 __all__ = ["alike_reprs", "batch_print_options", "batch_reprs"]
 
 #: numpy's print options under which the batches are numpy's repr (show's threshold and
@@ -38,6 +40,7 @@ _POSITIONAL: Final = {np.dtype(np.float32): (float(np.float32(1e-4)), 1e6),
 #: characters (numpy wraps lines longer than 75; shorter ones are certainly whole).
 _MOST: Final = 8
 _WIDTH: Final = 70
+_FLOAT32: Final = np.dtype(np.float32)
 
 
 def batch_print_options() -> bool:
@@ -88,7 +91,22 @@ def _batch(dtype: np.dtype[Any], rows: npt.NDArray[Any]) -> list[str | None]:
         lengths = np.strings.str_len(digits)
         return _joined(np.strings.rjust(digits, lengths.max(axis=1, keepdims=True)),
                        dtype)
+    if float_rows_loop is not None and dtype == _FLOAT32:
+        return _compiled_floats(dtype, rows)
     return _floats(dtype, rows)
+
+
+def _compiled_floats(dtype: np.dtype[Any], rows: npt.NDArray[Any]) -> list[str | None]:
+    """``_floats`` by the compiled loop (``core/_float_rows.pyx``, float32 only); the rows
+    it declines (exponents, a tie) by ``_floats`` itself."""
+    assert float_rows_loop is not None
+    texts: list[str | None] = float_rows_loop.float32_rows(
+        np.ascontiguousarray(rows), _suffix(dtype).encode(), _WIDTH)
+    declined = [i for i, text in enumerate(texts) if text is None]
+    if declined:
+        for i, text in zip(declined, _floats(dtype, rows[declined]), strict=True):
+            texts[i] = text
+    return texts
 
 
 def _floats(dtype: np.dtype[Any], rows: npt.NDArray[Any]) -> list[str | None]:

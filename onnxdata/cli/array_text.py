@@ -67,7 +67,9 @@ def batch_reprs(arrays: Sequence[npt.NDArray[Any]]) -> tuple[list[str], list[int
         shape = first.shape
         if type(first) is np.ndarray and len(shape) == 1 and 0 < shape[0] <= _MOST and \
                 _batched(first.dtype):
-            texts = _batch(first.dtype, np.array(arrays, first.dtype))
+            # (one concatenate: half the time of np.array over the list)
+            texts = _batch(first.dtype, np.concatenate(arrays, dtype=first.dtype).reshape(
+                len(arrays), shape[0]))
     if not texts:
         return [repr(a) for a in arrays], list(range(len(arrays)))
     own = [i for i, text in enumerate(texts) if text is None]

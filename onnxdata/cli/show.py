@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -203,6 +203,10 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+#: "list of N" of short lists, made once
+_LIST_OF: Final = tuple(f"list of {n}" for n in range(64))
+
+
 @functools.lru_cache(maxsize=1024)
 def _run_labels(indent: str, at: int, n: int) -> tuple[str, ...]:
     """The labels of a list's items ``at`` to ``at + n``: "[at]", "[at + 1]", ..."""
@@ -256,6 +260,9 @@ class _Preview:
 
     def add(self, value: Any, indent: str) -> None:
         lines, bold = self.lines, self.bold
+        if isinstance(value, list):
+            self._list(value, indent)
+            return
         bold.append(len(lines))
         lines.append(indent + _describe(value))
         if isinstance(value, np.ndarray):  # a subclass's own group: numpy's repr of each
@@ -267,35 +274,37 @@ class _Preview:
             lines.append(indent + "  ")
             self.large += 1
             return
-        if isinstance(value, list):
-            n = len(value) if self.limit is None else min(self.limit, len(value))
-            self._list(value, n, indent)
-        elif isinstance(value, dict):
-            n = len(value) if self.limit is None else min(self.limit, len(value))
-            inner, deeper = indent + "  ", indent + "    "
-            # a key's repr is any text (its type's __repr__)
-            for k, v in itertools.islice(value.items(), n):
-                lines.append(self._checked(f"{indent}{key_text(k)}:"))
-                self._item(v, inner, deeper)
-        else:
+        if not isinstance(value, dict):
             if value is not None:  # a type's name: any text
                 lines[-1] = self._checked(lines[-1])
             return
+        n = len(value) if self.limit is None else min(self.limit, len(value))
+        inner, deeper = indent + "  ", indent + "    "
+        # a key's repr is any text (its type's __repr__)
+        for k, v in itertools.islice(value.items(), n):
+            lines.append(self._checked(f"{indent}{key_text(k)}:"))
+            self._item(v, inner, deeper)
         if len(value) > n:
             lines.append(f"{indent}… {len(value) - n} more (--limit N shows more)")
 
-    def _list(self, value: list[Any], n: int, indent: str) -> None:
-        """A list's first ``n`` items, ``RUN`` at a time: a run of tiny arrays of one dtype
-        and shape (the leaves of a nested value) added as one block of lines."""
+    def _list(self, value: list[Any], indent: str) -> None:
+        """A list and its first ``limit`` items, ``RUN`` at a time: a run of tiny arrays of
+        one dtype and shape (the leaves of a nested value) added as one block of lines."""
         lines, bold = self.lines, self.bold
-        inner, deeper = indent + "  ", indent + "    "
+        total = len(value)
+        n = total if self.limit is None or self.limit >= total else self.limit
+        bold.append(len(lines))
+        lines.append(indent + (_LIST_OF[total] if total < 64 else f"list of {total}"))
+        inner = deeper = ""
         for at in range(0, n, self.RUN):
-            run = value if n == len(value) <= self.RUN else value[at:min(n, at + self.RUN)]
+            run = value if n == total <= self.RUN else value[at:min(n, at + self.RUN)]
             first = run[0]
             if type(first) is np.ndarray and first.size <= 8:
                 dtype, shape = first.dtype, first.shape
-                if all(type(v) is np.ndarray and v.dtype is dtype and v.shape == shape
-                       for v in run):
+                for v in run:
+                    if type(v) is not np.ndarray or v.dtype is not dtype or v.shape != shape:
+                        break
+                else:
                     describe = _array_describe(dtype, shape)
                     base = len(lines)
                     lines.extend(_run_lines(indent, at, len(run), describe))
@@ -307,14 +316,20 @@ class _Preview:
                     if len(lines) >= self.BATCH:
                         self.flush()
                     continue
+            if not inner:
+                inner, deeper = indent + "  ", indent + "    "
             for label, v in zip(_run_labels(indent, at, len(run)), run, strict=True):
                 lines.append(label)
                 self._item(v, inner, deeper)
+        if total > n:
+            lines.append(f"{indent}… {total - n} more (--limit N shows more)")
 
     def _item(self, v: Any, inner: str, deeper: str) -> None:
         """One item of a list or dict, under its label."""
         lines = self.lines
-        if type(v) is np.ndarray:  # the usual leaf, made here without a call more
+        if type(v) is list:  # a nested list: straight to its lines
+            self._list(v, inner)
+        elif type(v) is np.ndarray:  # the usual leaf, made here without a call more
             describe = _array_describe(v.dtype, v.shape)
             self.bold.append(len(lines))
             lines.append(inner + describe)

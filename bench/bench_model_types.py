@@ -4,7 +4,10 @@ Builds a 30 MB ``model.onnx`` of 10 million tiny fields (field 100, a varint 0: 
 each) before the graph, or inside it before its inputs (``--where graph``), beside a
 ``test_data_set_0/input_0.pb`` (test_abs's), then prints the CPU seconds of
 ``read_model_types`` in this process and of ``onnxdata validate input_0.pb`` (a process
-of its own, imports included; ``os.wait4``).
+of its own, imports included; ``os.wait4``). Both run with ``OPENBLAS_NUM_THREADS=1``,
+as bench_shapes' and bench_nested_types' children do: CPU seconds count every thread, and
+numpy's OpenBLAS threads spin for a while after numpy starts, while nothing timed here
+uses BLAS.
 
     .venv/bin/python bench/bench_model_types.py [--where model|graph] [--fields 10000000]
 """
@@ -19,6 +22,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+# before numpy starts (the onnxdata imports below start it); the child inherits it
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.model.file import read_model_types

@@ -174,8 +174,11 @@ cdef void _scan(const uint8_t *p, Py_ssize_t n, Facts *f) noexcept nogil:
         first = onnxdata_ctz64(stops) >> 3
         if run + first >= 10:
             long_run = True
-        elif run + first == 9 and (p[i + first] & 1):
-            negative = True
+        elif run + first == 9:  # the first varint is 10 bytes: its last byte's bit 0 is bit 63
+            if p[i + first] & 1:
+                negative = True
+            elif all80 and (odd & ((1ULL << (8 * first)) - 1)) == 0:
+                zero = True  # nine 0x80, then bits past 64 only (dropped, as protobuf does)
         zeros = _zero_bytes(w)
         if zeros and not zero:
             # a 0x00 ending a varint whose other bytes are all 0x80
@@ -199,7 +202,7 @@ cdef void _scan(const uint8_t *p, Py_ssize_t n, Facts *f) noexcept nogil:
             count += 1
             if run == 9 and (b & 1):
                 negative = True
-            if all80 and b == 0:
+            if all80 and (b == 0 or (run == 9 and not (b & 1))):
                 zero = True
             run = 0
             all80 = True
@@ -221,7 +224,8 @@ def scan(const uint8_t[::1] data):
     negative, zero)`` -- how many varints end in it, whether ten continuation bytes come
     in a row (a varint over 10 bytes), whether a 10-byte varint's last byte has bit 0 set
     (bit 63: a negative int64) and whether a varint is zero (a 0x00 after nothing but
-    0x80 bytes of its own).
+    0x80 bytes of its own, or nine 0x80 then an even byte: its bits past 64 dropped, as
+    protobuf's decoders and ours drop them).
 
     Eight bytes at a time, with no branch on the bytes' values but for zero bytes (a
     bogus reading of float data as packed varints is random bytes, which would defeat a

@@ -204,7 +204,10 @@ def scan_varints_reference(part: npt.NDArray[np.uint8]) -> tuple[int, bool, bool
     low = part < 0x80
     if has_long_run(~low):
         return int(np.count_nonzero(low)), True, False, False
-    return int(np.count_nonzero(low)), False, _has_negative(part), _has_zero(part)
+    # a 10-byte varint has nine continuation bytes in a row, so an aligned word of four
+    ten = _four_in_a_row(part, 0x80)
+    return (int(np.count_nonzero(low)), False, ten and _has_negative(part),
+            _has_zero_byte(part) or (ten and _has_ten_byte_zero(part)))
 
 
 def has_long_run(high: npt.NDArray[np.bool_]) -> bool:
@@ -233,8 +236,6 @@ def _four_in_a_row(data: npt.NDArray[np.uint8], bit: int) -> bool:
 def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
     """A 10-byte varint whose last byte has bit 0 set (bit 63: a negative int64) in a run
     of whole varints: nine continuation bytes then that byte (no varint is longer)."""
-    if not _four_in_a_row(part, 0x80):
-        return False
     high = part >= 0x80
     r2 = high[:-1] & high[1:]
     if int(part.size) < 10 or not r2.any():
@@ -248,7 +249,25 @@ def _has_negative(part: npt.NDArray[np.uint8]) -> bool:
     return bool((r9[:last.size] & (last & 1).astype(bool) & (last < 0x80)).any())
 
 
-def _has_zero(part: npt.NDArray[np.uint8]) -> bool:
+def _has_ten_byte_zero(part: npt.NDArray[np.uint8]) -> bool:
+    """A varint of value 0 that is no 0x00 byte (``_has_zero_byte``) in a run of whole
+    varints: nine 0x80 then an even byte below 0x80, a 10-byte varint (no varint is longer)
+    whose low 64 bits are zero: bit 0 of its last byte is bit 63, the rest are past 64
+    and dropped, as protobuf's decoders and ``decode_varints`` drop them."""
+    if int(part.size) < 10:
+        return False
+    is80 = part == 0x80
+    r2 = is80[:-1] & is80[1:]
+    if not r2.any():
+        return False
+    r4 = r2[:-2] & r2[2:]
+    r8 = r4[:-4] & r4[4:]
+    r9 = r8[:-1] & is80[8:]
+    last = part[9:]
+    return bool((r9[:last.size] & ((last & 0x81) == 0)).any())
+
+
+def _has_zero_byte(part: npt.NDArray[np.uint8]) -> bool:
     """A varint of value 0 in a run of whole varints: a 0x00 byte that starts a varint, or
     one after continuation bytes that are all 0x80 back to the varint's start."""
     zeros = part == 0

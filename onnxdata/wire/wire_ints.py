@@ -82,7 +82,8 @@ class WireInts(Sequence[int]):
         """(smallest dim when one is negative else 0, a dim is 0, product of the dims > 1 up
         to past 2**64), read from the bytes in one pass of byte-wide numpy tests (no index
         arrays, nothing decoded): a negative int64 is a 10-byte varint whose last byte has
-        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00. Only a prefix is
+        bit 0 set, a zero is a varint of bytes 0x80 ending in 0x00, or nine 0x80 and an even
+        byte (bits past 64 dropped, as protobuf drops them). Only a prefix is
         decoded for the product, and all of it only to find the smallest negative dim."""
         if self._stats is None:
             negative = zero = False

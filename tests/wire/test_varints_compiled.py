@@ -229,8 +229,9 @@ def whole_run(draw: st.DrawFn) -> bytes:
             out += draw(varint_of_length(draw(st.integers(1, 10))))
         elif kind < 8:
             out += b"\x80" * draw(st.integers(0, 9)) + b"\x00"  # zero, padded
-        elif kind == 8:
-            out += bytes([draw(st.integers(0x80, 0xFF))]) * 9 + bytes([draw(st.integers(0, 0x7F))])
+        elif kind == 8:  # 10 bytes; nine 0x80 then an even byte: 0 (bits past 64 dropped)
+            more = draw(st.one_of(st.just(0x80), st.integers(0x80, 0xFF)))
+            out += bytes([more]) * 9 + bytes([draw(st.integers(0, 0x7F))])
         else:
             out += b"\x81" * draw(st.integers(10, 12)) + b"\x01"  # over 10 bytes
     return out
@@ -242,16 +243,21 @@ def whole_run(draw: st.DrawFn) -> bytes:
 @given(whole_run())
 def test_the_compiled_scan_gives_the_numpy_facts(data: bytes) -> None:
     """Count, a varint over 10 bytes, a negative int64 and a zero: the same both ways (the
-    numpy scan says no more than "long" once it finds a long run, as measure then raises)."""
+    numpy scan says no more than "long" once it finds a long run, as measure then raises),
+    and what decoding says (a zero: any varint whose low 64 bits are 0, 0x80 * 9 + 0x02
+    too). Again with every 0x00 made 0x01 (the same varint ends), so a zero that is no
+    0x00 byte is not hidden by one that is."""
     assert LOOP is not None
-    count, long, negative, zero = LOOP.scan(u8(data))
-    expected = decode.scan_varints_reference(u8(data))
-    assert (count, long) == expected[:2]
-    if not long:
-        assert (negative, zero) == expected[2:]
-        values = [] if not data else decode.decode_varints_reference(u8(data)).tolist()
-        assert count == len(values)
-        assert negative == any(v >= 1 << 63 for v in values)
+    for run in (data, data.replace(b"\x00", b"\x01")):
+        count, long, negative, zero = LOOP.scan(u8(run))
+        expected = decode.scan_varints_reference(u8(run))
+        assert (count, long) == expected[:2]
+        if not long:
+            assert (negative, zero) == expected[2:]
+            values = [] if not run else decode.decode_varints_reference(u8(run)).tolist()
+            assert count == len(values)
+            assert negative == any(v >= 1 << 63 for v in values)
+            assert zero == (0 in values)
 
 
 @needs_loop
@@ -322,8 +328,14 @@ def test_scan_runs_gives_the_facts_of_the_join(case: tuple[bytes, int, list[tupl
     """``_varints.scan_runs`` (each run scanned in place) against ``scan_runs_reference`` (the
     runs joined, then scanned): the same first bad run, the same count and long; with no
     long varint, the same negative and zero. And both say what joining the good runs and
-    decoding them says."""
+    decoding them says. Again with every 0x00 made 0x01 (the same varint ends), so a zero
+    that is no 0x00 byte is not hidden by one that is."""
     data, base, spans = case
+    assert_scan_runs_facts(data, base, spans)
+    assert_scan_runs_facts(data.replace(b"\x00", b"\x01"), base, spans)
+
+
+def assert_scan_runs_facts(data: bytes, base: int, spans: list[tuple[int, int]]) -> None:
     starts = np.array([a for a, _ in spans], np.int64)
     ends = np.array([b for _, b in spans], np.int64)
     assert LOOP is not None
@@ -341,10 +353,32 @@ def test_scan_runs_gives_the_facts_of_the_join(case: tuple[bytes, int, list[tupl
         values = decode.decode_varints_reference(u8(joined)).tolist()
         assert got[0] == len(values)
         assert got[2] == any(v >= 1 << 63 for v in values)
-        # (zero: as scan says it, a 0x00 after 0x80s only; 0x80 * 9 + 0x02 decodes to 0
-        # too, its bit 64 dropped, and neither scan counts it: as before scan_runs)
+        assert got[3] == (0 in values)  # (0x80 * 9 + 0x02 too: its bit 64 dropped)
     with mock.patch.object(decode, "_LOOP", LOOP):
         assert decode.scan_runs(u8(data), base, starts, ends) == got
+
+
+@pytest.mark.parametrize("last", range(0x80))
+def test_scans_count_a_ten_byte_varint_as_zero_as_decoding_does(last: int) -> None:
+    """A 10-byte varint keeps bit 0 of its last byte (bit 63) and drops the rest, as
+    protobuf (python and upb) does: nine 0x80 then an even byte is 0. Every scan (the
+    numpy one, the compiled one, each on the run and on it cut into runs) says "zero" as
+    decoding says it, with the varint at each offset in a 64-bit word, in the word loop
+    or in the last bytes, after nine bytes of 0x80 or of others."""
+    for nine in (b"\x80" * 9, b"\x81" + b"\x80" * 8, b"\x80" * 8 + b"\xc0"):
+        for lead, tail in itertools.product(range(17), (0, 9)):
+            data = b"\x05" * lead + nine + bytes([last]) + b"\x07" * tail
+            values = decode.decode_varints_reference(u8(data)).tolist()
+            zero = 0 in values
+            assert zero == (nine == b"\x80" * 9 and last % 2 == 0)  # (as protobuf reads it)
+            cut = lead + 10
+            starts = np.array([0, lead, cut], np.int64)
+            ends = np.array([lead, cut, len(data)], np.int64)
+            facts = [decode.scan_varints_reference(u8(data))[3],
+                     decode.scan_runs_reference(u8(data), 0, starts, ends)[3]]
+            if LOOP is not None:
+                facts += [LOOP.scan(u8(data))[3], LOOP.scan_runs(u8(data), 0, starts, ends)[3]]
+            assert facts == [zero] * len(facts), (data.hex(), facts)
 
 
 @needs_loop

@@ -187,10 +187,16 @@ def _cast(a: np.ndarray, dtype: type) -> np.ndarray:
 def _values() -> st.SearchStrategy[Any]:
     keys = st.integers(-5, 5) | st.binary(max_size=3) | \
         st.integers(0, 3).map(lambda i: np.int64(i))
+    # runs of alike arrays (one dtype and shape: show adds up to RUN of them as a block),
+    # longer than a run, cut by the limit, or broken by another item
+    alike = st.builds(lambda a, k, other, at: [a.copy() for _ in range(k)][:at] + other +
+                      [a.copy() for _ in range(k)][at:],
+                      _arrays(), st.integers(1, 20), st.lists(_arrays(), max_size=1),
+                      st.integers(0, 20))
     return st.recursive(
         st.none() | _arrays() | st.builds(lambda: np.ma.masked_array([1.0, 2.0])),
-        lambda inner: st.lists(inner, max_size=6) | st.dictionaries(keys, inner, max_size=4),
-        max_leaves=30)
+        lambda inner: st.lists(inner, max_size=6) | st.dictionaries(keys, inner, max_size=4) |
+        alike, max_leaves=30)
 
 
 @given(_values(), st.sampled_from([None, 0, 1, 3]))

@@ -2,7 +2,8 @@
 
 Elements of one layout (``_layouts.layout_groups``) differ only in the contents the layout
 leaves out: names and doc strings (in no value), raw_data, float_data and double_data
-bytes, string_data, and a map's only key. So once the engine has read a group's first
+bytes, string_data, a map's only string key, and a map's int keys when all are in range
+and distinct (as many in each member). So once the engine has read a group's first
 element, every other element's value is that value with its own contents:
 ``_layouts.layout_spans`` gives the first one's message tree and every member's contents,
 and ``layout_values`` builds the values a field at a time, each tensor's arrays for the
@@ -32,6 +33,7 @@ from onnxdata.convert.common import SparseParts, from_le_bytes
 from onnxdata.core.budget import budget_mark, get_densify_limit, spend
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING, raw_nbytes
 from onnxdata.wire.compiled import layout_spans
+from onnxdata.wire.decode import decode_varints
 from onnxdata.wire.source import Source
 
 __all__ = ["dense_rows", "group_trees", "layout_values"]
@@ -294,24 +296,33 @@ def _read_only(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return arr
 
 
-def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
-    """Each member's one key, as ``engine._map_value`` makes it (None: not one key)."""
-    if len(node.spans) != 1 or len(v0) != 1:
-        return None
-    role, j = node.spans[0]
-    s, e = g.starts[:, j], g.ends[:, j]
-    if role == _STRING_KEY and node.code == STRING:
+def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[list[Any]] | None:
+    """Each member's keys in wire order, as ``engine._map_value`` makes them (None: not
+    built here): its one string key, or its int keys (distinct and in range, as the layout
+    says: the same count for every member), packed or not, decoded at once."""
+    roles = {role for role, _ in node.spans}
+    columns = [j for _, j in node.spans]
+    if roles == {_STRING_KEY} and node.code == STRING:
+        if len(columns) != 1 or len(v0) != 1:
+            return None
         data = g.data()
-        return [data[a:b] for a, b in zip(s.tolist(), e.tolist(), strict=True)]
-    if role != _INT_KEY or node.code not in KEY_TYPES or node.code == STRING:
+        s, e = g.starts[:, columns[0]].tolist(), g.ends[:, columns[0]].tolist()
+        return [[data[a:b]] for a, b in zip(s, e, strict=True)]
+    if roles != {_INT_KEY} or node.code not in KEY_TYPES or node.code == STRING:
         return None
-    width = e - s  # one varint each, of 1 to 10 bytes
-    at = np.arange(10)
-    inside = at < width[:, None]
-    b = np.where(inside, g.buf[np.minimum(s[:, None] + at, g.buf.size - 1)], 0).astype(_U64)
-    values = ((b & np.uint64(0x7F)) << (np.uint64(7) * at.astype(_U64))).sum(
-        axis=1, dtype=_U64)
-    return list(values.view(np.int64).astype(DATA_TYPES[node.code].dtype).tolist())
+    if not v0:
+        return [[] for _ in range(g.n)]
+    s, e = g.starts[:, columns].ravel(), g.ends[:, columns].ravel()  # member by member
+    widths = e - s
+    total = int(widths.sum())
+    # every run's bytes joined: where each byte comes from, run by run
+    at = np.repeat(s - (np.cumsum(widths) - widths), widths) + np.arange(total)
+    values = decode_varints(g.buf[at])
+    if values.size != g.n * len(v0):
+        return None
+    keys: list[list[Any]] = values.view(np.int64).astype(
+        DATA_TYPES[node.code].dtype).reshape(g.n, len(v0)).tolist()
+    return keys
 
 
 def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
@@ -340,14 +351,17 @@ def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
         columns = _columns(node.children[0], list(v0.values()), g)
         if columns is None:
             return None
-        if not node.spans:  # no key, or two or more: kept in the layout, the first's
+        if not node.spans:  # no key, or keys kept in the layout: the first's
             keys = list(v0)
             return list(map(dict, map(zip, repeat(keys), zip(*columns, strict=True)))) \
                 if keys else [{} for _ in range(n)]
-        one = _keys(node, v0, g)
-        if one is None:
+        each = _keys(node, v0, g)
+        if each is None:
             return None
-        return [{k: v} for k, v in zip(one, columns[0], strict=True)]
+        if len(each[0]) == 1:
+            return [{k[0]: v} for k, v in zip(each, columns[0], strict=True)]
+        rows = zip(*columns, strict=True) if columns else repeat((), n)
+        return list(map(dict, map(zip, each, rows)))
     return None
 
 

@@ -177,6 +177,35 @@ def test_elements_of_a_few_kib_are_grouped(width: int, monkeypatch: pytest.Monke
         [(v.dtype, v.shape, v.tobytes()) for v in values]
 
 
+def test_containers_of_tens_of_kib_are_grouped(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Any) -> None:
+    """Maps of 16 int64 keys to 1,024 small tensors (bench_nested_types' shape: over
+    GROUP_MEAN, under GROUP_MEAN_CONTAINERS) go by group at the root, with protobuf's
+    problems and the one-by-one walk's reading."""
+    def big_map(i: int) -> bytes:
+        values = sequence(3, 5, [sequence(1, 3, [float_tensor(i + j + k) for k in range(64)])
+                                 for j in range(16)])
+        keys = ld(3, b"".join(encode_varint(i * 16 + j) for j in range(16)))
+        return vint(2, 7) + keys + ld(5, values)
+    elements = [big_map(i) for i in range(6)]
+    mean = sum(map(len, elements)) / len(elements)
+    assert compiled.GROUP_MEAN < mean <= compiled.GROUP_MEAN_CONTAINERS
+    calls: list[tuple[str, int, int | None]] = []
+    real = by_layout.element_groups
+
+    def noted(*args: Any) -> Any:
+        got = real(*args)
+        calls.append((args[3], int(args[1].size), None if got is None else len(got[1])))
+        return got
+    monkeypatch.setattr(by_layout, "element_groups", noted)
+    path = tmp_path / "maps.pb"
+    path.write_bytes(sequence(4, 6, elements))
+    onnxdata.read(path, "sequence")
+    assert calls[0] == ("map", 6, 1), calls[:3]  # the root's maps: one group
+    monkeypatch.undo()
+    _check(sequence(4, 6, elements), 1000, monkeypatch, tmp_path)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_grouped_elements_give_protobufs_problems_and_the_walks_summary(
         name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

@@ -264,6 +264,22 @@ def test_keys_come_in_wire_order_with_their_types(tmp_path: Path) -> None:
     assert [list(m) for m in got[3:6]] == [[3000], [4000, 4001], [5000, 5001, 5002]]
 
 
+@pytest.mark.parametrize("steps", [[8, 8, 8], [8, 12, 12, 8, 8, 20], [16, 9], [4]])
+def test_mapped_arrays_of_uneven_strides_are_views_of_their_own_bytes(
+        steps: list[int]) -> None:
+    """Raw arrays at offsets whose strides change (maps of 1- and 2-byte keys between them)
+    are read-only views of the mapping, run by run, each of its own bytes."""
+    whole = np.arange(256, dtype=np.uint8)
+    at = np.cumsum([3, *steps]).astype(np.int64)
+    for shape in [(), (2,), (1, 2)]:
+        dtype = np.dtype(np.uint16) if shape == () else np.dtype(np.uint8)
+        got = layout_values._mapped(dtype, shape, whole, at)
+        width = dtype.itemsize * int(np.prod(shape))
+        assert [(a.shape, a.tobytes()) for a in got] == [
+            (shape, whole[o:o + width].tobytes()) for o in at.tolist()]
+        assert all(not a.flags.writeable and a.base is not None for a in got)
+
+
 @pytest.mark.parametrize("name", sorted(DECLINED))
 def test_declined_reads_one_by_one(name: str, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:

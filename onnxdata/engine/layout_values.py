@@ -291,13 +291,13 @@ def _mapped(dtype: np.dtype[Any], shape: tuple[int, ...], whole: npt.NDArray[np.
     # where the stride changes: a run of members at the stride steps[i] ends at the first
     # change past i (steps[k] is the stride from member k to k + 1)
     changes = [*(np.flatnonzero(steps[1:] != steps[:-1]) + 1).tolist(), n - 1]
-    offsets, strides = at.tolist(), steps.tolist()
     out: list[Any] = []
     i = 0
     while i < n:
         last = changes[bisect_right(changes, i)] if i < n - 1 else i
         rows = np.ndarray((last - i + 1, *shape), dtype=dtype, buffer=whole,
-                          offset=offsets[i], strides=(strides[i] if last > i else item, *inner))
+                          offset=int(at[i]), strides=(int(steps[i]) if last > i else item,
+                                                      *inner))
         rows.flags.writeable = False
         out += list(rows) if shape else [rows[k, ...] for k in range(last - i + 1)]
         i = last + 1

@@ -309,10 +309,11 @@ def _read_only(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return arr
 
 
-def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[list[Any]] | None:
-    """Each member's keys in wire order, as ``engine._map_value`` makes them (None: not
-    built here): its one string key, or its int keys (distinct and in range, as the layout
-    says: the same count for every member), packed or not, decoded at once."""
+def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
+    """Every member's keys one after another, in wire order, as ``engine._map_value`` makes
+    them (None: not built here): its one string key, or its int keys (distinct and in
+    range, as the layout says: ``len(v0)`` in every member), packed or not, decoded at
+    once. (A flat list: a list per member cost 10 % of reading 40,000 one-key maps.)"""
     roles = {role for role, _ in node.spans}
     columns = [j for _, j in node.spans]
     if roles == {_STRING_KEY} and node.code == STRING:
@@ -320,11 +321,11 @@ def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[list[Any]] | None:
             return None
         data = g.data()
         s, e = g.starts[:, columns[0]].tolist(), g.ends[:, columns[0]].tolist()
-        return [[data[a:b]] for a, b in zip(s, e, strict=True)]
+        return [data[a:b] for a, b in zip(s, e, strict=True)]
     if roles != {_INT_KEY} or node.code not in KEY_TYPES or node.code == STRING:
         return None
     if not v0:
-        return [[] for _ in range(g.n)]
+        return []
     s, e = g.starts[:, columns].ravel(), g.ends[:, columns].ravel()  # member by member
     widths = e - s
     total = int(widths.sum())
@@ -333,8 +334,7 @@ def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[list[Any]] | None:
     values = decode_varints(g.buf[at])
     if values.size != g.n * len(v0):
         return None
-    keys: list[list[Any]] = values.view(np.int64).astype(
-        DATA_TYPES[node.code].dtype).reshape(g.n, len(v0)).tolist()
+    keys: list[Any] = values.view(np.int64).astype(DATA_TYPES[node.code].dtype).tolist()
     return keys
 
 
@@ -368,13 +368,16 @@ def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
             keys = list(v0)
             return list(map(dict, map(zip, repeat(keys), zip(*columns, strict=True)))) \
                 if keys else [{} for _ in range(n)]
-        each = _keys(node, v0, g)
-        if each is None:
+        flat = _keys(node, v0, g)
+        if flat is None:
             return None
-        if len(each[0]) == 1:
-            return [{k[0]: v} for k, v in zip(each, columns[0], strict=True)]
-        rows = zip(*columns, strict=True) if columns else repeat((), n)
-        return list(map(dict, map(zip, each, rows)))
+        if len(v0) == 1:
+            return [{k: v} for k, v in zip(flat, columns[0], strict=True)]
+        if not v0:
+            return [{} for _ in range(n)]
+        width = len(v0)
+        return [dict(zip(flat[i * width:(i + 1) * width], row, strict=True))
+                for i, row in enumerate(zip(*columns, strict=True))]
     return None
 
 

@@ -309,11 +309,12 @@ def _read_only(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return arr
 
 
-def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
+def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> tuple[list[Any], bool] | None:
     """Every member's keys one after another, in wire order, as ``engine._map_value`` makes
-    them (None: not built here): its one string key, or its int keys (distinct and in
-    range, as the layout says: ``len(v0)`` in every member), packed or not, decoded at
-    once. (A flat list: a list per member cost 10 % of reading 40,000 one-key maps.)"""
+    them, and whether each member's are the first's (None: not built here): its one string
+    key, or its int keys (distinct and in range, as the layout says: ``len(v0)`` in every
+    member), packed or not, decoded at once. (A flat list: a list per member cost 10 % of
+    reading 40,000 one-key maps; maps of one set of keys, ZipMap's, share the first's.)"""
     roles = {role for role, _ in node.spans}
     columns = [j for _, j in node.spans]
     if roles == {_STRING_KEY} and node.code == STRING:
@@ -321,21 +322,24 @@ def _keys(node: _Node, v0: dict[Any, Any], g: _Group) -> list[Any] | None:
             return None
         data = g.data()
         s, e = g.starts[:, columns[0]].tolist(), g.ends[:, columns[0]].tolist()
-        return [data[a:b] for a, b in zip(s, e, strict=True)]
+        return [data[a:b] for a, b in zip(s, e, strict=True)], False
     if roles != {_INT_KEY} or node.code not in KEY_TYPES or node.code == STRING:
         return None
-    if not v0:
-        return []
+    width = len(v0)
+    if not width:
+        return [], True
     s, e = g.starts[:, columns].ravel(), g.ends[:, columns].ravel()  # member by member
     widths = e - s
     total = int(widths.sum())
     # every run's bytes joined: where each byte comes from, run by run
     at = np.repeat(s - (np.cumsum(widths) - widths), widths) + np.arange(total)
     values = decode_varints(g.buf[at])
-    if values.size != g.n * len(v0):
+    if values.size != g.n * width:
         return None
+    if bool((values.reshape(g.n, width) == values[:width]).all()):
+        return list(v0), True
     keys: list[Any] = values.view(np.int64).astype(DATA_TYPES[node.code].dtype).tolist()
-    return keys
+    return keys, False
 
 
 def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
@@ -368,16 +372,18 @@ def _values(node: _Node, v0: Any, g: _Group) -> list[Any] | None:
             keys = list(v0)
             return list(map(dict, map(zip, repeat(keys), zip(*columns, strict=True)))) \
                 if keys else [{} for _ in range(n)]
-        flat = _keys(node, v0, g)
-        if flat is None:
+        got = _keys(node, v0, g)
+        if got is None:
             return None
-        if len(v0) == 1:
-            return [{k: v} for k, v in zip(flat, columns[0], strict=True)]
-        if not v0:
-            return [{} for _ in range(n)]
+        flat, same = got
         width = len(v0)
-        return [dict(zip(flat[i * width:(i + 1) * width], row, strict=True))
-                for i, row in enumerate(zip(*columns, strict=True))]
+        if same or not width:  # every member's keys the first's
+            return list(map(dict, map(zip, repeat(flat), zip(*columns, strict=True)))) \
+                if width else [{} for _ in range(n)]
+        if width == 1:
+            return [{k: v} for k, v in zip(flat, columns[0], strict=True)]
+        return list(map(dict, map(zip, zip(*[iter(flat)] * width, strict=True),
+                                  zip(*columns, strict=True))))
     return None
 
 

@@ -169,6 +169,9 @@ BUILT |= {
     "int-keys-in-runs": sequence(4, 6, [
         vint(2, 12) + ld(3, encode_varint(i) + encode_varint(2**32 - 1 - i)) + vint(3, 300 + i)
         + ld(3, b"") + ld(5, sequence(1, 3, [scalar(k) for k in range(3)])) for i in range(N)]),
+    "int-keys-alike-in-every-map": sequence(4, 6, [  # (ZipMap's: the first's keys shared)
+        int_key_map(7, [5, -3, 2**40], [scalar(i + k) for k in range(3)], i % 2 == 0)
+        for i in range(N)]),
     "int-keys-empty-run": sequence(4, 6, [vint(2, 7) + ld(3, b"") + ld(5, vint(2, 1))
                                           for _ in range(N)]),
     "int64-keys-16-nested": sequence(4, 6, [  # the bench's shape (bench_nested_types)

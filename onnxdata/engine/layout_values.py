@@ -291,6 +291,15 @@ def _mapped(dtype: np.dtype[Any], shape: tuple[int, ...], whole: npt.NDArray[np.
     # where the stride changes: a run of members at the stride steps[i] ends at the first
     # change past i (steps[k] is the stride from member k to k + 1)
     changes = [*(np.flatnonzero(steps[1:] != steps[:-1]) + 1).tolist(), n - 1]
+    if 4 * len(changes) > n:  # runs of a few: a slice each is quicker (40,000 tensors
+        # whose names have 7 lengths in turn: 42 ms, where runs of 1 to 3 took 63 ms)
+        width = item * math.prod(shape)
+        alone: list[Any] = []
+        for a in at.tolist():
+            arr = whole[a:a + width].view(dtype).reshape(shape)
+            arr.flags.writeable = False
+            alone.append(arr)
+        return alone
     out: list[Any] = []
     i = 0
     while i < n:

@@ -267,12 +267,14 @@ def test_keys_come_in_wire_order_with_their_types(tmp_path: Path) -> None:
     assert [list(m) for m in got[3:6]] == [[3000], [4000, 4001], [5000, 5001, 5002]]
 
 
-@pytest.mark.parametrize("steps", [[8, 8, 8], [8, 12, 12, 8, 8, 20], [16, 9], [4]])
+@pytest.mark.parametrize("steps", [[8, 8, 8], [8, 12, 12, 8, 8, 20], [16, 9], [4],
+                                   [8] * 6 + [12] * 6 + [9] * 6 + [8], [5] * 20 + [7]])
 def test_mapped_arrays_of_uneven_strides_are_views_of_their_own_bytes(
         steps: list[int]) -> None:
     """Raw arrays at offsets whose strides change (maps of 1- and 2-byte keys between them)
-    are read-only views of the mapping, run by run, each of its own bytes."""
-    whole = np.arange(256, dtype=np.uint8)
+    are read-only views of the mapping, run by run (or a slice each, where runs are
+    short), each of its own bytes."""
+    whole = np.arange(512, dtype=np.uint16).view(np.uint8)
     at = np.cumsum([3, *steps]).astype(np.int64)
     for shape in [(), (2,), (1, 2)]:
         dtype = np.dtype(np.uint16) if shape == () else np.dtype(np.uint8)

@@ -6,8 +6,8 @@ walked once (engine/by_layout.py) and their values built a group at a time
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free
-from libc.string cimport memcmp, memset
+from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from onnxdata.wire._seen cimport (MAX_SEEN, Out, Seen, _add, _find, _free_seen, _hash, _keep,
                                    _put, _seen, _start)
@@ -21,9 +21,11 @@ cdef enum:
 #
 # An element's layout is its bytes with the contents no rule reads left out: a tensor's
 # name, doc_string and string_data, the bytes of its raw_data, float_data and double_data
-# (their lengths kept: the rules count them), and a map's one string key (two or more
-# are kept: they may repeat). Everything else is kept byte for byte (dims, data types,
-# int32/int64/uint64 entries, keys, external_data, unknown fields, the tags themselves),
+# (their lengths kept: the rules count them), a map's one string key (two or more are
+# kept: they may repeat), and a map's int keys when all are in its key type's range and
+# distinct (a marker and how many stand for them: a rule that names a key, a repeat or
+# one out of range, cannot fire). Everything else is kept byte for byte (dims, data types,
+# int32/int64/uint64 entries, other keys, external_data, unknown fields, the tags themselves),
 # and a child message is its own layout, so two elements of one layout have the same
 # verdict, problems (but for the index in their path), type and summary. The indices of
 # a sparse tensor are kept whole, and so is a group. Bad wire or nesting past 100 levels
@@ -105,6 +107,11 @@ cdef inline bint _plain_varint(const unsigned char *p, Py_ssize_t a, Py_ssize_t 
     return True
 
 
+cdef inline bint _int_key_type(int key_type) noexcept nogil:
+    """``key_type`` is one of MapProto's int key types (dtypes.KEY_TYPES but STRING)."""
+    return 2 <= key_type <= 7 or key_type == 12 or key_type == 13
+
+
 cdef inline bint _key_fits(int key_type, int64_t k) noexcept nogil:
     """An int key of MapProto ``key_type`` in its range (dtypes.key_range)."""
     if key_type == 7 or key_type == 13:  # INT64, UINT64: any 64 bits
@@ -124,6 +131,93 @@ cdef inline bint _key_fits(int key_type, int64_t k) noexcept nogil:
     return False
 
 
+cdef enum:
+    KEYS_ON_STACK = 64  # a map's int keys held without malloc (more: on the heap)
+    KEYS_BY_PAIRS = 16  # ... and told distinct by comparing each pair (more: sorted)
+
+
+cdef struct Keys:
+    int64_t *data  # ``local``, or a heap copy once past KEYS_ON_STACK
+    Py_ssize_t n
+    Py_ssize_t cap
+    bint plain  # every key one whole varint of at most 64 bits
+    int64_t[KEYS_ON_STACK] local
+
+
+cdef inline int _add_key(Keys *k, int64_t value) noexcept nogil:
+    """Note one key: 0, or -1 (out of memory)."""
+    cdef int64_t *grown
+    if k.n == k.cap:
+        if k.data == k.local:
+            grown = <int64_t *>malloc(2 * k.cap * sizeof(int64_t))
+            if grown != NULL:
+                memcpy(grown, k.local, k.n * sizeof(int64_t))
+        else:
+            grown = <int64_t *>realloc(k.data, 2 * k.cap * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        k.data = grown
+        k.cap *= 2
+    k.data[k.n] = value
+    k.n += 1
+    return 0
+
+
+cdef inline int _add_keys(Keys *k, const unsigned char *p, Py_ssize_t a,
+                          Py_ssize_t b) noexcept nogil:
+    """Note the packed keys at ``[a, b)`` (a run not of whole plain varints: not plain)."""
+    cdef Py_ssize_t i = a, at
+    cdef int64_t value
+    cdef uint64_t v
+    while i < b and k.plain:
+        at = i
+        if not _varint_at(p, &i, b, &v):
+            k.plain = False
+        elif _plain_varint(p, at, i, &value):
+            if _add_key(k, value) < 0:
+                return -1
+        else:
+            k.plain = False
+    return 0
+
+
+cdef int _cmp_keys(const void *a, const void *b) noexcept nogil:
+    cdef int64_t x = (<const int64_t *>a)[0]
+    cdef int64_t y = (<const int64_t *>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef bint _keys_fine(Keys *k, int key_type) noexcept nogil:
+    """Every key noted in ``key_type``'s range and none a repeat (``k``'s keys reordered):
+    nothing a rule says of them names one (containers.map_problems)."""
+    cdef Py_ssize_t i, j
+    if not k.plain or not _int_key_type(key_type):
+        return False
+    for i in range(k.n):
+        if not _key_fits(key_type, k.data[i]):
+            return False
+    if k.n <= KEYS_BY_PAIRS:
+        for i in range(k.n):
+            for j in range(i):
+                if k.data[i] == k.data[j]:
+                    return False
+        return True
+    qsort(k.data, k.n, sizeof(int64_t), _cmp_keys)
+    for i in range(1, k.n):
+        if k.data[i] == k.data[i - 1]:
+            return False
+    return True
+
+
+cdef inline Py_ssize_t _varints_in(const unsigned char *p, Py_ssize_t a,
+                                   Py_ssize_t b) noexcept nogil:
+    """How many whole varints ``[a, b)`` holds (a varint's last byte is below 0x80)."""
+    cdef Py_ssize_t i, n = 0
+    for i in range(a, b):
+        n += p[i] < 0x80
+    return n
+
+
 cdef int _event(Out *ev, uint64_t role, uint64_t a, uint64_t b) noexcept nogil:
     """Note one event (role, a, b) for ``layout_spans``; 0, or -1 (out of memory)."""
     cdef uint64_t[3] item
@@ -135,6 +229,57 @@ cdef int _event(Out *ev, uint64_t role, uint64_t a, uint64_t b) noexcept nogil:
     return _put(ev, <unsigned char *>item, sizeof(item))
 
 
+cdef int _map_keys(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int *key_type,
+                   int *string_keys, bint *int_keys_fine) noexcept nogil:
+    """A map's key type (the last one written, as protobuf reads it), how many string keys
+    it has, and whether its int keys (field 3, packed or not) all fit that type and are
+    distinct (``_keys_fine``): 0, or -1 (bad wire, out of memory)."""
+    cdef Keys k
+    cdef Py_ssize_t i = pos, head
+    cdef uint64_t key, value
+    cdef int wt, r = 0
+    k.data = k.local
+    k.n = 0
+    k.cap = KEYS_ON_STACK
+    k.plain = True
+    while i < end:
+        if not _varint_at(p, &i, end, &key):
+            r = -1
+            break
+        wt = key & 7
+        if wt == 0:
+            head = i
+            if not _varint_at(p, &i, end, &value):
+                r = -1
+                break
+            if key >> 3 == 2:
+                key_type[0] = <int>(<int32_t>(value & 0xFFFFFFFFULL))
+            elif key >> 3 == 3 and k.plain:
+                r = _add_keys(&k, p, head, i)
+        elif wt == 2:
+            if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                r = -1
+                break
+            head = i
+            i += <Py_ssize_t>value
+            string_keys[0] += (key >> 3) == 4
+            if key >> 3 == 3 and k.plain:  # packed keys
+                r = _add_keys(&k, p, head, i)
+        elif wt == 1 or wt == 5:
+            i += 8 if wt == 1 else 4
+            if i > end:
+                r = -1
+        else:
+            r = -1
+        if r < 0:
+            break
+    if r == 0:
+        int_keys_fine[0] = _keys_fine(&k, key_type[0])
+    if k.data != k.local:
+        free(k.data)
+    return r
+
+
 cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kind, int depth,
                  Out *o, Out *ev=NULL, bint tree=False) noexcept nogil:
     """Add the layout of the ``kind`` message at ``[pos, end)`` to ``o``: 0, or -1 (none).
@@ -142,45 +287,15 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
     end; see ``layout_spans``), and with ``tree`` where each message opens and closes."""
     cdef Py_ssize_t i, tag_at, head, content, mark, size
     cdef uint64_t key, value, number
-    cdef int wt, child, keeps, int_keys = 0, key_type = -1, string_keys = 0
-    cdef bint one_key = False, one_int = False, int_key_fine = False
-    cdef int64_t int_key = 0
+    cdef int wt, child, keeps, key_type = -1, string_keys = 0
+    cdef bint one_key = False, int_keys_fine = False
     cdef unsigned char[4] length
     if depth > LAYOUT_DEPTH:
         return -1
-    if kind == L_MAP:  # how many keys: one cannot repeat
-        i = pos
-        while i < end:
-            if not _varint_at(p, &i, end, &key):
-                return -1
-            wt = key & 7
-            if wt == 0:
-                head = i
-                if not _varint_at(p, &i, end, &value):
-                    return -1
-                if key >> 3 == 2:
-                    key_type = <int>(<int32_t>(value & 0xFFFFFFFFULL))
-                elif key >> 3 == 3:
-                    int_keys += 1
-                    one_int = _plain_varint(p, head, i, &int_key)
-            elif wt == 2:
-                if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
-                    return -1
-                head = i
-                i += <Py_ssize_t>value
-                string_keys += (key >> 3) == 4
-                if key >> 3 == 3:  # packed keys: one, or more (a varint ends below 0x80)
-                    one_int = _plain_varint(p, head, i, &int_key)
-                    int_keys += 1 if one_int else 2
-            elif wt == 1 or wt == 5:
-                i += 8 if wt == 1 else 4
-                if i > end:
-                    return -1
-            else:
-                return -1
-        one_key = string_keys <= 1
-        # one int key in its type's range: what the rules say of it does not name it
-        int_key_fine = int_keys == 1 and one_int and _key_fits(key_type, int_key)
+    if kind == L_MAP and _map_keys(p, pos, end, &key_type, &string_keys,
+                                   &int_keys_fine) < 0:
+        return -1
+    one_key = string_keys <= 1
     if tree and _event(ev, OPEN | kind, <uint64_t>(<uint32_t>key_type), 0) < 0:
         return -1
     i = pos
@@ -201,7 +316,7 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             head = i
             if not _varint_at(p, &i, end, &value):
                 return -1
-            if int_key_fine and number == 3:
+            if int_keys_fine and number == 3:
                 if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0 or \
                         _event(ev, R_INT_KEY, head, i) < 0:
                     return -1
@@ -244,9 +359,14 @@ cdef int _layout(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int kin
             o.data[mark - 2] = (size >> 16) & 0xFF
             o.data[mark - 1] = (size >> 24) & 0xFF
             continue
-        if int_key_fine and number == 3:  # its tag, and that it fits (no varint's bytes)
+        if int_keys_fine and number == 3:  # packed keys: the tag, that they fit, how many
+            size = _varints_in(p, content, i)
+            length[0] = size & 0xFF
+            length[1] = (size >> 8) & 0xFF
+            length[2] = (size >> 16) & 0xFF
+            length[3] = (size >> 24) & 0xFF
             if _put(o, p + tag_at, head - tag_at) < 0 or _put(o, FITS, 11) < 0 or \
-                    _event(ev, R_INT_KEY, content, i) < 0:
+                    _put(o, length, 4) < 0 or _event(ev, R_INT_KEY, content, i) < 0:
                 return -1
             continue
         keeps = _keeps(kind, number, wt, one_key)

@@ -47,11 +47,15 @@ def string_map(keys: list[bytes]) -> bytes:
     return vint(2, 8) + b"".join(ld(4, k) for k in keys) + ld(5, values)
 
 
-def int8_map(*keys: int, packed: bool = False) -> bytes:
+def int8_map(*keys: int, packed: bool = False, key_type: int = 3) -> bytes:
     values = sequence(1, 3, [tensor(1, [], ld(9, b"\0\0\x80?")) for _ in keys])
     key_fields = (ld(3, b"".join(encode_varint(k % (1 << 64)) for k in keys)) if packed
                   else b"".join(vint(3, k) for k in keys))
-    return vint(2, 3) + key_fields + ld(5, values)
+    return vint(2, key_type) + key_fields + ld(5, values)
+
+
+def int_map(key_type: int, keys: list[int], packed: bool = False) -> bytes:
+    return int8_map(*keys, packed=packed, key_type=key_type)
 
 
 def sparse(index: int) -> bytes:
@@ -88,6 +92,21 @@ CASES: dict[str, tuple[bytes, int]] = {
                                             for i in range(3000)]), 2),
     "sequences-of-maps-nested": (sequence(3, 5, [
         sequence(4, 6, [string_map([b"a", b"b" * (1 + i % 3)])]) for i in range(N)]), 3),
+    # many int keys, all distinct and in range: left out of the layout, so one group (a
+    # key of 1 or 2 bytes alike); one map with a repeat, or a key out of range, apart,
+    # with its problem naming its own key
+    "int64-keys-16-distinct": (sequence(4, 6, [int_map(7, [i * 16 + j for j in range(16)])
+                                               for i in range(N)]), 1),
+    "int8-keys-packed-one-repeated": (sequence(4, 6, [
+        int_map(3, [i - 60, i - 59, i - 60 if i == 21 else i - 58], packed=True)
+        for i in range(N)]), 2),
+    "int32-keys-one-out-of-range": (sequence(4, 6, [
+        int_map(6, [i, 2**31 + i if i == 13 else -i - 1]) for i in range(N)]), 2),
+    "int16-keys-counts-differ": (sequence(4, 6, [int_map(5, list(range(i, i + 1 + i % 3)))
+                                                 for i in range(N)]), 3),
+    "uint64-keys-repeats-differ": (sequence(4, 6, [
+        int_map(13, [2**64 - 1 - i, 5, 2**64 - 1 - i if i % 4 == 0 else i + 6])
+        for i in range(N)]), 1 + N // 4),
 }
 
 
@@ -156,6 +175,35 @@ def test_elements_of_a_few_kib_are_grouped(width: int, monkeypatch: pytest.Monke
     assert [(v.dtype, v.shape, v.tobytes()) for v in grouped] == \
         [(v.dtype, v.shape, v.tobytes()) for v in alone] == \
         [(v.dtype, v.shape, v.tobytes()) for v in values]
+
+
+def test_containers_of_tens_of_kib_are_grouped(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Any) -> None:
+    """Maps of 16 int64 keys to 1,024 small tensors (bench_nested_types' shape: over
+    GROUP_MEAN, under GROUP_MEAN_CONTAINERS) go by group at the root, with protobuf's
+    problems and the one-by-one walk's reading."""
+    def big_map(i: int) -> bytes:
+        values = sequence(3, 5, [sequence(1, 3, [float_tensor(i + j + k) for k in range(64)])
+                                 for j in range(16)])
+        keys = ld(3, b"".join(encode_varint(i * 16 + j) for j in range(16)))
+        return vint(2, 7) + keys + ld(5, values)
+    elements = [big_map(i) for i in range(6)]
+    mean = sum(map(len, elements)) / len(elements)
+    assert compiled.GROUP_MEAN < mean <= compiled.GROUP_MEAN_CONTAINERS
+    calls: list[tuple[str, int, int | None]] = []
+    real = by_layout.element_groups
+
+    def noted(*args: Any) -> Any:
+        got = real(*args)
+        calls.append((args[3], int(args[1].size), None if got is None else len(got[1])))
+        return got
+    monkeypatch.setattr(by_layout, "element_groups", noted)
+    path = tmp_path / "maps.pb"
+    path.write_bytes(sequence(4, 6, elements))
+    onnxdata.read(path, "sequence")
+    assert calls[0] == ("map", 6, 1), calls[:3]  # the root's maps: one group
+    monkeypatch.undo()
+    _check(sequence(4, 6, elements), 1000, monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -245,6 +293,14 @@ LEFT_OUT: dict[str, tuple[int, int, Callable[[int], bytes]]] = {
     "map": (4, 6, lambda i: string_map([f"{i}".encode() * (1 + i % 4)])),
     "map-int-key": (4, 6, lambda i: int8_map(i - 30)),
     "map-packed-int-key": (4, 6, lambda i: int8_map(i - 30, packed=True)),
+    "two-int-keys": (4, 6, lambda i: int8_map(0, i + 1)),
+    "two-packed-int-keys": (4, 6, lambda i: int8_map(0, i + 1, packed=True)),
+    "int-keys-in-runs": (4, 6, lambda i: int8_map(i, packed=True) + ld(3, encode_varint(
+        i + 1)) + vint(3, i + 2) + ld(3, b"")),
+    "uint64-keys": (4, 6, lambda i: int_map(13, [2**64 - 1 - i, i, 2**63 + i], packed=True)),
+    "int32-keys-negative": (4, 6, lambda i: int_map(6, [-(2**31) + i, -1 - i, 2**31 - 1 - i])),
+    "int64-keys-100": (4, 6, lambda i: int_map(7, [(k * 7919 + i) * (-1) ** k
+                                                   for k in range(100)], packed=True)),
     "optional": (5, 7, lambda i: vint(2, 1) + ld(3, float_tensor(i))),
     "sparse_tensor": (2, 4, lambda i: ld(1, float_tensor(i)) + ld(2, tensor(7, [0])) +
                       vint(3, 2)),
@@ -257,8 +313,13 @@ KEPT: dict[str, tuple[int, int, Callable[[int], bytes]]] = {
     "two-string-keys": (4, 6, lambda i: string_map([b"a", bytes([i])])),
     "int-keys-out-of-range": (4, 6, lambda i: int8_map(128 + i)),
     "int-keys-negative-out-of-range": (4, 6, lambda i: int8_map(-129 - i)),
-    "two-int-keys": (4, 6, lambda i: int8_map(0, i)),
-    "two-packed-int-keys": (4, 6, lambda i: int8_map(0, i, packed=True)),
+    "two-int-keys-repeated": (4, 6, lambda i: int8_map(i, i)),
+    "two-packed-int-keys-repeated": (4, 6, lambda i: int8_map(i, i, packed=True)),
+    "int-keys-one-out-of-range": (4, 6, lambda i: int8_map(0, 128 + i)),
+    "int64-keys-100-one-repeated": (4, 6, lambda i: int_map(7, [*range(99), i], packed=True)),
+    "int-key-counts": (4, 6, lambda i: int8_map(*range(i + 1), packed=True)),
+    "int-keys-past-64-bits": (4, 6, lambda i: vint(2, 7) + ld(3, b"\xff" * 9 + bytes([2 + i]))
+                              + ld(5, sequence(1, 3, [tensor(1, [], ld(9, b"\0\0\x80?"))]))),
     "sparse-indices": (2, 4, lambda i: sparse(i)),
     "external": (1, 3, lambda i: external(f"w{i}.bin")),
     "unknown-field": (1, 3, lambda i: float_tensor(0) + ld(99, bytes([i]))),
@@ -280,7 +341,7 @@ def test_a_layout_keeps_what_a_rule_reads(name: str) -> None:
     assert _groups(data, number, KIND[code]) == list(range(N))
 
 
-@pytest.mark.parametrize("name", ["dims", "two-int-keys", "sparse-indices"])
+@pytest.mark.parametrize("name", ["dims", "two-int-keys-repeated", "sparse-indices"])
 def test_elements_written_again_join_the_group_of_the_one_before(name: str) -> None:
     """Runs of byte-identical elements (each taken by a compare, not laid out again)
     between others: the groups are those of their layouts."""
@@ -298,7 +359,7 @@ def test_layouts_taking_turns_keep_their_groups_from_call_to_call(
     each call of the compiled loop takes one element, a few, or all (the table made again
     from the layouts of the calls before)."""
     monkeypatch.setattr(compiled, "_GROUP_CHUNK", chunk)
-    code, number, element = KEPT["two-int-keys"]
+    code, number, element = KEPT["two-int-keys-repeated"]
     data = sequence(code, number, [element(i % 7) for i in range(N)])
     assert _groups(data, number, KIND[code]) == [i % 7 for i in range(N)]
 

@@ -4,9 +4,9 @@ types and order, and the same errors.
 
 Each case is a sequence of many elements of one layout (or a few) whose values differ in
 the contents a layout leaves out: raw_data, float_data, double_data and string_data
-bytes, a map's only key, names. Those ``layout_values`` builds must be built by it (a spy
-sees it); those it does not build (sparse tensors, merged optionals) must be read one by
-one, and still right.
+bytes, a map's only string key or its int keys (distinct, in range), names. Those
+``layout_values`` builds must be built by it (a spy sees it); those it does not build
+(sparse tensors, merged optionals) must be read one by one, and still right.
 """
 
 from __future__ import annotations
@@ -143,6 +143,55 @@ BUILT |= {
 }
 
 
+def int_key_map(key_type: int, keys: list[int], values: list[bytes], packed: bool) -> bytes:
+    key_fields = ld(3, b"".join(encode_varint(k % 2**64) for k in keys)) if packed else \
+        b"".join(vint(3, k % 2**64) for k in keys)
+    return vint(2, key_type) + key_fields + ld(5, sequence(1, 3, values))
+
+
+def distinct_keys(code: int, i: int) -> list[int]:
+    """Five distinct keys of ``code``'s range (for ``i`` < 51), its ends among them."""
+    lo, hi = INT_KEYS[code]
+    return [lo + i, lo + 51 + i, hi - i, lo + 102 + i, lo + 153 + i]
+
+
+# Maps of many int keys, all distinct and in range: their keys are left out of the layout
+# (one group), so each map's keys are decoded from its own bytes, packed or not.
+BUILT |= {
+    f"many-int-keys-{code}-{'packed' if packed else 'unpacked'}": sequence(4, 6, [
+        int_key_map(code, distinct_keys(code, i), [scalar(i + k) for k in range(5)], packed)
+        for i in range(N)])
+    for code in INT_KEYS for packed in (False, True)}
+BUILT |= {
+    "int-key-counts-differ": sequence(4, 6, [
+        int_key_map(7, [i * 1000 + k for k in range(1 + i % 3)],
+                    [scalar(k) for k in range(1 + i % 3)], i % 2 == 0) for i in range(N)]),
+    "int-keys-in-runs": sequence(4, 6, [
+        vint(2, 12) + ld(3, encode_varint(i) + encode_varint(2**32 - 1 - i)) + vint(3, 300 + i)
+        + ld(3, b"") + ld(5, sequence(1, 3, [scalar(k) for k in range(3)])) for i in range(N)]),
+    "int-keys-alike-in-every-map": sequence(4, 6, [  # (ZipMap's: the first's keys shared)
+        int_key_map(7, [5, -3, 2**40], [scalar(i + k) for k in range(3)], i % 2 == 0)
+        for i in range(N)]),
+    "int-keys-empty-run": sequence(4, 6, [vint(2, 7) + ld(3, b"") + ld(5, vint(2, 1))
+                                          for _ in range(N)]),
+    "int64-keys-16-nested": sequence(4, 6, [  # the bench's shape (bench_nested_types)
+        vint(2, 7) + ld(3, b"".join(encode_varint(i * 16 + k) for k in range(16))) +
+        ld(5, sequence(3, 5, [few_nested(i + k, [2]) for k in range(16)])) for i in range(8)]),
+}
+#: name: the sequence's bytes, whose read fails: the same error grouped and one by one
+INVALID: dict[str, bytes] = {
+    "int-keys-one-repeated": sequence(4, 6, [
+        int_key_map(3, [i, i + 1, i if i == 30 else i + 2], [scalar(k) for k in range(3)], True)
+        for i in range(N)]),
+    "int-keys-one-out-of-range": sequence(4, 6, [
+        int_key_map(2, [i, 256 + i if i == 12 else 255 - i], [scalar(0), scalar(1)], False)
+        for i in range(N)]),
+    "int-keys-fewer-than-values": sequence(4, 6, [
+        int_key_map(4, [i, i + 1], [scalar(k) for k in range(2 + (i == 44))], False)
+        for i in range(N)]),
+}
+
+
 #: name: the sequence's bytes (read one by one: layout_values builds none)
 DECLINED: dict[str, bytes] = {
     "sparse-inside-sequences": sequence(3, 5, [sequence(2, 4, [sparse(i)]) for i in range(N)]),
@@ -193,6 +242,47 @@ def test_built_by_group_equals_one_by_one(name: str, tmp_path: Path,
     assert built and all(built)
     assert not grouped.startswith(("ValidationError", "DecodeError"))
     assert grouped == one_by_one
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_invalid_maps_give_the_errors_of_one_by_one(name: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A map whose keys repeat, or one out of range, or fewer than its values, among maps of
+    distinct keys: its own layout, its problem naming its own key and index."""
+    grouped, one_by_one, _ = _both(INVALID[name], tmp_path, monkeypatch)
+    assert grouped.startswith("ValidationError")
+    assert grouped == one_by_one
+
+
+def test_keys_come_in_wire_order_with_their_types(tmp_path: Path) -> None:
+    """Each map's keys as its own, in wire order, of its key type's Python int (uint64
+    past 2**63 too), not the group's first's."""
+    path = tmp_path / "keys.pb"
+    path.write_bytes(BUILT["many-int-keys-13-packed"])
+    got = onnxdata.read(path, "sequence")
+    assert [list(m) for m in got[:2]] == [distinct_keys(13, 0), distinct_keys(13, 1)]
+    assert all(type(k) is int for m in got for k in m)
+    path.write_bytes(BUILT["int-key-counts-differ"])
+    got = onnxdata.read(path, "sequence")
+    assert [list(m) for m in got[3:6]] == [[3000], [4000, 4001], [5000, 5001, 5002]]
+
+
+@pytest.mark.parametrize("steps", [[8, 8, 8], [8, 12, 12, 8, 8, 20], [16, 9], [4],
+                                   [8] * 6 + [12] * 6 + [9] * 6 + [8], [5] * 20 + [7]])
+def test_mapped_arrays_of_uneven_strides_are_views_of_their_own_bytes(
+        steps: list[int]) -> None:
+    """Raw arrays at offsets whose strides change (maps of 1- and 2-byte keys between them)
+    are read-only views of the mapping, run by run (or a slice each, where runs are
+    short), each of its own bytes."""
+    whole = np.arange(512, dtype=np.uint16).view(np.uint8)
+    at = np.cumsum([3, *steps]).astype(np.int64)
+    for shape in [(), (2,), (1, 2)]:
+        dtype = np.dtype(np.uint16) if shape == () else np.dtype(np.uint8)
+        got = layout_values._mapped(dtype, shape, whole, at)
+        width = dtype.itemsize * int(np.prod(shape))
+        assert [(a.shape, a.tobytes()) for a in got] == [
+            (shape, whole[o:o + width].tobytes()) for o in at.tolist()]
+        assert all(not a.flags.writeable and a.base is not None for a in got)
 
 
 @pytest.mark.parametrize("name", sorted(DECLINED))

@@ -364,6 +364,44 @@ def long_runs() -> dict[str, bytes]:
     return out
 
 
+def int_key_maps() -> dict[str, bytes]:
+    """Sequences of 6 to 40 maps (grouped: at least MIN_GROUPED_CONTAINERS) of many int keys
+    each, packed and not, of each int key type: all distinct and in range (their keys left
+    out of the layout), or one map with a key again or out of range, or maps whose key
+    counts differ, or fewer keys than values."""
+    ranges = {3: (-128, 127), 2: (0, 255), 5: (-32768, 32767), 4: (0, 65535),
+              6: (-(2**31), 2**31 - 1), 12: (0, 2**32 - 1), 7: (-(2**63), 2**63 - 1),
+              13: (-(2**63), 2**63 - 1)}
+
+    def one(key_type: int, keys: list[int], packed: bool, values: int | None = None) -> bytes:
+        fields = ld(3, b"".join(varint(k) for k in keys)) if packed else \
+            b"".join(vint(3, k) for k in keys)
+        n = len(keys) if values is None else values
+        return vint(2, key_type) + fields + ld(5, vint(2, 1) + b"".join(
+            ld(3, tensor_of(1, [], [k])) for k in range(n)))
+
+    def seq(maps: list[bytes]) -> bytes:
+        return vint(2, 4) + b"".join(ld(6, m) for m in maps)
+
+    out = {}
+    for code, (lo, hi) in ranges.items():
+        for packed in (False, True):
+            name = f"int-keys-{code}-{'packed' if packed else 'unpacked'}"
+
+            def keys(i: int, n: int = 6, lo: int = lo, hi: int = hi) -> list[int]:
+                return [lo + i, hi - i, *(lo + 40 + 30 * k + i for k in range(n - 2))]
+            out[f"{name}.pb"] = seq([one(code, keys(i), packed) for i in range(20)])
+            again = [[*keys(i)[:3], lo + i if i == 7 else lo + 20 + i] for i in range(20)]
+            out[f"{name}-repeated.pb"] = seq([one(code, k, packed) for k in again])
+            outside = [[lo + i, hi + 1 if i == 3 else hi - i] for i in range(12)]
+            out[f"{name}-out-of-range.pb"] = seq([one(code, k, packed) for k in outside])
+            out[f"{name}-counts-differ.pb"] = seq([one(code, keys(i, 2 + i % 4), packed)
+                                                   for i in range(24)])
+            out[f"{name}-fewer-keys.pb"] = seq([one(code, keys(i, 3), packed, 3 + (i == 5))
+                                                for i in range(8)])
+    return out
+
+
 def write_inputs(folder: Path) -> list[str]:
     paths = sorted(str(p) for p in DATA.rglob("*.pb"))  # the corpus and every hostile file
     for shape in shapes.SHAPES:
@@ -374,7 +412,7 @@ def write_inputs(folder: Path) -> list[str]:
         for name, data in built.extras.items():
             (where / name).write_bytes(data)
         paths.append(str(where / "value.pb"))
-    for name, data in long_runs().items():
+    for name, data in (long_runs() | int_key_maps()).items():
         (folder / "shapes" / name).write_bytes(data)
         paths.append(str(folder / "shapes" / name))
     elem, field_number, body = shapes.chain(shapes.CHAIN_LEVELS + 1)  # one past the limit

@@ -5,9 +5,9 @@ listed once with their count and smallest dim worked out by numpy (``engine.tens
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,7 +49,8 @@ def test_a_merged_tensor_of_many_dims() -> None:
 @pytest.mark.parametrize("raw", [b"", b"\x00" * 4])
 @pytest.mark.parametrize("last", [0x00, 0x02, 0x7E, 0x01, 0x03])
 def test_a_ten_byte_dim_whose_low_64_bits_are_zero_is_zero(tmp_path: Path, last: int,
-                                                           raw: bytes, route: str) -> None:
+                                                           raw: bytes, route: str,
+                                                           onnx: Any) -> None:
     """70,001 packed dims, over 64 KiB (``engine.tensor._LONG_INTS``: counted by the varint
     scan, not decoded), the last one 0x80 * 9 then ``last``: protobuf (upb, and python's
     decoder) keeps bit 0 of a 10th byte (bit 63) and drops the rest, so an even one makes

@@ -13,7 +13,11 @@ from hypothesis.extra import numpy as hnp
 from onnxdata.cli import array_text
 from onnxdata.wire.loops import float_rows_loop
 
-pytestmark = pytest.mark.skipif(float_rows_loop is None, reason="the compiled loops are off")
+pytestmark = [
+    pytest.mark.skipif(float_rows_loop is None, reason="the compiled loops are off"),
+    # numpy 1.26 prints float32 1e-4 as "1.e-04" and has no np.strings: show prints numpy's
+    # repr of each array there (array_text.batch_print_options), never these rows
+    pytest.mark.skipif(int(np.__version__.split(".")[0]) < 2, reason="numpy 1: not used")]
 
 F32 = np.dtype(np.float32)
 SUFFIX = b", dtype=float32)"

@@ -34,6 +34,7 @@ from onnxdata.cli.array_text import batch_reprs
 from onnxdata.cli.console import console, printable, write_checked, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.core.messages import kind_name
+from onnxdata.core.strings import json_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
 from onnxdata.explorer.readings import choose_kind, message_of_kind, readings
 from onnxdata.model.file import declared_for
@@ -146,13 +147,13 @@ def key_text(key: Any) -> str:
 
 def _json_key(key: Any) -> Any:
     if isinstance(key, bytes):
-        return key.decode("utf-8", "backslashreplace")
+        return json_text(key)
     return key.item() if isinstance(key, np.generic) else key
 
 
 def _json_scalar(x: Any) -> Any:
     if isinstance(x, bytes):
-        return x.decode("utf-8", "backslashreplace")
+        return json_text(x)
     if isinstance(x, (bool, int, str)) or x is None:
         return x
     if isinstance(x, float):

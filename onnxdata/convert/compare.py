@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from onnxdata.core.dtypes import data_type_for_dtype
+from onnxdata.core.strings import json_text
 from onnxdata.model.types import DeclaredType
 
 __all__ = ["Collected", "Difference", "Mismatch", "assert_close", "collect", "compare",
@@ -552,7 +553,7 @@ def _json_num(x: float | None) -> float | str | None:
 
 def _json_value(x: Any) -> Any:
     if isinstance(x, bytes):
-        return x.decode("utf-8", errors="backslashreplace")
+        return json_text(x)
     if isinstance(x, float):
         return _json_num(x)
     if isinstance(x, (bool, int, str)):

@@ -16,7 +16,7 @@ import numpy as np
 
 from onnxdata.errors import Problem, ValidationError
 
-__all__ = ["Strings", "convert_strings"]
+__all__ = ["Strings", "convert_strings", "json_text"]
 
 Strings: TypeAlias = Literal["bytes", "str"]
 
@@ -30,6 +30,15 @@ def convert_strings(value: Any, strings: Strings, source: str | None = None) -> 
     if strings != "str":
         raise ValueError(f"strings={strings!r}: expected 'bytes' or 'str'")
     return _decode(value, "", source)
+
+
+def json_text(b: bytes) -> str:
+    """A STRING element or key as JSON text, exactly: UTF-8 as it reads, each byte that is
+    not UTF-8 a lone surrogate (``surrogateescape``, as Python spells such file names),
+    which ``json.dumps`` writes as ``"\\udcff"``; ``s.encode("utf-8", "surrogateescape")``
+    gives the bytes back. (``backslashreplace`` wrote b"\\xff" and the four characters
+    ``\\xff`` alike.)"""
+    return b.decode("utf-8", "surrogateescape")
 
 
 def _text(b: bytes, path: str, source: str | None) -> str:

@@ -56,6 +56,28 @@ def test_show_json_prints_json(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert code == 2 and out["error"] == f"{tmp_path / 'gone.pb'}: no such file or folder"
 
 
+def test_json_strings_are_exact(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A string that is not UTF-8 and the text that spells it (b"\\xff", the four characters
+    \\xff) stay apart in show's and diff's JSON, and each gives its bytes back."""
+    strings = [b"\xff", b"\\xff", b"a\x00", "日本".encode()]
+    path = tmp_path / "s.pb"
+    onnxdata.write(np.array(strings, dtype=object), path, "tensor")
+    onnxdata.write({b"\xfe": np.array(1), b"\\xfe": np.array(2)}, tmp_path / "m.pb", "map")
+    code, out = _json(capsys, "show", "--json", str(path))
+    assert code == 0
+    values = out["value"]["values"]
+    assert len(set(values)) == 4
+    assert [v.encode("utf-8", "surrogateescape") for v in values] == strings
+    code, out = _json(capsys, "show", "--json", str(tmp_path / "m.pb"))
+    assert [item["key"].encode("utf-8", "surrogateescape") for item in out["value"]["items"]] \
+        == [b"\xfe", b"\\xfe"]
+    onnxdata.write(np.array([b"\xfe", *strings[1:]], dtype=object), tmp_path / "t.pb", "tensor")
+    code, out = _json(capsys, "diff", "--json", str(path), str(tmp_path / "t.pb"))
+    assert code == 1
+    (mismatch,) = out["files"][0]["differences"][0]["mismatches"]
+    assert (mismatch["actual"], mismatch["expected"]) == ("\udcff", "\udcfe")
+
+
 def test_json_on_stdout_when_a_command_fails(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     gone = str(tmp_path / "gone.pb")

@@ -405,12 +405,6 @@ _LEGEND = ("← the reading used (the model's declared type, else the only valid
            "· merged: valid only because protobuf merges a field the bytes give twice")
 
 
-def _merge_list(r: Reading) -> str:
-    shown = ", ".join(f"{p or 'the message'} given {n} times" for p, n in r.merged[:3])
-    more = r.merged_count - min(3, len(r.merged))
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
 def _print_exploration(out: Console, result: Exploration,
                        limit: int | None = DEFAULT_ROWS) -> None:
     out.print(Text.assemble((printable(result.file), "bold"), f"  {result.size} bytes"))
@@ -427,7 +421,7 @@ def _print_exploration(out: Console, result: Exploration,
                  Text(f"no ({len(r.problems)})", "yellow") if r.well_formed else Text("-"))
         what = r.summary
         if weak:
-            what += f"\n  valid only by merging {_merge_list(r)} (protobuf merges them)"
+            what += f"\n  valid only by merging {r.merged_text()} (protobuf merges them)"
         noise = not mark and not r.valid  # a reading that fits only by chance, or not at all
         if r.well_formed and not r.valid and (result.chosen is None or not noise):
             what += "\n" + "\n".join(f"  {p}" for p in r.problems[:3])

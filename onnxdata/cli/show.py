@@ -33,6 +33,7 @@ from onnxdata.cli.args import (
 from onnxdata.cli.array_text import batch_reprs
 from onnxdata.cli.console import console, printable, write_checked, write_text
 from onnxdata.cli.progress import progress_bar
+from onnxdata.cli.validate import merged_note
 from onnxdata.core.messages import kind_name
 from onnxdata.core.strings import json_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
@@ -75,12 +76,14 @@ def show_command(args: argparse.Namespace) -> int:
                 # read maps the file and makes views of its bytes: no tensor data is copied
                 # or decoded, so a huge value costs little beyond the elements shown.
                 value = read_source(src, kind_name(kind))
-            except (ValidationError, DecodeError):
+            except (ValidationError, DecodeError) as exc:
                 if declared_text is not None:
                     other = _other_valid(src, kind)
                     if other:
                         return _invalid(args, name, kind, [], f"valid {other}, but the "
                                         f"model declares {declared_text}")
+                if isinstance(exc, ValidationError):
+                    return _invalid(args, name, kind, exc.problems, _merged(src, kind))
                 raise
     except ValidationError as exc:
         return _invalid(args, name, kind, exc.problems, None)
@@ -106,18 +109,33 @@ def _other_valid(src: Source, kind: str | None) -> str:
     return " or ".join(r.kind for r in (plain or valid))
 
 
+def _merged(src: Source, kind: str | None) -> str | None:
+    """The headline of a ``kind`` value whose problems come of fields protobuf merged (see
+    ``validate.merged_note``), else None (the plain "invalid as ...")."""
+    mine = message_of_kind(kind) if kind else ""
+    for r in readings(src):
+        if r.kind == mine and r.merged_count:
+            return f"as {kind} ({merged_note(r)}):"
+    return None
+
+
 def _invalid(args: argparse.Namespace, name: str, kind: str | None,
              problems: list[Problem], headline: str | None) -> int:
+    """Print why the file is not a valid ``kind``: ``headline`` is the line's own ending,
+    "as optional (...):" standing after "invalid" as "invalid as optional" does."""
+    plain = headline is not None and headline.startswith("as ")
     if args.json:
+        error = headline or f"invalid as {kind}"
         write_text(json.dumps({"file": name, "kind": kind, "value": None,
                                "problems": [{"path": p.path, "message": p.message}
                                             for p in problems],
-                               "error": headline or f"invalid as {kind}"}, indent=2) + "\n")
+                               "error": f"invalid {error.rstrip(':')}" if plain else error},
+                              indent=2) + "\n")
         return 1
     out = console()
     if headline is not None:
         out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
-                                f": {headline}"))
+                                f" {headline}" if plain else f": {headline}"))
     else:
         out.print(Text.assemble((printable(name), "bold"), ": ", ("invalid", "yellow"),
                                 f" as {kind}:" if kind else ":"))

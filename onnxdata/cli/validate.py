@@ -27,7 +27,7 @@ from onnxdata.cli.args import (
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
 from onnxdata.errors import OnnxDataError, Problem
-from onnxdata.explorer.readings import Exploration, explore
+from onnxdata.explorer.readings import Exploration, Reading, explore
 from onnxdata.rules.common import joined_problems
 
 __all__ = ["Verdict", "validate_command", "verdict"]
@@ -57,6 +57,13 @@ class Verdict:
                 "warning": self.warning,
                 "problems": [{"path": p.path, "message": p.message} for p in self.problems],
                 "error": self.text if self.status == "unreadable" else None}
+
+
+def merged_note(r: Reading) -> str:
+    """Why a reading's problems may name values no field of the file holds: protobuf merged
+    fields the bytes give more than once (a sequence of 6 tensors read as an optional:
+    one tensor_value whose dims are all six tensors' dims)."""
+    return f"{r.merged_text()}, which protobuf merges into one"
 
 
 def verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
@@ -92,8 +99,9 @@ def _verdict(name: str, result: Exploration, kind: str | None) -> Verdict:
                        chosen.kind_name)
     found: list[Problem] = joined_problems(chosen.problems, result.type_problems)
     if found:
+        merged = f" ({merged_note(chosen)})" if chosen.merged_count else ""
         return Verdict(name, "invalid", f"as {chosen.kind}, {len(found)} problem"
-                                        f"{'s' if len(found) != 1 else ''}:",
+                                        f"{'s' if len(found) != 1 else ''}{merged}:",
                        chosen.kind_name, found)
     how = f" (declared {result.declared})" if result.declared is not None else ""
     also = " (the only valid reading that needs no merging)" if result.note else ""

@@ -96,6 +96,14 @@ class Reading:
         """The short kind name: "sequence", "optional", "map", "tensor", "sparse_tensor"."""
         return KIND_OF_MESSAGE[self.kind]
 
+    def merged_text(self, most: int = 3) -> str:
+        """The fields protobuf merges, as a line says them: "tensor_value given 6 times"
+        (the first ``most``, then "and N more"); "" where none is."""
+        shown = ", ".join(f"{p or 'the message'} given {n} times"
+                          for p, n in self.merged[:most])
+        more = self.merged_count - min(most, len(self.merged))
+        return shown + (f" and {more} more" if more > 0 else "")
+
     @cached_property
     def fit(self) -> Fit:
         return field_tree(self.source, self.kind, max_depth=self.max_depth)

@@ -154,3 +154,28 @@ def test_explore_takes_kind_as_the_other_commands_spell_it(
     by_reading = capsys.readouterr().out
     assert main(["explore", f, "--kind", "optional", "--json"]) == 0
     assert capsys.readouterr().out == by_reading
+
+
+def test_problems_of_merged_fields_say_so(capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    """Six tensors read as an optional are one tensor_value whose dims are all six's (protobuf
+    merges them): validate and show say so, or the dims [1, ..., 6] named by the problem
+    are in no field of the file."""
+    import onnxdata
+
+    path = tmp_path / "seq6.pb"
+    onnxdata.write([np.zeros(k + 1, np.float32) for k in range(6)], path, "sequence")
+    note = "(tensor_value given 6 times, which protobuf merges into one)"
+    assert main(["validate", "--kind", "opt", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"invalid as OptionalProto, 1 problem {note}:" in out
+    assert "dims [1, 2, 3, 4, 5, 6]" in out
+    assert main(["show", "--kind", "opt", str(path)]) == 1
+    assert f"invalid as optional {note}:" in capsys.readouterr().out
+    assert main(["show", "--kind", "opt", "--json", str(path)]) == 1
+    assert json.loads(capsys.readouterr().out)["error"] == f"invalid as optional {note}"
+    assert main(["show", "--kind", "seq", str(path)]) == 0  # (valid: no note)
+    one = tmp_path / "one.pb"
+    onnxdata.write(np.zeros(2, np.float32), one, "tensor")
+    assert main(["show", "--kind", "opt", str(one)]) == 1
+    assert "invalid as optional:" in capsys.readouterr().out  # nothing merged: as before

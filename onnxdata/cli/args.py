@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from onnxdata.cli.console import console, write_text
+from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import IO
 
 __all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
@@ -91,7 +92,8 @@ def data_problem(name: str, kind: str | None = None, folders: bool = False) -> s
 
 def model_problem(name: str, folders: bool = False) -> str | None:
     """The one line for a MODEL a command cannot take: not there, a folder (with
-    ``folders``: one without model.onnx), or a data file (.pb); None when it may be one."""
+    ``folders``: one without model.onnx), or a data file (a .pb that does not read as a
+    model); None when it may be one."""
     gone = missing(name)
     if gone:
         return gone
@@ -100,9 +102,21 @@ def model_problem(name: str, folders: bool = False) -> str | None:
             return f"{name}: {FOLDER}"
         inside = os.path.join(name, "model.onnx")
         return None if os.path.isfile(inside) else f"{inside}: {MISSING}"
-    if name.lower().endswith(".pb"):
+    if name.lower().endswith(".pb") and not _is_model(name):
         return f"{name}: {NOT_MODEL}"
     return None
+
+
+def _is_model(name: str) -> bool:
+    """Whether the file ``name`` reads as a model (a graph's inputs and outputs): a .pb is
+    usually a data file given by mistake, but ONNX also names models so."""
+    from onnxdata.model.file import read_model_types
+
+    try:
+        read_model_types(name)
+    except (OnnxDataError, OSError):
+        return False
+    return True
 
 
 def fail(message: str, args: argparse.Namespace | None = None, **facts: Any) -> int:

@@ -148,6 +148,28 @@ def test_a_model_or_data_file_given_as_the_other_to_model_is_refused_in_our_word
     assert main(["explore", model, "--kind", "tensor"]) == 0  # --kind: read it as data
 
 
+def test_a_model_named_pb_is_a_model(capsys: pytest.CaptureFixture[str],
+                                      tmp_path: Path) -> None:
+    """ONNX names some models .pb: one that reads as a model (a graph) is taken as one, by
+    every command that takes a model; a .pb that does not is still refused."""
+    case = tmp_path / "case"
+    shutil.copytree(CORPUS / "test_abs", case)
+    model = case / "model.pb"
+    (case / "model.onnx").rename(model)
+    value = str(case / "test_data_set_0" / "input_0.pb")
+    for command in (["explore"], ["validate"], ["show"]):
+        assert main([*command, value, "--model", str(model)]) == 0, command
+        assert "a data file" not in capsys.readouterr().err
+    assert main(["make", str(model), "--out", str(tmp_path / "made"), "-n", "1"]) == 0
+    assert "a data file" not in capsys.readouterr().err
+    assert main(["run", str(model)]) == 0
+    assert "a data file" not in capsys.readouterr().err
+    junk = tmp_path / "junk.pb"
+    junk.write_bytes(b"\x0a\x03abc")
+    assert main(["validate", value, "--model", str(junk)]) == 2
+    assert "a data file, not an ONNX model" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("word", ["seq", "sequence", "SequenceProto", "SEQ"])
 def test_kind_seq_works_everywhere(word: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _json(capsys, "explore", "--kind", word, "--json", str(SEQUENCE))

@@ -1,12 +1,15 @@
 """What every command shares: FILE arguments (``-`` is stdin), --model with
---input/--output, the one wording of a missing file, and the one failure line."""
+--input/--output, numeric options (``whole_number``, ``seconds``), the one wording of a
+missing file, and the one failure line."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -15,7 +18,8 @@ from onnxdata.cli.console import console, write_text
 from onnxdata.model.types import IO
 
 __all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
-           "file_arg", "file_size", "missing", "model_choice", "model_problem"]
+           "file_arg", "file_size", "missing", "model_choice", "model_problem", "seconds",
+           "whole_number"]
 
 
 #: What ``-`` stands for as a FILE: standard input, read once to its end.
@@ -59,6 +63,33 @@ def model_choice(args: argparse.Namespace, name: str
         parser.error("--model needs --input K or --output K (or a file named input_K.pb "
                      "or output_K.pb)")
     return model, m.group(1), int(m.group(2))  # type: ignore[return-value]
+
+
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number >= ``least``; anything else is a usage error
+    naming the option and the value (exit 2), as ``--rtol -1`` is."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = least - 1
+        if n < least:
+            raise argparse.ArgumentTypeError(f"a whole number >= {least}, not {text!r}")
+        return n
+    parse.__name__ = f"whole number >= {least}"  # (argparse's name for the type)
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type`` for a time limit: a finite number of seconds > 0 (no command
+    takes 0 or less to mean no limit: leave the option out)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"a number of seconds > 0, not {text!r}")
+    return value
 
 
 def file_arg(name: str) -> str:

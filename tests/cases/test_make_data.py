@@ -225,3 +225,16 @@ def test_an_output_without_a_type_is_told_how_to_give_one(
     onnx.save(onnx.shape_inference.infer_shapes(onnx.load(model)), model)  # as it says
     assert main(["make", str(model), "--overwrite"]) == 0
     assert main(["run", str(model.parent)]) == 0
+
+
+@pytest.mark.parametrize(("kw", "said"), [
+    ({"n": 0}, "n must be >= 1 (a call that makes no set), not 0"),
+    ({"seed": -1}, "seed must be >= 0, not -1"),
+    ({"length": -1}, "length must be >= 0 or None, not -1"),
+    ({"budget": -5}, "budget must be >= 0, not -5"),
+])
+def test_arguments_out_of_range_are_refused_before_anything_is_written(
+        kw: dict[str, Any], said: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        make_test_data_sets(NODE / "test_abs", out=tmp_path / "new", **kw)
+    assert not (tmp_path / "new").exists()

@@ -27,7 +27,7 @@ from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectati
 from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
 from onnxdata.cli.args import MISSING, model_problem
-from onnxdata.cli.console import console, printable, write_text
+from onnxdata.cli.console import console, message_lines, printable, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 
@@ -53,8 +53,8 @@ def run_command(args: argparse.Namespace) -> int:
             write_text(json.dumps({"passed": False, "error": str(exc), "results": [],
                                    "sets": []}, indent=2) + "\n")
         else:
-            console(stderr=True).print(Text(f"onnxdata: {printable(str(exc))}", style="red"),
-                                   soft_wrap=True)
+            said = message_lines(str(exc), args.model)
+            console(stderr=True).print(Text(f"onnxdata: {said}", style="red"), soft_wrap=True)
         return 2
 
 
@@ -322,7 +322,7 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
             why = r.message or r.reason
             out.print(Text.assemble((printable(r.set), "bold"), ": ",
                                     (r.status, _STYLE[r.status]),
-                                    f": {printable(why)}" if why else ""), soft_wrap=True)
+                                    f": {_said(why, r)}" if why else ""), soft_wrap=True)
             continue
         for o in r.outputs:
             n = len(o.differences) + len(o.against)
@@ -339,7 +339,7 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
         if r.status == "xfail" or r.message:
             out.print(Text.assemble((printable(r.set), "bold"), ": ",
                                     (r.status, _STYLE[r.status]),
-                                    f": {printable(r.message or r.reason)}"), soft_wrap=True)
+                                    f": {_said(r.message or r.reason, r)}"), soft_wrap=True)
     for w in written:
         out.print(f"wrote {printable(w)}", markup=False, soft_wrap=True)
     if kept:
@@ -355,10 +355,16 @@ def _print_sets(out: Any, results: list[SetResult]) -> None:
     for r in results:
         why = r.message or r.reason
         out.print(Text.assemble((printable(r.id), "bold"), ": ", (r.status, _STYLE[r.status]),
-                                f" ({r.seconds:.3f} s)", f": {printable(why)}" if why else ""),
+                                f" ({r.seconds:.3f} s)", f": {_said(why, r)}" if why else ""),
                   soft_wrap=True)
         for line in r.lines(3):
             out.print(f"  {printable(line)}", markup=False, soft_wrap=True)
+
+
+def _said(message: str, r: SetResult) -> str:
+    """A set's message as printable lines (``message_lines``), the set's and its case's
+    folder names escaped whole wherever it quotes them."""
+    return message_lines(message, (r.folder, os.path.dirname(r.folder)))
 
 
 def _print_summary(out: Any, results: list[SetResult]) -> None:

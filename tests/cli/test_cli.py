@@ -154,3 +154,20 @@ def test_explore_takes_kind_as_the_other_commands_spell_it(
     by_reading = capsys.readouterr().out
     assert main(["explore", f, "--kind", "optional", "--json"]) == 0
     assert capsys.readouterr().out == by_reading
+
+
+def test_validate_of_a_fifo_says_cannot_read_once(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    """The file's name and "cannot read" once, not the verdict's and the error's both."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["validate", str(fifo)]) == 2
+    assert capsys.readouterr().out == f"{fifo}: cannot read: a pipe or FIFO that gave no " \
+        "bytes: no process wrote to it (a writer is waited for 1.0 s)\n"
+    assert main(["validate", str(fifo), "--json"]) == 2
+    said = json.loads(capsys.readouterr().out)
+    assert said["error"] == f"{fifo}: a pipe or FIFO that gave no bytes: no process wrote " \
+        "to it (a writer is waited for 1.0 s)"
+    assert said["files"][0]["status"] == "unreadable"

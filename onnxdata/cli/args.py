@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cli.console import console, write_text
 from onnxdata.model.types import IO
 
@@ -122,7 +123,8 @@ def data_problem(name: str, kind: str | None = None, folders: bool = False) -> s
 
 def model_problem(name: str, folders: bool = False) -> str | None:
     """The one line for a MODEL a command cannot take: not there, a folder (with
-    ``folders``: one without model.onnx), or a data file (.pb); None when it may be one."""
+    ``folders``: one without model.onnx, in ``no_case_folder``'s words), or a data file
+    (.pb); None when it may be one."""
     gone = missing(name)
     if gone:
         return gone
@@ -130,7 +132,7 @@ def model_problem(name: str, folders: bool = False) -> str | None:
         if not folders:
             return f"{name}: {FOLDER}"
         inside = os.path.join(name, "model.onnx")
-        return None if os.path.isfile(inside) else f"{inside}: {MISSING}"
+        return None if os.path.isfile(inside) else no_case_folder([name], under=False)
     if name.lower().endswith(".pb"):
         return f"{name}: {NOT_MODEL}"
     return None

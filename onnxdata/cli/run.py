@@ -20,13 +20,14 @@ from typing import Any
 
 from onnxdata.cases.backend_errors import BackendUnavailable
 from onnxdata.cases.backends import get_backend
+from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
 from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
-from onnxdata.cli.args import MISSING, model_problem
+from onnxdata.cli.args import model_problem
 from onnxdata.cli.console import console, message_lines, printable, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
@@ -86,9 +87,7 @@ def _cases(args: argparse.Namespace) -> tuple[list[tuple[Path, Path]], bool]:
     except OnnxDataError as exc:
         raise _Stop(str(exc)) from exc
     if not found:
-        where = Path(args.model[0])
-        raise _Stop(f"{where / 'model.onnx'}: {MISSING}" if len(args.model) == 1 else
-                    "no test case (model.onnx beside test_data_set_N) in the folders given")
+        raise _Stop(no_case_folder(args.model))
     return [(c, c / "model.onnx") for c in found], False
 
 

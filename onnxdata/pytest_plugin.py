@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cases.expectations import Expectations, read_expectations
 from onnxdata.cases.worker import Lost, Worker
 from onnxdata.errors import OnnxDataError
@@ -85,8 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not r.is_dir():
             raise pytest.UsageError(f"--onnx-cases: no such folder: {r}")
         if not _has_case(r):
-            raise pytest.UsageError(f"--onnx-cases: no case folder (model.onnx beside "
-                                    f"test_data_set_N) at or under {_safe(os.fspath(r))}")
+            raise pytest.UsageError(f"--onnx-cases: {no_case_folder([_safe(os.fspath(r))])}")
     timeout = config.getoption("onnx_timeout")
     if timeout is not None and not timeout > 0:
         raise pytest.UsageError(f"--onnx-timeout takes seconds > 0, not {timeout:g}")

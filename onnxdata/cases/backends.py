@@ -14,7 +14,9 @@ for sequences, dicts for maps, None for an empty optional, STRING elements as
 bytes or str) and returns the outputs the same way, each converted to the
 type the model declares for it (strings as bytes, map values as arrays of the
 declared element type). ``backend.prepare(model)`` returns a ``Prepared``
-whose ``run(inputs)`` can be called once per data set.
+whose ``run(inputs)`` can be called once per data set. The inputs are checked against
+the model's declared inputs first (``feeds.fit_inputs``): too few or too many, a value of
+another kind, a tensor of another element type raise ``FeedError``, naming the input.
 
 A backend that cannot run here (not installed, a provider missing) raises
 ``BackendUnavailable`` (a reason to skip, not a failure); a value a backend
@@ -33,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
+from onnxdata.cases.feeds import fit_inputs
 from onnxdata.cases.ort_bridge import (
     as_ort_value,
     needs_ort_value,
@@ -121,10 +124,15 @@ class _Model:
         self.shown = os.fspath(self.path) if self.path is not None else "the model"
 
     def feeds(self, inputs: Sequence[Any]) -> list[tuple[str, DeclaredType, Any]]:
-        if len(inputs) > len(self.inputs):
-            raise OnnxDataError(f"{len(inputs)} inputs but {self.shown} has "
-                                f"{len(self.inputs)}")
-        return [(n, t, v) for (n, t), v in zip(self.inputs, inputs, strict=False)]
+        """``(name, declared type, value)`` of each input, checked against the declared
+        inputs before any backend sees them (``fit_inputs``: FeedError)."""
+        return fit_inputs(inputs, self.inputs, self.shown, self.initializers)
+
+    def initializers(self) -> set[str]:
+        """The names of the graph's initializers: the inputs that may be left out."""
+        graph = self.proto.graph
+        return {t.name for t in graph.initializer} | \
+            {t.values.name for t in graph.sparse_initializer}
 
     def serialized(self) -> bytes:
         """The model's bytes: as read from its file, or serialized from the message."""

@@ -33,7 +33,7 @@ from typing import Any
 from onnxdata.cases.backend_errors import BackendCannotTake, BackendUnavailable
 from onnxdata.cases.backends import Backend, get_backend
 from onnxdata.cases.expectations import Expectation, Expectations
-from onnxdata.cases.load import load_test_data_set
+from onnxdata.cases.load import load_checked_set
 from onnxdata.convert.compare import Difference, compare
 from onnxdata.errors import OnnxDataError
 
@@ -267,7 +267,7 @@ def run_set(prepared: Sequence[Any], model: Path, folder: Path, expect: Expectat
     started = time.perf_counter()
     base = (model.parent.name, os.fspath(folder), folder.name)
     try:
-        inputs, expected = load_test_data_set(folder, model=model)
+        inputs, expected = load_checked_set(folder, model=model)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return _expected(SetResult(*base, "error", time.perf_counter() - started,
                                    message=f"cannot read the set: {exc}"), expect)

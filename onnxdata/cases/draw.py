@@ -185,13 +185,22 @@ def _shape(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> tuple[int, .
         shown = "[" + ", ".join(map(str, out)) + "]"
         if all(isinstance(d, int) for d in declared):
             raise GenerationError(f"{where}: its declared shape {shown} needs {count} "
-                                  f"elements, over the budget of {plan.budget} left "
-                                  f"{plan.budget - plan.spent}; raise the budget")
+                                  f"elements, over {_left(plan)}; raise the budget "
+                                  "(--budget, budget=)")
         shrunk = [0 if not isinstance(d, int) else s for d, s in zip(declared, out,
                                                                        strict=True)]
         return tuple(shrunk)  # over budget: the free axes go empty
     plan.spent += count
     return tuple(out)
+
+
+def _left(plan: Plan) -> str:
+    """What is left of the budget, for a tensor that does not fit in it."""
+    of = f"the budget of {plan.budget} element{'s' if plan.budget != 1 else ''} a set"
+    if not plan.spent:
+        return of
+    return f"the {plan.budget - plan.spent} left of {of} (the values drawn before it took " \
+           f"{plan.spent})"
 
 
 def _tensor(t: DeclaredType, ch: Choices, plan: Plan, where: str) -> np.ndarray[Any, Any]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from onnxdata.cases.feeds import CheckedInputs
 from onnxdata.core.messages import MESSAGE_CLASSES
 from onnxdata.core.strings import Strings
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError, no_memory_error
@@ -28,7 +29,7 @@ from onnxdata.model.types import IO, type_problems_reference
 from onnxdata.wire.field_tree import field_tree
 from onnxdata.wire.source import Buffer, Source, read_settled
 
-__all__ = ["load_test_data_set", "test_data_files"]
+__all__ = ["load_checked_set", "load_test_data_set", "test_data_files"]
 
 _FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
 #: Loads tried while saves keep replacing the folder (or removing its files).
@@ -164,6 +165,17 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     the folder above. ``strings="str"`` gives STRING values as ``str`` (UTF-8),
     which ONNX Runtime needs: it reads bytes as ``"b'...'"``.
     """
+    inputs, outputs = load_checked_set(folder, model=model, strings=strings)
+    return list(inputs), outputs
+
+
+@no_memory_error("folder")
+def load_checked_set(folder: str | os.PathLike[str], *,
+                     model: str | os.PathLike[str] | None = None,
+                     strings: Strings = "bytes") -> tuple[CheckedInputs, list[Any]]:
+    """``load_test_data_set``'s values, the inputs as ``CheckedInputs`` holding the
+    declared types they were read with, so a backend's ``run`` (``feeds.fit_inputs``)
+    checks only their count again; what the test loop (``case_run.run_set``) runs."""
     folder = Path(folder)
     name = os.fspath(folder)
     if not folder.is_dir():
@@ -196,5 +208,7 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
                                            f"the model declares {len(declared)} {io}s, but "
                                            f"the folder has {len(files)} {io} files")],
                                   source=name)
-    return ([_read(p, d, m, "input", i, strings) for i, (p, d) in enumerate(inputs)],
+    return (CheckedInputs([_read(p, d, m, "input", i, strings) for i, (p, d)
+                           in enumerate(inputs)],
+                          [m.declared("input", i) for i in range(len(inputs))]),
             [_read(p, d, m, "output", i, strings) for i, (p, d) in enumerate(outputs)])

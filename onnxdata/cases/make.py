@@ -117,10 +117,15 @@ def make_test_data_sets(model: ModelArg, n: int = 3, *, seed: int = 0,
     (else 0 to 3, drawn each time). ``budget`` bounds the elements of one set;
     ``style="small"`` draws small integers and quarter-step floats, ``"any"``
     every bit pattern. Errors: ``GenerationError`` naming the input that cannot
-    be generated; ``OnnxDataError`` when the backend fails on a set.
+    be generated; ``OnnxDataError`` when the backend fails on a set; ValueError for
+    ``n`` < 1 or a negative ``seed``, ``length`` or ``budget``.
     """
-    if n < 0:
-        raise ValueError(f"n must be >= 0, not {n}")
+    for name, value, least in (("n", n, 1), ("seed", seed, 0), ("budget", budget, 0)):
+        if value < least:
+            made = " (a call that makes no set)" if name == "n" else ""
+            raise ValueError(f"{name} must be >= {least}{made}, not {value}")
+    if length is not None and length < 0:
+        raise ValueError(f"length must be >= 0 or None, not {length}")
     path = Path(model) if isinstance(model, (str, os.PathLike)) else None
     if path is not None and path.is_dir():
         path = path / "model.onnx"

@@ -1,22 +1,27 @@
 """What every command shares: FILE arguments (``-`` is stdin), --model with
---input/--output, the one wording of a missing file, and the one failure line."""
+--input/--output, numeric options (``whole_number``, ``seconds``), the one wording of a
+missing file, and the one failure line."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 
+from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cli.console import console, write_text
 from onnxdata.errors import OnnxDataError
 from onnxdata.model.types import IO
 
 __all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
-           "file_arg", "file_size", "missing", "model_choice", "model_problem"]
+           "file_arg", "file_size", "missing", "model_choice", "model_problem", "seconds",
+           "whole_number"]
 
 
 #: What ``-`` stands for as a FILE: standard input, read once to its end.
@@ -62,6 +67,33 @@ def model_choice(args: argparse.Namespace, name: str
     return model, m.group(1), int(m.group(2))  # type: ignore[return-value]
 
 
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number >= ``least``; anything else is a usage error
+    naming the option and the value (exit 2), as ``--rtol -1`` is."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = least - 1
+        if n < least:
+            raise argparse.ArgumentTypeError(f"a whole number >= {least}, not {text!r}")
+        return n
+    parse.__name__ = f"whole number >= {least}"  # (argparse's name for the type)
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type`` for a time limit: a finite number of seconds > 0 (no command
+    takes 0 or less to mean no limit: leave the option out)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"a number of seconds > 0, not {text!r}")
+    return value
+
+
 def file_arg(name: str) -> str:
     """The path to open for a FILE argument: ``-`` is standard input."""
     return STDIN if name == "-" else name
@@ -92,8 +124,8 @@ def data_problem(name: str, kind: str | None = None, folders: bool = False) -> s
 
 def model_problem(name: str, folders: bool = False) -> str | None:
     """The one line for a MODEL a command cannot take: not there, a folder (with
-    ``folders``: one without model.onnx), or a data file (a .pb that does not read as a
-    model); None when it may be one."""
+    ``folders``: one without model.onnx, in ``no_case_folder``'s words), or a data file
+    (a .pb that does not read as a model); None when it may be one."""
     gone = missing(name)
     if gone:
         return gone
@@ -101,7 +133,7 @@ def model_problem(name: str, folders: bool = False) -> str | None:
         if not folders:
             return f"{name}: {FOLDER}"
         inside = os.path.join(name, "model.onnx")
-        return None if os.path.isfile(inside) else f"{inside}: {MISSING}"
+        return None if os.path.isfile(inside) else no_case_folder([name], under=False)
     if name.lower().endswith(".pb") and not _is_model(name):
         return f"{name}: {NOT_MODEL}"
     return None

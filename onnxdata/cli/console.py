@@ -9,13 +9,15 @@ import io
 import os
 import re
 import sys
+from collections.abc import Iterable
 from typing import IO as TextFile
 from typing import Any, TextIO, cast
 
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["Stream", "console", "printable", "silence", "write_checked", "write_text"]
+__all__ = ["Stream", "console", "message_lines", "printable", "silence", "write_checked",
+           "write_text"]
 
 #: Control characters (C0, DEL, C1), and the escaped form of each: what a file name or a
 #: value must not put raw on a terminal (an ANSI escape repaints it, a newline breaks
@@ -41,6 +43,24 @@ def printable(text: str, *, newlines: bool = False) -> str:
     never goes through this: it stays exact."""
     pattern = _CONTROL_BUT_NEWLINE if newlines else _CONTROL
     return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def message_lines(message: str, names: Iterable[str] = ()) -> str:
+    """A message that may run over several lines (a ValidationError's problems, a
+    runtime's own report) as printable text: its line breaks kept, each line after the
+    first indented by two spaces at least (under the record it belongs to, so a record
+    still starts at the line's start), empty lines dropped, every other control character
+    escaped. A line break inside one of ``names`` (the file and folder names the message
+    quotes) is the name's, not the message's: escaped with it, as ``printable`` does."""
+    for name in sorted(names, key=len, reverse=True):
+        if name and _CONTROL.search(name) and name in message:
+            message = message.replace(name, printable(name))
+    if "\n" not in message:
+        return printable(message)
+    lines = [line.rstrip() for line in message.split("\n")]
+    rest = [line if line.startswith("  ") else "  " + line.lstrip() for line in lines[1:]
+            if line.strip()]
+    return "\n".join(printable(line) for line in [lines[0], *rest])
 
 
 

@@ -10,22 +10,12 @@ from typing import Any
 
 from rich.text import Text
 
+from onnxdata.cli.args import seconds, whole_number
 from onnxdata.cli.console import console, write_text
 from onnxdata.cli.diff import add_tolerances
 from onnxdata.errors import OnnxDataError
 
 __all__ = ["add_parser", "main"]
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"--max-outputs needs a whole number >= 1, not "
-                                         f"{text!r}")
-    return n
 
 
 def add_parser(sub: Any) -> None:
@@ -43,7 +33,7 @@ def add_parser(sub: Any) -> None:
                     "cannot be read or a backend cannot run the model.")
     p.add_argument("model", metavar="CASE", help="a test case folder (model.onnx and "
                                                  "test_data_set_N) or its model file")
-    p.add_argument("--set", type=int, default=0, metavar="N",
+    p.add_argument("--set", type=whole_number(0), default=0, metavar="N",
                    help="the inputs of test_data_set_N (default 0)")
     p.add_argument("--backend", default="ort", metavar="NAME",
                    help="the backend under test: ort (default), reference or module:attr")
@@ -54,10 +44,10 @@ def add_parser(sub: Any) -> None:
     add_tolerances(p)
     p.add_argument("--expectations", metavar="FILE",
                    help="tolerances per case and value name, as run reads them")
-    p.add_argument("--max-outputs", type=_positive, default=256, metavar="N",
+    p.add_argument("--max-outputs", type=whole_number(1), default=256, metavar="N",
                    help="expose at most N values per run; more are halved until they fit "
                         "(memory stays bounded; default 256)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=seconds, metavar="S",
                    help="seconds per run of a backend (its worker process is killed)")
     p.add_argument("--in-process", action="store_true",
                    help="run the backends in this process (no isolation from a crash)")

@@ -1,4 +1,5 @@
-"""The ``onnxdata`` command line: explore, validate, show, diff, run and make data message files.
+"""The ``onnxdata`` command line: explore, validate, show and diff data message files; run,
+make and locate ONNX test cases.
 
   onnxdata explore FILE [--kind KIND] [--json] [--limit N|all] [--html OUT.html]
                         [--model MODEL [--input K | --output K]]
@@ -6,7 +7,7 @@
   onnxdata show FILE [--kind KIND] [--json] [--limit N|all]
                      [--model MODEL [--input K | --output K]]
   onnxdata diff A B [--kind KIND] [--json] [--model MODEL] [--rtol R] [--atol A]
-  onnxdata run MODEL_DIR_OR_MODEL [--set N] [--rtol R] [--atol A] [--json] [--write-outputs]
+  onnxdata run CASE... [--set N] [--rtol R] [--atol A] [--jobs N] [--json] [--write-outputs]
   onnxdata make MODEL [-n N] [--seed S] [--shape INPUT=2,N] [--dim NAME=SIZE] [--out DIR]
                       [--json]
   onnxdata locate CASE [--set N] [--backend A] [--against B] [--reduce DIR] [--json]

@@ -10,7 +10,7 @@ from typing import Any
 
 from onnxdata.cases.draw import Dim
 from onnxdata.cases.make import make_test_data_sets
-from onnxdata.cli.args import fail, model_problem
+from onnxdata.cli.args import fail, model_problem, whole_number
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.errors import OnnxDataError
 
@@ -47,8 +47,9 @@ def add_parser(sub: Any) -> None:
                     "when written, 2 when an input cannot be generated (the error names it), "
                     "the backend fails, or a set exists.")
     p.add_argument("model", metavar="MODEL", help="model.onnx, or the folder holding it")
-    p.add_argument("-n", type=int, default=3, metavar="N", help="how many sets (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="the seed (default 0)")
+    p.add_argument("-n", type=whole_number(1), default=3, metavar="N",
+                   help="how many sets (default 3)")
+    p.add_argument("--seed", type=whole_number(0), default=0, help="the seed (default 0)")
     p.add_argument("--backend", default="reference", metavar="reference|ort|module:attr",
                    help="what computes the outputs (default reference: onnx's "
                         "ReferenceEvaluator)")
@@ -61,9 +62,9 @@ def add_parser(sub: Any) -> None:
                                              "declares none (repeat for several inputs)")
     p.add_argument("--dim", type=_dim_arg, action="append", default=[], metavar="NAME=SIZE",
                    help="fix a named dim (others are drawn once per set, shared by inputs)")
-    p.add_argument("--length", type=int, metavar="K",
+    p.add_argument("--length", type=whole_number(0), metavar="K",
                    help="every sequence and map K long (default: 0 to 3, drawn each time)")
-    p.add_argument("--budget", type=int, default=4096, metavar="ELEMENTS",
+    p.add_argument("--budget", type=whole_number(0), default=4096, metavar="ELEMENTS",
                    help="tensor elements per set at most (default 4096)")
     p.add_argument("--style", choices=["small", "any"], default="small",
                    help="small integers and quarter-step floats (default), or any bit pattern")

@@ -20,14 +20,15 @@ from typing import Any
 
 from onnxdata.cases.backend_errors import BackendUnavailable
 from onnxdata.cases.backends import get_backend
+from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cases.case_pool import run_cases
 from onnxdata.cases.case_run import CaseTask, SetResult, find_cases, shard, test_data_sets
 from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
-from onnxdata.cli.args import MISSING, model_problem
-from onnxdata.cli.console import console, printable, write_text
+from onnxdata.cli.args import model_problem
+from onnxdata.cli.console import console, message_lines, printable, write_text
 from onnxdata.core.version import VERSION
 from onnxdata.errors import OnnxDataError
 
@@ -53,8 +54,8 @@ def run_command(args: argparse.Namespace) -> int:
             write_text(json.dumps({"passed": False, "error": str(exc), "results": [],
                                    "sets": []}, indent=2) + "\n")
         else:
-            console(stderr=True).print(Text(f"onnxdata: {printable(str(exc))}", style="red"),
-                                   soft_wrap=True)
+            said = message_lines(str(exc), args.model)
+            console(stderr=True).print(Text(f"onnxdata: {said}", style="red"), soft_wrap=True)
         return 2
 
 
@@ -86,9 +87,7 @@ def _cases(args: argparse.Namespace) -> tuple[list[tuple[Path, Path]], bool]:
     except OnnxDataError as exc:
         raise _Stop(str(exc)) from exc
     if not found:
-        where = Path(args.model[0])
-        raise _Stop(f"{where / 'model.onnx'}: {MISSING}" if len(args.model) == 1 else
-                    "no test case (model.onnx beside test_data_set_N) in the folders given")
+        raise _Stop(no_case_folder(args.model))
     return [(c, c / "model.onnx") for c in found], False
 
 
@@ -322,7 +321,7 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
             why = r.message or r.reason
             out.print(Text.assemble((printable(r.set), "bold"), ": ",
                                     (r.status, _STYLE[r.status]),
-                                    f": {printable(why)}" if why else ""), soft_wrap=True)
+                                    f": {_said(why, r)}" if why else ""), soft_wrap=True)
             continue
         for o in r.outputs:
             n = len(o.differences) + len(o.against)
@@ -339,7 +338,7 @@ def _print_outputs(out: Any, results: list[SetResult], written: list[str],
         if r.status == "xfail" or r.message:
             out.print(Text.assemble((printable(r.set), "bold"), ": ",
                                     (r.status, _STYLE[r.status]),
-                                    f": {printable(r.message or r.reason)}"), soft_wrap=True)
+                                    f": {_said(r.message or r.reason, r)}"), soft_wrap=True)
     for w in written:
         out.print(f"wrote {printable(w)}", markup=False, soft_wrap=True)
     if kept:
@@ -355,10 +354,16 @@ def _print_sets(out: Any, results: list[SetResult]) -> None:
     for r in results:
         why = r.message or r.reason
         out.print(Text.assemble((printable(r.id), "bold"), ": ", (r.status, _STYLE[r.status]),
-                                f" ({r.seconds:.3f} s)", f": {printable(why)}" if why else ""),
+                                f" ({r.seconds:.3f} s)", f": {_said(why, r)}" if why else ""),
                   soft_wrap=True)
         for line in r.lines(3):
             out.print(f"  {printable(line)}", markup=False, soft_wrap=True)
+
+
+def _said(message: str, r: SetResult) -> str:
+    """A set's message as printable lines (``message_lines``), the set's and its case's
+    folder names escaped whole wherever it quotes them."""
+    return message_lines(message, (r.folder, os.path.dirname(r.folder)))
 
 
 def _print_summary(out: Any, results: list[SetResult]) -> None:

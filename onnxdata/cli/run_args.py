@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from onnxdata.cli.args import seconds, whole_number
 from onnxdata.cli.diff import add_tolerances
 
 __all__ = ["add_parser", "main"]
@@ -28,7 +29,7 @@ def add_parser(sub: Any) -> None:
                    help="a folder with model.onnx and test_data_set_N, the model file, one "
                         "test_data_set_N folder beside a model.onnx (that set only), or "
                         "folders holding case folders at any depth")
-    p.add_argument("--set", type=int, metavar="N", help="run test_data_set_N only")
+    p.add_argument("--set", type=whole_number(0), metavar="N", help="run test_data_set_N only")
     add_tolerances(p)
     p.add_argument("--backend", default="ort", metavar="NAME",
                    help="ort (ONNX Runtime, the default), reference (onnx's "
@@ -41,10 +42,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--expectations", metavar="FILE",
                    help="tolerances, known failures and skips (TOML or JSON; see "
                         "onnxdata.cases.expectations)")
-    p.add_argument("--jobs", type=int, default=0, metavar="N",
+    p.add_argument("--jobs", type=whole_number(0), default=0, metavar="N",
                    help="run the cases in N worker processes, one session per case, so a "
                         "crash or a hang fails that case only (0: in this process)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=seconds, metavar="S",
                    help="seconds per case (in worker processes: implies --jobs 1 at least)")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (by case name)")
     p.add_argument("--executor", choices=("processes", "dask"), default="processes",

@@ -26,7 +26,7 @@ from onnxdata.cli.args import (
 )
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
-from onnxdata.errors import OnnxDataError, Problem
+from onnxdata.errors import DecodeError, OnnxDataError, Problem
 from onnxdata.explorer.readings import Exploration, Reading, explore
 from onnxdata.rules.common import joined_problems
 
@@ -120,8 +120,19 @@ def _one(name: str, args: argparse.Namespace) -> Verdict:
             result = explore(path, reading=args.kind, model=model, io=io, index=index,
                              progress=progress)
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
-        return Verdict(name, "unreadable", str(exc))
+        return Verdict(name, "unreadable", _unread(exc, (name, path)))
     return verdict(name, result, args.kind)
+
+
+def _unread(exc: Exception, names: tuple[str, ...]) -> str:
+    """Why the file could not be read, after "FILE: cannot read": a DecodeError about the
+    file itself without its own "cannot read FILE" (said once, not twice), keeping where
+    and as what it failed; anything else as it is."""
+    if not isinstance(exc, DecodeError) or exc.source not in names:
+        return str(exc)
+    where = " ".join(([f"at byte {exc.offset}"] if exc.offset is not None else []) +
+                     ([f"as {exc.kind}"] if exc.kind else []))
+    return f"{where}: {exc.reason}" if where else exc.reason
 
 
 def validate_command(args: argparse.Namespace) -> int:
@@ -141,7 +152,7 @@ def validate_command(args: argparse.Namespace) -> int:
             out.print(Text.assemble((printable(name), "bold"), ": ", ("warning", "yellow"),
                                     f": {v.warning}"))
         word = "cannot read" if v.status == "unreadable" else v.status
-        sep = " " if v.text.startswith("as ") or v.status == "valid" else ": "
+        sep = " " if v.text.startswith(("as ", "at byte ")) or v.status == "valid" else ": "
         out.print(Text.assemble((printable(name), "bold"), ": ", (word, _STYLE[v.status]),
                                 f"{sep}{v.text}"))
         if v.problems:  # one print for them all: rich's work per print, 50 us, was most

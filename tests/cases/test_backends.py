@@ -122,7 +122,8 @@ def test_a_model_the_backend_cannot_load_and_too_many_inputs_are_our_errors(
         (tmp_path / "model.onnx").write_bytes(model.SerializeToString())
         with pytest.raises(OnnxDataError, match="cannot load"):
             backend.prepare(tmp_path / "model.onnx")
-        with pytest.raises(OnnxDataError, match="2 inputs but"):
+        with pytest.raises(OnnxDataError, match=r"model\.onnx has 1 input but 2 were given: "
+                                                r"input 0 'x' "):
             backend.run(NODE / "test_abs", [np.zeros(3, np.float32)] * 2)
 
 
@@ -147,3 +148,88 @@ def test_ort_sessions_do_not_spin_between_runs() -> None:
     prepared = backend.prepare(NODE / "test_abs" / "model.onnx")
     options = prepared.session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+# ---------------------------------------------------------------- inputs against the model
+
+SEQ = NODE / "test_sequence_insert_at_back"  # input 0 'sequence': sequence(tensor(int64))
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_an_array_for_a_sequence_input_is_refused_before_the_backend(name: str) -> None:
+    backend = _backend(name)
+    with pytest.raises(OnnxDataError) as info:
+        backend.run(SEQ / "model.onnx", [np.arange(3), np.arange(2)])
+    message = str(info.value)
+    assert "input 0 'sequence'" in message and "sequence(tensor(int64))" in message
+    assert "numpy array" in message and "model.onnx" in message
+    assert "failed" not in message  # said before the backend ran, not by it
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_a_sequence_element_of_another_dtype_is_refused(name: str) -> None:
+    backend = _backend(name)
+    with pytest.raises(OnnxDataError,
+                       match=r"input 0 'sequence'\[1\]: declared tensor\(int64\) but given "
+                             r"an array of float32"):
+        backend.run(SEQ, [[np.arange(3), np.arange(3, dtype=np.float32)], np.arange(2)])
+    with pytest.raises(OnnxDataError, match=r"input 1 'tensor': declared tensor\(int64\) but "
+                                            r"given an array of float64"):
+        backend.run(SEQ, [[np.arange(3)], np.zeros(2)])
+    with pytest.raises(OnnxDataError, match=r"input 0 'sequence'\[0\]: declared "
+                                            r"tensor\(int64\) but given a list"):
+        backend.run(SEQ, [[[0, 1]], np.arange(2)])
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_too_few_inputs_name_the_missing_ones(name: str) -> None:
+    backend = _backend(name)
+    with pytest.raises(OnnxDataError, match=r"has 2 inputs but 1 was given: input 1 "
+                                            r"'tensor' \(tensor\(int64\)\) is missing"):
+        backend.run(SEQ, [[np.arange(3)]])
+    with pytest.raises(OnnxDataError, match=r"input 0 'sequence' .* and input 1 'tensor' "):
+        backend.run(SEQ, [])
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_none_is_for_optional_inputs_only(name: str) -> None:
+    backend = _backend(name)
+    with pytest.raises(OnnxDataError, match=r"input 1 'tensor': declared tensor\(int64\) but "
+                                            r"given None"):
+        backend.run(SEQ, [[np.arange(3)], None])
+    loop = NODE / "test_loop16_seq_none"  # input 2 is optional(sequence(tensor(float)))
+    inputs, _ = onnxdata.cases.load_test_data_set(loop / "test_data_set_0")
+    (out,) = backend.run(loop, [*inputs[:2], None])  # an empty optional: runs
+    assert isinstance(out, list)
+    with pytest.raises(OnnxDataError, match=r"input 2 'opt_seq' \(optional\(.*\)\) is missing "
+                                            r".*None for an empty optional"):
+        backend.run(loop, inputs[:2])
+
+
+def _add_with_initializer(tmp_path: Path, onnx: Any) -> Path:
+    """Add(x, y) where y is a graph input with an initializer (a default value)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])],
+        [numpy_helper.from_array(np.array([10, 20], np.float32), "y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("name", ["ort", "reference"])
+def test_trailing_inputs_with_an_initializer_may_be_left_out(name: str, tmp_path: Path,
+                                                             onnx: Any) -> None:
+    backend = _backend(name)
+    model = _add_with_initializer(tmp_path, onnx)
+    x = np.array([1, 2], np.float32)
+    assert backend.run(model, [x])[0].tolist() == [11, 22]
+    assert backend.run(model, [x, x])[0].tolist() == [2, 4]
+    with pytest.raises(OnnxDataError, match=r"input 0 'x' \(tensor\(float\)\) is missing"):
+        backend.run(model, [])

@@ -225,3 +225,36 @@ def test_an_output_without_a_type_is_told_how_to_give_one(
     onnx.save(onnx.shape_inference.infer_shapes(onnx.load(model)), model)  # as it says
     assert main(["make", str(model), "--overwrite"]) == 0
     assert main(["run", str(model.parent)]) == 0
+
+
+@pytest.mark.parametrize(("kw", "said"), [
+    ({"n": 0}, "n must be >= 1 (a call that makes no set), not 0"),
+    ({"seed": -1}, "seed must be >= 0, not -1"),
+    ({"length": -1}, "length must be >= 0 or None, not -1"),
+    ({"budget": -5}, "budget must be >= 0, not -5"),
+])
+def test_arguments_out_of_range_are_refused_before_anything_is_written(
+        kw: dict[str, Any], said: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        make_test_data_sets(NODE / "test_abs", out=tmp_path / "new", **kw)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_tensor_over_the_budget_says_what_is_left_of_it(tmp_path: Path) -> None:
+    with pytest.raises(GenerationError) as info:
+        make_test_data_sets(NODE / "test_abs", out=tmp_path / "a", budget=1)
+    assert str(info.value) == "input 0 'x': its declared shape [3, 4, 5] needs 60 elements, " \
+        "over the budget of 1 element a set; raise the budget (--budget, budget=)"
+    with pytest.raises(GenerationError) as info:  # x [3] is drawn first, then y [3]
+        make_test_data_sets(NODE / "test_bitshift_left_uint32", out=tmp_path / "b", budget=4)
+    assert str(info.value) == "input 1 'y': its declared shape [3] needs 3 elements, over " \
+        "the 1 left of the budget of 4 elements a set (the values drawn before it took 3); " \
+        "raise the budget (--budget, budget=)"
+
+
+def test_make_on_a_folder_without_a_model_says_it_is_no_case_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "adir").mkdir()
+    assert main(["make", str(tmp_path / "adir")]) == 2
+    assert capsys.readouterr().err == f"onnxdata: no model.onnx in {tmp_path / 'adir'}, so " \
+        "no case folder (model.onnx beside test_data_set_N) to make sets for\n"

@@ -179,3 +179,20 @@ def test_problems_of_merged_fields_say_so(capsys: pytest.CaptureFixture[str],
     onnxdata.write(np.zeros(2, np.float32), one, "tensor")
     assert main(["show", "--kind", "opt", str(one)]) == 1
     assert "invalid as optional:" in capsys.readouterr().out  # nothing merged: as before
+
+
+def test_validate_of_a_fifo_says_cannot_read_once(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    """The file's name and "cannot read" once, not the verdict's and the error's both."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["validate", str(fifo)]) == 2
+    assert capsys.readouterr().out == f"{fifo}: cannot read: a pipe or FIFO that gave no " \
+        "bytes: no process wrote to it (a writer is waited for 1.0 s)\n"
+    assert main(["validate", str(fifo), "--json"]) == 2
+    said = json.loads(capsys.readouterr().out)
+    assert said["error"] == f"{fifo}: a pipe or FIFO that gave no bytes: no process wrote " \
+        "to it (a writer is waited for 1.0 s)"
+    assert said["files"][0]["status"] == "unreadable"

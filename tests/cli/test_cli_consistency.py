@@ -5,6 +5,7 @@ that says what each command does and what its exit status means."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -254,3 +255,16 @@ def test_make_json_lists_the_sets_written_or_the_error(
     assert main(["make", str(tmp_path / "gone.onnx"), "--json"]) == 2
     assert json.loads(capsys.readouterr().out) == {
         "written": [], "error": f"{tmp_path / 'gone.onnx'}: no such file or folder"}
+
+
+def test_top_level_help_opens_with_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its first sentence names each command the usage line lists, locate included."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    usage, description = out.split("\n\n")[:2]
+    commands = re.search(r"\{([a-z,]+)\}", usage)
+    assert commands is not None, usage
+    first = " ".join(description.split())
+    missing = [c for c in commands[1].split(",") if not re.search(rf"\b{c}\b", first)]
+    assert not missing, (missing, first)

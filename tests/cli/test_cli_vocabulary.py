@@ -117,9 +117,12 @@ def test_a_path_no_command_can_take_is_one_line_in_one_wording_exit_2(
     folder.mkdir()
     model, value = case / "model.onnx", case / "test_data_set_0" / "input_0.pb"
     said = {gone: f"{gone}: no such file or folder",
-            # make and run take a case folder: theirs is the model.onnx it lacks
+            # make and run take a case folder: theirs is the case folder it is not, in the
+            # pytest plugin's words (run looks under it too; make wants its model.onnx)
             folder: f"{folder}: a folder, not a file" if data else
-            f"{folder / 'model.onnx'}: no such file or folder",
+            f"no case folder (model.onnx beside test_data_set_N) at or under {folder}"
+            if command[0] == "run" else f"no model.onnx in {folder}, so no case folder "
+            "(model.onnx beside test_data_set_N) to make sets for",
             model if data else value:
             f"{model}: an ONNX model, not a data file: onnxdata reads the "
             "test_data_set_N/*.pb files beside it, and onnxdata run runs the model on them "
@@ -284,3 +287,17 @@ def test_dash_is_standard_input_for_every_command() -> None:
     assert got.stdout.decode().startswith("-: valid SequenceProto")
     got = _cli("show", "-", stdin=data)
     assert got.stdout.decode().startswith("-  sequence\n")
+
+
+def test_run_on_folders_without_a_case_says_so_as_the_pytest_plugin_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from onnxdata.cases.case_folder import no_case_folder
+
+    (tmp_path / "a" / "sub").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    assert main(["run", a, b]) == 2
+    assert capsys.readouterr().err == "onnxdata: no case folder (model.onnx beside " \
+        f"test_data_set_N) at or under {a}, {b}\n"
+    assert main(["run", a, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == no_case_folder([a])

@@ -67,3 +67,33 @@ def test_make_prints_a_folder_named_with_a_newline_on_one_line(tmp_path: Path) -
     lines = done.stdout.decode().splitlines()
     assert done.returncode == 0, done.stderr
     assert lines == [f"wrote {tmp_path}/made\\ncase/test_data_set_0"], lines
+
+
+def _bad_case(folder: Path) -> Path:
+    """test_abs with an input of rank 1 where the model declares [3, 4, 5]."""
+    import numpy as np
+
+    from onnxdata.cases.save import write_value
+
+    shutil.copytree(NODE / "test_abs", folder)
+    write_value(folder / "test_data_set_0" / "input_0.pb", np.zeros(3, np.float32), "tensor",
+                name="x")
+    return folder
+
+
+def test_a_set_message_of_several_lines_prints_as_indented_lines(tmp_path: Path) -> None:
+    """A set that cannot be read: its problems under it, one a line (not a literal \\n);
+    a line break in the case's name is still escaped, the name's own."""
+    pytest.importorskip("onnxruntime", reason="onnxruntime is the optional extra [ort]")
+    case = _bad_case(tmp_path / "odd\ncase")
+    problem = "  - dims: declared shape [3, 4, 5] has rank 3 but dims are [3]"
+    where = f"{tmp_path}/odd\\ncase/test_data_set_0/input_0.pb (model input 0: tensor(float))"
+    alone = _onnxdata("run", os.fspath(case))
+    assert alone.returncode == 2
+    assert alone.stdout.decode().splitlines() == [
+        f"test_data_set_0: error: cannot read the set: {where}: 1 problem:", problem]
+    many = _onnxdata("run", os.fspath(tmp_path))
+    lines = many.stdout.decode().splitlines()
+    assert lines[0].startswith("odd\\ncase[test_data_set_0]: error (") and \
+        lines[0].endswith(f"s): cannot read the set: {where}: 1 problem:"), lines
+    assert lines[1] == problem and lines[2].startswith("1 sets in 1 cases: 1 error"), lines

@@ -3,9 +3,12 @@
 ``save_test_data_set`` is ``load_test_data_set`` backwards. Each value is
 written as the kind the model declares for it (a list given for a
 ``sequence(optional(tensor(float)))`` input holds optionals even when none of
-them is None), its arrays cast to the declared element types, and named as the
-model's input or output; without a model the kind comes from the value, as
-``from_numpy`` infers it. An empty optional is written with elem_type
+them is None), its arrays converted to the declared element types where that
+loses nothing of their kind (``convert.exact_cast``: float64 for float32 rounds,
+float64 for int64 is refused) and checked against the declared fixed dims, and
+named as the model's input or output; without a model the kind comes from the
+value, as ``from_numpy`` infers it. So a set it writes is one
+``load_test_data_set`` reads back. An empty optional is written with elem_type
 UNDEFINED, as ONNX's own test data has it.
 
 The set is written into a temporary sibling folder and renamed into place
@@ -24,13 +27,14 @@ import numpy as np
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.convert.common import SparseParts
+from onnxdata.convert.exact_cast import exact_array
 from onnxdata.convert.values import from_numpy
-from onnxdata.core.dtypes import DATA_TYPES, STRING
+from onnxdata.core.dtypes import DATA_TYPES
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError
 from onnxdata.generated.onnx_ml_pb2 import ModelProto
 from onnxdata.io.atomic import staged_folder
-from onnxdata.model.types import IO, DeclaredType, declared_type
+from onnxdata.model.types import IO, DeclaredType, declared_type, shape_problems
 from onnxdata.wire.source import read_checked
 
 __all__ = ["as_model", "read_model", "save_test_data_set", "write_value"]
@@ -90,9 +94,11 @@ def save_test_data_set(folder: str | os.PathLike[str],
     output) or dicts keyed by the model's input/output names (without a model,
     a dict's keys name the values in order). With ``model`` (a path or a
     ModelProto) each value is written as its declared type; a value that
-    cannot be (a list for a tensor, strings for floats) raises OnnxDataError
-    naming it. An existing non-empty ``folder`` is replaced only with
-    ``overwrite=True``. Returns the folder's path.
+    cannot be, or not without loss (a list for a tensor, strings for floats,
+    floats for int64, 300 for int8, a [2] array for a declared [3]), raises
+    OnnxDataError naming it and the path inside it, and nothing is written. An
+    existing non-empty ``folder`` is replaced only with ``overwrite=True``. Returns
+    the folder's path.
     """
     target = Path(folder)
     m = as_model(model) if model is not None else None
@@ -169,8 +175,9 @@ def _write_declared(path: Path, value: Any, name: str, declared: DeclaredType | 
 
 
 def _conform(value: Any, declared: DeclaredType, where: str, *, top: bool = False) -> Any:
-    """``value`` made to fit ``declared``: arrays cast to the declared element type, and
-    the nested values whose kind ``from_numpy`` could not infer built as messages."""
+    """``value`` made to fit ``declared``: arrays converted to the declared element type
+    and checked against its shape, and the nested values whose kind ``from_numpy`` could
+    not infer built as messages."""
     kind = declared.kind
     if kind == "optional":
         assert declared.element is not None
@@ -180,11 +187,12 @@ def _conform(value: Any, declared: DeclaredType, where: str, *, top: bool = Fals
         return inner if top else from_numpy(inner, "optional",
                                             elem_type=declared.element.kind)
     if kind == "tensor":
-        return _array(value, declared.elem_type, where)
+        return _shaped(_array(value, declared.elem_type, where), declared, where)
     if kind == "sparse_tensor":
         if isinstance(value, SparseParts):
+            _shaped(value, declared, where)
             return value._replace(values=_array(value.values, declared.elem_type, where))
-        dense = _array(value, declared.elem_type, where)
+        dense = _shaped(_array(value, declared.elem_type, where), declared, where)
         flat = dense.reshape(-1)
         nz = np.flatnonzero(flat != 0) if dense.dtype.kind != "O" else np.arange(flat.size)
         return SparseParts(flat[nz], nz.astype(np.int64), tuple(dense.shape))
@@ -207,24 +215,25 @@ def _conform(value: Any, declared: DeclaredType, where: str, *, top: bool = Fals
 
 
 def _array(value: Any, code: int, where: str) -> Any:
-    """``value`` as an ndarray of data type ``code`` (0: as it is)."""
+    """``value`` as an ndarray of data type ``code`` (0: as it is), converted only where
+    that loses nothing (``exact_array``: float64 for float32 rounds, 1.5 for int64 is
+    refused)."""
     if isinstance(value, (list, tuple, dict, SparseParts)) or value is None:
         raise OnnxDataError(f"{where}: a tensor is declared but the value is a "
                             f"{type(value).__name__}")
-    arr = np.asarray(value)
-    dt = DATA_TYPES.get(code)
-    if dt is None:
-        return arr
-    if code == STRING:
-        if arr.dtype.kind not in "OSU":
-            raise OnnxDataError(f"{where}: declared {dt.name.lower()} but the array is "
-                                f"{arr.dtype}")
-        return arr
-    if arr.dtype == dt.dtype:
-        return arr
-    if arr.dtype.kind in "OSU" or (arr.dtype.kind == "c") != (dt.dtype.kind == "c"):
-        raise OnnxDataError(f"{where}: declared {dt.name.lower()} but the array is {arr.dtype}")
-    return arr.astype(dt.dtype)
+    if code not in DATA_TYPES:
+        return np.asarray(value)
+    return exact_array(value, code, where)
+
+
+def _shaped(value: Any, declared: DeclaredType, where: str) -> Any:
+    """``value`` (an ndarray or SparseParts) when its shape fits the declared one (each
+    fixed dim; a named one fits any size), else the error ``validate`` would give its file,
+    raised before the file is written."""
+    problems = shape_problems([int(d) for d in value.shape], declared, "")
+    if problems:
+        raise OnnxDataError(f"{where}: {problems[0].message}")
+    return value
 
 
 def _mismatch(where: str, declared: DeclaredType, value: Any) -> OnnxDataError:

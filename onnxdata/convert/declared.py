@@ -4,14 +4,20 @@ ONNX Runtime gives some outputs as plain Python values: ZipMap returns
 ``list[dict[str, float]]``. A value like that has no dtype of its own, but the
 model declares one (``"seq(map(string, tensor(float)))"``), so ``prepare``
 turns it into the numpy value that builds exactly the declared type: Python
-numbers and lists become arrays of the declared element type, map keys numpy
-scalars of the key type, and empty lists, dicts or None typed empty messages.
-Arrays already numpy are left as they are, so a mismatch stays an error.
+numbers, lists of them and arrays of another type become arrays of the declared
+element type, map keys numpy scalars of the key type, and empty lists, dicts or
+None typed empty messages. A value converts only when that loses nothing of its
+kind (``exact_cast``: an int64 array or 2.0 for ``tensor(float)`` or
+``tensor(int64)``, float32 for ``tensor(bfloat16)``); 1.5 for ``tensor(int64)``,
+300 for ``tensor(int8)`` or a string for a number raise OnnxDataError naming
+the path and both types.
 
 ``as_declared`` does the same for comparing: a runtime's plain Python output
 becomes the value ``to_numpy`` would give for the declared type (Python floats in
 a ZipMap's maps become float32 0-d arrays, lists of numbers arrays), so
-``compare(..., declared=)`` sees the types the model promises.
+``compare(..., declared=)`` sees the types the model promises. Its arrays stay as
+they are: an array of another type is what the runtime gave, for ``compare`` to
+report.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from onnxdata.convert.build import build_message
+from onnxdata.convert.common import SparseParts
+from onnxdata.convert.exact_cast import exact_array
 from onnxdata.core.dtypes import DATA_TYPES, KEY_TYPES, STRING
 from onnxdata.core.messages import KindName
 from onnxdata.errors import OnnxDataError
@@ -105,7 +113,9 @@ def prepare(value: Any, declared: str | DeclaredType) -> tuple[Any, KindName, An
 
     Nested optionals and typed empty lists and dicts become messages here (the
     way ``from_numpy`` nests them); everything else stays numpy, so ``write``
-    still streams the large arrays.
+    still streams the large arrays. Every tensor's values are converted to its
+    declared element type, or refused where that would lose something
+    (``exact_array``).
     """
     t = parse_type(declared) if isinstance(declared, str) else declared
     key = t.elem_type if t.kind == "map" else None
@@ -119,15 +129,12 @@ def prepare(value: Any, declared: str | DeclaredType) -> tuple[Any, KindName, An
 def _value(value: Any, t: DeclaredType, path: str) -> Any:
     if hasattr(value, "DESCRIPTOR"):
         return value  # a built message: from_numpy checks its kind
-    if t.kind in ("tensor", "sparse_tensor"):
-        if isinstance(value, (np.ndarray, np.generic)) or t.kind == "sparse_tensor":
-            return value
-        dt = DATA_TYPES[t.elem_type]
-        try:
-            return np.asarray(value, dtype=object if t.elem_type == STRING else dt.dtype)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise OnnxDataError(f"{path}: cannot make a tensor({dt.name.lower()}) of "
-                                f"{type(value).__name__}: {exc}") from None
+    if t.kind == "sparse_tensor":
+        if isinstance(value, SparseParts):
+            return value._replace(values=exact_array(value.values, t.elem_type, path))
+        return exact_array(value, t.elem_type, path)
+    if t.kind == "tensor":
+        return exact_array(value, t.elem_type, path)
     assert t.element is not None
     if t.kind == "optional":
         if value is None:
@@ -168,7 +175,9 @@ def as_declared(value: Any, declared: str | DeclaredType) -> Any:
     ``tensor(float)`` place: a float32 0-d array), numpy scalars of that type 0-d
     arrays, tuples lists; None stays None (an empty optional); map keys, strings and
     ndarrays are left as they are, so a real mismatch (an int32 array where float is
-    declared) is still reported by ``compare``. A value of the wrong shape of
+    declared) is still reported by ``compare``. A Python number that the declared
+    type cannot hold without loss (1.5 for ``tensor(int64)``, 300 for
+    ``tensor(int8)``; ``exact_cast`` says which) or a value of the wrong shape of
     container (a dict where a sequence is declared) raises OnnxDataError naming its
     path.
     """
@@ -192,12 +201,8 @@ def _as(value: Any, t: DeclaredType, path: str) -> Any:
         if t.elem_type == STRING:
             return np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) \
                 else value
-        if isinstance(value, (bool, int, float, list, tuple)):
-            try:
-                return np.asarray(value, dtype=dt.dtype)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise OnnxDataError(f"{path}: cannot make a tensor({dt.name.lower()}) of "
-                                    f"{type(value).__name__}: {exc}") from None
+        if isinstance(value, (bool, int, float, complex, list, tuple)):
+            return exact_array(value, t.elem_type, path)
         return value
     assert t.element is not None
     if t.kind == "sequence":

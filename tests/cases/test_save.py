@@ -155,3 +155,63 @@ def test_a_set_saved_away_from_its_model_loads_with_model_and_says_so_without(
     assert str(target.parent / "model.onnx") in text
     loaded, _ = load_test_data_set(target, model=case / "model.onnx")
     assert not compare(loaded, inputs)
+
+
+# Save refuses what load would then refuse, or what it would truncate, and writes nothing:
+# before, a [2] tensor for a declared [3] saved (and failed to load), and float64 inputs
+# for int64 ones saved as their truncated ints.
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ([[np.zeros(2, np.int64)], np.zeros(2, np.int64)],
+     "input_1 ('tensor'): declared shape [3] but dims are [2] (axis 0)"),
+    ([[np.zeros(2, np.int64)], np.zeros((3, 1), np.int64)],
+     "input_1 ('tensor'): declared shape [3] has rank 1 but dims are [3, 1]"),
+    ([[np.array([1.7, 2.9])], np.array([0, 1, 2])],
+     "input_0 ('sequence')[0]: cannot make a tensor(int64) of float64 values without "
+     "losing their fraction"),
+    ([[np.zeros(2, np.int64)], np.array([0.5, 1.5, 2.5])],
+     "input_1 ('tensor'): cannot make a tensor(int64) of float64 values without losing"),
+    ([[np.zeros(2, np.float32)], np.zeros(2, np.int64)],
+     "input_0 ('sequence')[0]: cannot make a tensor(int64) of float32 values"),
+    ([[np.array([2**40])], np.array([0, 1, 2], np.uint64)], None),  # exact: saved
+])
+def test_a_value_load_would_refuse_or_save_would_truncate_is_refused_first(
+        inputs: list[Any], message: str | None, tmp_path: Path) -> None:
+    case = NODE / "test_sequence_insert_at_back"
+    target = tmp_path / "test_data_set_1"
+    outputs = [[np.zeros(2, np.int64)]]
+    if message is None:
+        save_test_data_set(target, inputs, outputs, model=case / "model.onnx")
+        back, _ = load_test_data_set(target, model=case / "model.onnx")
+        assert back[1].dtype == np.int64 and back[0][0].tolist() == [2**40]
+        return
+    with pytest.raises(OnnxDataError) as info:
+        save_test_data_set(target, inputs, outputs, model=case / "model.onnx")
+    assert message in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_named_dim_fits_any_size_and_a_sparse_shape_is_checked(tmp_path: Path) -> None:
+    model = ModelProto()
+    x = model.graph.input.add()
+    x.name = "x"
+    x.type.tensor_type.elem_type = onnxdata.TensorProto.FLOAT
+    for d in ("N", 2):
+        dim = x.type.tensor_type.shape.dim.add()
+        if isinstance(d, str):
+            dim.dim_param = d
+        else:
+            dim.dim_value = d
+    s = model.graph.input.add()
+    s.name = "s"
+    s.type.sparse_tensor_type.elem_type = onnxdata.TensorProto.FLOAT
+    s.type.sparse_tensor_type.shape.dim.add().dim_value = 4
+    parts = onnxdata.SparseParts(np.array([1.0]), np.array([1]), (4,))
+    save_test_data_set(tmp_path / "a", [np.zeros((5, 2)), parts], [], model=model)
+    with pytest.raises(OnnxDataError,
+                       match=r"input_0 \('x'\): declared shape \[N, 2\] but dims are \[5, 3\]"):
+        save_test_data_set(tmp_path / "b", [np.zeros((5, 3)), parts], [], model=model)
+    with pytest.raises(OnnxDataError, match=r"input_1 \('s'\): declared shape \[4\] but"):
+        save_test_data_set(tmp_path / "c", [np.zeros((5, 2)), parts._replace(shape=(5,))],
+                           [], model=model)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]

@@ -74,3 +74,59 @@ def test_bad_declared_types_and_values_are_our_errors(declared: str, value: obje
                                                       message: str) -> None:
     with pytest.raises(onnxdata.OnnxDataError, match=message):
         onnxdata.from_numpy(value, declared=declared)
+
+
+# A value is converted to the declared element type only when that loses nothing of its
+# kind (onnxdata.convert.exact_cast): before, an int64 array stayed INT64 where float was
+# declared and 1.5 became 1 where int64 was.
+
+def test_an_array_of_another_type_is_converted_to_the_declared_one() -> None:
+    t = onnxdata.from_numpy(np.arange(2, dtype=np.int64), declared="tensor(float)")
+    assert t.data_type == TensorProto.FLOAT
+    np.testing.assert_array_equal(onnxdata.to_numpy(t), np.array([0.0, 1.0], np.float32))
+    half = onnxdata.from_numpy(np.array([0.1, 2.5], np.float32), declared="tensor(bfloat16)")
+    assert half.data_type == TensorProto.BFLOAT16
+    t = onnxdata.from_numpy(np.array([1, 2]), "tensor", elem_type="uint8")
+    assert t.data_type == TensorProto.UINT8
+    seq = onnxdata.from_numpy([np.zeros(2, np.float64)], declared="seq(tensor(float16))")
+    assert seq.tensor_values[0].data_type == TensorProto.FLOAT16
+    assert onnxdata.to_numpy(onnxdata.from_numpy(2.0, declared="tensor(int64)")) == 2
+
+
+@pytest.mark.parametrize(("value", "declared", "message"), [
+    (np.zeros(2, np.float32), "optional(tensor(int64))",
+     "value: cannot make a tensor(int64) of float32 values without losing their fraction"),
+    (1.5, "tensor(int64)",
+     "value: cannot make a tensor(int64) of float values without losing their fraction"),
+    ({"a": 1.9}, "map(string, tensor(int64))", "value['a']: cannot make a tensor(int64) "
+                                              "of float values without losing"),
+    ([np.ones(1), np.array([1 + 1j])], "seq(tensor(double))",
+     "value[1]: cannot make a tensor(double) of complex128 values without losing"),
+    (np.array([300]), "tensor(int8)", "300 is outside its range [-128, 127]"),
+    (300, "tensor(int8)", "value: cannot make a tensor(int8) of int values: 300 is outside"),
+    (np.array(["1"]), "tensor(float)", "value: cannot make a tensor(float) of string"),
+    (onnxdata.SparseParts(np.array([0.5]), np.array([1]), (4,)), "sparse_tensor(int32)",
+     "value: cannot make a tensor(int32) of float64 values without losing their fraction"),
+])
+def test_a_lossy_value_for_a_declared_type_is_refused(value: object, declared: str,
+                                                      message: str, tmp_path: Path) -> None:
+    with pytest.raises(onnxdata.OnnxDataError) as info:
+        onnxdata.from_numpy(value, declared=declared)
+    assert message in str(info.value)
+    with pytest.raises(onnxdata.OnnxDataError) as info:
+        onnxdata.write(value, tmp_path / "w.pb", declared=declared)
+    assert message in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_as_declared_refuses_what_it_would_truncate_and_keeps_arrays_for_compare() -> None:
+    with pytest.raises(onnxdata.OnnxDataError, match=r"value: cannot make a tensor\(int64\) "
+                                                     "of float values without losing"):
+        onnxdata.as_declared(1.5, "tensor(int64)")
+    with pytest.raises(onnxdata.OnnxDataError, match=r"value\[0\]\['a'\]: .* of float"):
+        onnxdata.as_declared([{"a": 0.5}], "seq(map(string, tensor(int32)))")
+    assert onnxdata.as_declared(2.0, "tensor(int64)").dtype == np.int64
+    # an array of another type is the runtime's answer: compare reports it, unconverted
+    got = np.array([1.5])
+    assert onnxdata.as_declared(got, "tensor(int64)") is got
+    assert onnxdata.compare(got, np.array([1]), declared="tensor(int64)")

@@ -12,9 +12,10 @@ from typing import Any
 from rich.text import Text
 
 from onnxdata.cli.console import console, write_text
+from onnxdata.errors import FOLDER, MISSING
 from onnxdata.model.types import IO
 
-__all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
+__all__ = ["NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
            "file_arg", "file_size", "missing", "model_choice", "model_problem"]
 
 
@@ -22,11 +23,10 @@ __all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem"
 STDIN = "/dev/stdin"
 
 
-#: The words a missing file is reported with, by every command.
-MISSING = "no such file or folder"
-#: ... a folder where a file is wanted
-FOLDER = "a folder, not a file"
-#: ... a model where a data file is wanted (explore, validate, show, diff)
+# A missing file (MISSING) and a folder where a file is wanted (FOLDER) are said in the
+# library's own words (``errors.path_error``), by every command.
+
+#: The words of a model where a data file is wanted (explore, validate, show, diff)
 NOT_DATA = ("an ONNX model, not a data file: onnxdata reads the test_data_set_N/*.pb files "
             "beside it, and onnxdata run runs the model on them (--kind reads it as data "
             "anyway)")

@@ -26,10 +26,10 @@ from onnxdata.cases.diff import SHOWN
 from onnxdata.cases.expectations import ATOL, RTOL, Expectations, read_expectations
 from onnxdata.cases.run_outputs import check_case, fill_in, new_case, start_case
 from onnxdata.cases.scoreboard import summarize, write_report
-from onnxdata.cli.args import MISSING, model_problem
+from onnxdata.cli.args import model_problem
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.core.version import VERSION
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import MISSING, OnnxDataError
 
 __all__ = ["run_command"]
 

@@ -22,6 +22,7 @@ naming the model and the byte: one clear problem for a corrupt model.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from typing import Final
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.errors import DecodeError
+from onnxdata.errors import DecodeError, path_error
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.model.types import IO, DeclaredType, declared_type, find_model
 from onnxdata.wire.compiled import compiled_scan
@@ -126,16 +127,24 @@ class ModelTypes:
 def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
     """The graph inputs and outputs of the model at ``path``, in bounded memory.
 
-    OSError when the file cannot be opened; DecodeError when the headers on
-    the way to the graph's inputs and outputs break the wire format.
+    ``errors.path_error``'s (a DecodeError, and the OSError subclass) when the file cannot
+    be opened or is a folder; DecodeError when the headers on the way to the graph's
+    inputs and outputs break the wire format.
     """
     name = os.fspath(path)
-    known = _read_before.get(_key(name, os.stat(name)))  # (one syscall for a model read before)
-    if known is not None:
-        return known
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        known = _read_before.get(_key(name, os.stat(name)))  # (one syscall: a model read before)
+        if known is not None:
+            return known
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise path_error(exc, name, kind="ModelProto") from exc
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise path_error(IsADirectoryError(errno.EISDIR, "Is a directory", name), name,
+                             kind="ModelProto")
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the first read forever
             raise DecodeError("not a regular file (a model must be one)", source=name,
                               kind="ModelProto")

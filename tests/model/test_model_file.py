@@ -289,13 +289,13 @@ def test_good_model_still_declares(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_load_test_data_set_names_the_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope") as e:
         onnxdata.cases.load_test_data_set(tmp_path / "nope")
-    assert "model.onnx" not in str(e.value) and "no such test data set folder" in str(e.value)
+    assert "model.onnx" not in str(e.value) and "as a test data set: no such folder" in str(e.value)
     f = _case(tmp_path, (TENSOR_CASE / "model.onnx").read_bytes())
     (tmp_path / "model.onnx").write_bytes(b"\x3a\x10\x00")  # a model one level up
     with pytest.raises(DecodeError, match=r"test case folder: pass one of its data sets "
                                           r"\(test_data_set_0\)"):
         onnxdata.cases.load_test_data_set(f.parent.parent)
-    with pytest.raises(NotADirectoryError, match="not a test data set folder"):
+    with pytest.raises(NotADirectoryError, match="as a test data set: a file, not a folder"):
         onnxdata.cases.load_test_data_set(f)
     inputs, _ = onnxdata.cases.load_test_data_set(f.parent)
     assert np.array_equal(inputs[0], onnxdata.read(f, "tensor"))

@@ -211,7 +211,8 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
         if len(files) > len(declared):
             raise ValidationError([Problem(os.fspath(files[len(declared)][0]),
-                                           f"the model declares {len(declared)} {io}s, but "
+                                           f"the model declares {len(declared)} {io}"
+                                           f"{'' if len(declared) == 1 else 's'}, but "
                                            f"the folder has {len(files)} {io} files")],
                                   source=name)
     return ([_read(p, d, m, "input", i, strings) for i, (p, d) in enumerate(inputs)],

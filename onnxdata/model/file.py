@@ -31,7 +31,7 @@ from typing import Final
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.errors import DecodeError, path_error
+from onnxdata.errors import DecodeError, OnnxDataError, path_error
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.model.types import IO, DeclaredType, declared_type, find_model
 from onnxdata.wire.compiled import compiled_scan
@@ -55,6 +55,7 @@ __all__ = [
     "Declared",
     "ModelTypes",
     "ModelValue",
+    "NoSuchValueError",
     "declared_for",
     "read_model_types",
 ]
@@ -107,7 +108,7 @@ class ModelTypes:
     def _declared(self, io: IO, index: int) -> DeclaredType:
         values = self.inputs if io == "input" else self.outputs
         if not 0 <= index < len(values):
-            raise self._error(f"the model has {len(values)} {io}s, no {io} {index}")
+            raise NoSuchValueError(self.path, io, index, len(values))
         value = values[index]
         tp = TypeProto()
         try:
@@ -122,6 +123,21 @@ class ModelTypes:
 
     def _error(self, message: str) -> DecodeError:
         return DecodeError(message, source=self.path, kind="ModelProto")
+
+
+class NoSuchValueError(DecodeError):
+    """A model that was read but declares no such input or output: "m.onnx has 1 input, no
+    input 9" (the model is fine; the file's index is past its values). A DecodeError of the
+    model, as its other faults are, so that one ``except`` takes them all."""
+
+    def __init__(self, model: str, io: IO, index: int, count: int) -> None:
+        said = f"{model} has {count} {io}{'' if count == 1 else 's'}, no {io} {index}"
+        OnnxDataError.__init__(self, said)  # (not "cannot read ...": it was read)
+        self.source, self.kind, self.offset, self.reason = model, "ModelProto", None, said
+        self.io, self.index, self.count = io, index, count
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return type(self), (self.source, self.io, self.index, self.count)
 
 
 def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
@@ -393,6 +409,9 @@ def declared_for(file: str | os.PathLike[str] | None, *,
     path, io, index = os.fspath(found[0]), found[1], found[2]
     try:
         return Declared(read_model_types(path).declared(io, index), path, io, index)
+    except NoSuchValueError as exc:  # a model that is fine, but not for this file
+        return Declared(None, path, io, index,
+                        f"{exc}: the file's type is not checked against it")
     except (DecodeError, OSError) as exc:
         return Declared(None, path, io, index,
                         f"{exc}; the model is ignored and the value read without a declared type")

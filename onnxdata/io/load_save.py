@@ -32,7 +32,7 @@ from onnxdata.model.file import declared_for
 from onnxdata.model.types import find_model
 from onnxdata.wire.field_tree import field_tree
 from onnxdata.wire.source import Buffer, Source, byte_buffer, read_checked
-from onnxdata.wire.unknown_fields import unknown_field_at
+from onnxdata.wire.unknown_fields import unknown_field
 
 __all__ = ["PathOrBytes", "kind_when_not_given", "load", "save", "source_bytes"]
 
@@ -137,16 +137,13 @@ def load(source: LoadSource, kind: Any = None) -> Any:
         raise DecodeError(f"{reason}{_explore_hint(name)}", source=name, kind=message_name,
                           offset=where[1] if where else None) from exc
     # Anywhere in the tree, not only at the top: a sequence read as a tensor is a tensor
-    # whose unknown fields are in its segment. The compiled walk reads each tag once (a
-    # sequence of 100,000 small tensors: 7 % of this parse); the field tree, which names
-    # the place, walks only when there is one.
-    if unknown_field_at(data, message_name) is not None:
-        misfit = field_tree(data, message_name).misfit
-        if misfit is not None:  # stacklevel 3: past no_memory_error's wrapper, the caller
-            warnings.warn(UnknownFieldsWarning(
-                f"{name} parses as {message_name} only by setting fields aside as unknown "
-                f"({misfit}): it may hold another message{_explore_hint(name)}"),
-                stacklevel=3)
+    # whose unknown fields are in its segment. The compiled walk reads each tag once and
+    # names the place (a sequence of 100,000 small tensors: 7 % of this parse).
+    misfit = unknown_field(data, message_name)
+    if misfit is not None:  # stacklevel 3: past no_memory_error's wrapper, the caller
+        warnings.warn(UnknownFieldsWarning(
+            f"{name} parses as {message_name} only by setting fields aside as unknown "
+            f"({misfit}): it may hold another message{_explore_hint(name)}"), stacklevel=3)
     return message
 
 

@@ -16,8 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onnxdata.core.messages import MESSAGE_CLASSES, is_repeated
+from onnxdata.wire.field_tree import field_tree
 from onnxdata.wire.loops import layout_loop
-from onnxdata.wire.unknown_fields import unknown_field_at, unknown_field_at_reference
+from onnxdata.wire.unknown_fields import (
+    unknown_field,
+    unknown_field_at,
+    unknown_field_at_reference,
+)
 from tests.conftest import CORPUS
 from tests.wire_bytes import key, ld, varint, vint
 
@@ -47,13 +52,16 @@ def _protobuf_knows_of_unknowns(data: bytes, kind: str) -> bool | None:
 
 
 def _check(data: bytes, kind: str) -> int | None:
-    """Both walks' answer (they must agree), and protobuf's where it parses."""
+    """Both walks' offset (they must agree, and on the place), protobuf's answer where it
+    parses, and the field tree's words for the place."""
     got = unknown_field_at(data, kind)
     assert got == unknown_field_at_reference(data, kind), (kind, data.hex())
     known = _protobuf_knows_of_unknowns(data, kind)
     if known is not None:
         assert (got is not None) == known, (kind, got, data.hex())
-    return got
+        if got is not None:  # (bytes that parse: the field tree's first misfit is this)
+            assert unknown_field(data, kind) == field_tree(data, kind).misfit, data.hex()
+    return None if got is None else got[0]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.parent.name}/{p.name}")

@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from onnxdata.cli.console import console, write_text
-from onnxdata.errors import FOLDER, MISSING
+from onnxdata.errors import FOLDER, MISSING, path_error
 from onnxdata.model.types import IO
 
 __all__ = ["NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
@@ -67,10 +67,18 @@ def file_arg(name: str) -> str:
 
 
 def missing(name: str) -> str | None:
-    """The one wording of a file that is not there (None when it is, or is stdin)."""
-    if name == "-" or os.path.lexists(name):
+    """The one wording of a file that is not there (None when it is, or is stdin): the
+    library's (``errors.path_error``), a file in the path said as such."""
+    if name == "-":
         return None
-    return f"{name}: {MISSING}"
+    try:
+        os.lstat(name)
+    except OSError as exc:
+        error = path_error(exc, name)
+        return f"{name}: {getattr(error, 'reason', MISSING)}"
+    except ValueError:  # (a NUL in the name: no such file)
+        return f"{name}: {MISSING}"
+    return None
 
 
 def data_problem(name: str, kind: str | None = None, folders: bool = False) -> str | None:

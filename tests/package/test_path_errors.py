@@ -219,3 +219,15 @@ def test_the_cli_says_a_denied_file_in_one_line(
         assert main([command, str(path)]) == 2
         err = capsys.readouterr().err
         assert err == f"onnxdata: cannot read {path}: permission denied\n", (command, err)
+
+
+def test_the_cli_says_a_file_in_the_path_in_the_librarys_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.pb").write_bytes(b"")
+    path = tmp_path / "a.pb" / "x.pb"
+    for command in ("show", "validate", "explore"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"onnxdata: {path}: a part of the path is a file, not a folder\n", \
+            (command, err)

@@ -14,7 +14,7 @@ from pathlib import Path
 SCRIPTS = ("bench_convert.py", "bench_fastio.py", "bench_readings.py", "bench_model.py",
            "bench_compare.py", "bench_page.py", "bench_engine.py", "bench_storage.py",
            "bench_shapes.py", "bench_small_files.py", "bench_run.py", "bench_refusals.py",
-           "bench_show_diff.py", "bench_nested_types.py")
+           "bench_show_diff.py", "bench_nested_types.py", "bench_unknown_fields.py")
 
 
 def main() -> int:

@@ -14,6 +14,7 @@ from onnxdata.core import version as _version
 from onnxdata.errors import (
     DecodeError,
     OnnxDataError,
+    PathError,
     Problem,
     UnknownFieldsWarning,
     ValidationError,
@@ -82,6 +83,7 @@ __all__ = [
     # errors
     "DecodeError",
     "OnnxDataError",
+    "PathError",
     "Problem",
     "UnknownFieldsWarning",
     "ValidationError",

@@ -21,7 +21,14 @@ from typing import Any
 from onnxdata.cases.feeds import CheckedInputs
 from onnxdata.core.messages import MESSAGE_CLASSES
 from onnxdata.core.strings import Strings
-from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError, no_memory_error
+from onnxdata.errors import (
+    DecodeError,
+    OnnxDataError,
+    Problem,
+    ValidationError,
+    no_memory_error,
+    path_error,
+)
 from onnxdata.io.read import read_source
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.type_walk import declared_problems
@@ -34,6 +41,8 @@ __all__ = ["load_checked_set", "load_test_data_set", "test_data_files"]
 _FILE = re.compile(r"^(input|output)_(\d+)\.pb$")
 #: Loads tried while saves keep replacing the folder (or removing its files).
 _TRIES = 8
+#: What a set's folder holds, as path errors name it ("cannot read x as a test data set").
+_SET = "a test data set"
 
 
 def test_data_files(folder: str | os.PathLike[str]) -> tuple[list[Path], list[Path]]:
@@ -109,6 +118,8 @@ def _read_set(folder: Path) -> tuple[list[tuple[Path, Buffer]], list[tuple[Path,
                       | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:  # between a save's two renames (where none swaps in one)
         raise _Replaced from None
+    except OSError as exc:
+        raise path_error(exc, folder, kind=_SET, folder=True) from exc
     try:
         inputs, outputs = _layout(os.listdir(dfd), folder)
         if not inputs and not outputs and _swapped_out(dfd, folder):
@@ -138,8 +149,11 @@ def _swapped_out(dfd: int, folder: Path) -> bool:
 
 
 def _read_in(dfd: int, path: Path) -> Buffer:
-    fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    try:
+        fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    except OSError as exc:  # (gone: still a FileNotFoundError, for _read_set)
+        raise path_error(exc, path) from exc
     try:
         _regular(os.fstat(fd).st_mode, path)
         return read_settled(fd, os.fspath(path))
@@ -159,7 +173,9 @@ def load_test_data_set(folder: str | os.PathLike[str], *,
     disagrees with the model raises ValidationError; bytes that are not the
     declared message raise DecodeError. The model is required here: one that
     cannot be read (or lacks an input or output the folder has) raises
-    DecodeError naming it, and a missing one FileNotFoundError. A folder that
+    DecodeError naming it, a missing one too (it is a FileNotFoundError as well). A
+    ``folder`` that is missing, a file, or not permitted is ``errors.path_error``'s (a
+    DecodeError that is also FileNotFoundError, NotADirectoryError, ...). A folder that
     holds no ``input_K.pb``/``output_K.pb`` (a test case folder, one level too
     high) raises DecodeError naming the folder rather than reading the model of
     the folder above. ``strings="str"`` gives STRING values as ``str`` (UTF-8),
@@ -178,10 +194,11 @@ def load_checked_set(folder: str | os.PathLike[str], *,
     checks only their count again; what the test loop (``case_run.run_set``) runs."""
     folder = Path(folder)
     name = os.fspath(folder)
-    if not folder.is_dir():
-        if not folder.exists():
-            raise FileNotFoundError(errno.ENOENT, "no such test data set folder", name)
-        raise NotADirectoryError(errno.ENOTDIR, "not a test data set folder", name)
+    try:
+        if not stat.S_ISDIR(os.stat(name).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), name)
+    except OSError as exc:
+        raise path_error(exc, name, kind=_SET, folder=True) from exc
     for attempt in range(_TRIES):
         try:
             inputs, outputs = _read_set(folder)
@@ -199,13 +216,15 @@ def load_checked_set(folder: str | os.PathLike[str], *,
     if model is None:
         model = folder.parent / "model.onnx"
         if not model.exists():  # a set saved away from its model: say how to name it
-            raise FileNotFoundError(errno.ENOENT, f"no model.onnx beside the test data set "
-                                    f"{name}; pass model= to name the model", os.fspath(model))
+            raise path_error(FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)), model,
+                             kind="ModelProto", hint="pass model= to name the model of the "
+                             f"test data set {name}")
     m = read_model_types(model)
     for io, files, declared in (("input", inputs, m.inputs), ("output", outputs, m.outputs)):
         if len(files) > len(declared):
             raise ValidationError([Problem(os.fspath(files[len(declared)][0]),
-                                           f"the model declares {len(declared)} {io}s, but "
+                                           f"the model declares {len(declared)} {io}"
+                                           f"{'' if len(declared) == 1 else 's'}, but "
                                            f"the folder has {len(files)} {io} files")],
                                   source=name)
     return (CheckedInputs([_read(p, d, m, "input", i, strings) for i, (p, d)

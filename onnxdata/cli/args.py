@@ -16,23 +16,21 @@ from rich.text import Text
 
 from onnxdata.cases.case_folder import no_case_folder
 from onnxdata.cli.console import console, write_text
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import FOLDER, MISSING, OnnxDataError, path_error
 from onnxdata.model.types import IO
 
-__all__ = ["FOLDER", "MISSING", "NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail",
-           "file_arg", "file_size", "missing", "model_choice", "model_problem", "seconds",
-           "whole_number"]
+__all__ = ["NOT_DATA", "NOT_MODEL", "STDIN", "data_problem", "fail", "file_arg", "file_size",
+           "missing", "model_choice", "model_problem", "seconds", "whole_number"]
 
 
 #: What ``-`` stands for as a FILE: standard input, read once to its end.
 STDIN = "/dev/stdin"
 
 
-#: The words a missing file is reported with, by every command.
-MISSING = "no such file or folder"
-#: ... a folder where a file is wanted
-FOLDER = "a folder, not a file"
-#: ... a model where a data file is wanted (explore, validate, show, diff)
+# A missing file (MISSING) and a folder where a file is wanted (FOLDER) are said in the
+# library's own words (``errors.path_error``), by every command.
+
+#: The words of a model where a data file is wanted (explore, validate, show, diff)
 NOT_DATA = ("an ONNX model, not a data file: onnxdata reads the test_data_set_N/*.pb files "
             "beside it, and onnxdata run runs the model on them (--kind reads it as data "
             "anyway)")
@@ -100,10 +98,18 @@ def file_arg(name: str) -> str:
 
 
 def missing(name: str) -> str | None:
-    """The one wording of a file that is not there (None when it is, or is stdin)."""
-    if name == "-" or os.path.lexists(name):
+    """The one wording of a file that is not there (None when it is, or is stdin): the
+    library's (``errors.path_error``), a file in the path said as such."""
+    if name == "-":
         return None
-    return f"{name}: {MISSING}"
+    try:
+        os.lstat(name)
+    except OSError as exc:
+        error = path_error(exc, name)
+        return f"{name}: {getattr(error, 'reason', MISSING)}"
+    except ValueError:  # (a NUL in the name: no such file)
+        return f"{name}: {MISSING}"
+    return None
 
 
 def data_problem(name: str, kind: str | None = None, folders: bool = False) -> str | None:

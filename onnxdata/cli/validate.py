@@ -26,7 +26,7 @@ from onnxdata.cli.args import (
 )
 from onnxdata.cli.console import console, printable, write_text
 from onnxdata.cli.progress import progress_bar
-from onnxdata.errors import DecodeError, OnnxDataError, Problem
+from onnxdata.errors import DecodeError, OnnxDataError, PathError, Problem
 from onnxdata.explorer.readings import Exploration, Reading, explore
 from onnxdata.rules.common import joined_problems
 
@@ -119,6 +119,8 @@ def _one(name: str, args: argparse.Namespace) -> Verdict:
         with progress_bar(file_size(path), f"validating {Path(name).name}") as progress:
             result = explore(path, reading=args.kind, model=model, io=io, index=index,
                              progress=progress)
+    except PathError as exc:  # one line on stderr, as show and explore say it
+        return Verdict(name, "unreadable", getattr(exc, "reason", str(exc)), path=str(exc))
     except (OnnxDataError, OSError, IndexError, ValueError) as exc:
         return Verdict(name, "unreadable", _unread(exc, (name, path)))
     return verdict(name, result, args.kind)

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from onnxdata.errors import OnnxDataError
+from onnxdata.errors import OnnxDataError, PathError, path_error
 
 __all__ = ["STALE_SECONDS", "atomic_writer", "fsync_folder", "stage_name", "staged_folder",
            "sweep_stale", "swap_in"]
@@ -120,6 +120,9 @@ def _existing(target: str, shown: str) -> os.stat_result | None:
         return None
     except OSError as exc:
         raise _naming(exc, shown) from exc
+    if stat.S_ISDIR(st.st_mode) and target == os.path.abspath(shown):
+        raise path_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), shown,
+                         saving=True, hint="it was left as it is")
     if not stat.S_ISREG(st.st_mode):
         what = _FILE_KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
         link = f" (through the symlink, {target})" if target != os.path.abspath(shown) else ""
@@ -184,11 +187,10 @@ def _owner(fd: int) -> tuple[int, int]:
     return st.st_uid, st.st_gid
 
 
-def _naming(exc: OSError, shown: str) -> OSError:
-    """The same kind of OSError, naming the caller's path instead of a temporary name."""
-    if exc.errno is None:
-        return OSError(f"cannot save to {shown}: {exc}")
-    return type(exc)(exc.errno, exc.strerror, shown)
+def _naming(exc: OSError, shown: str) -> PathError:
+    """``errors.path_error``'s error for saving (OnnxDataError and the same kind of
+    OSError), naming the caller's path instead of a temporary name."""
+    return path_error(exc, shown, saving=True)
 
 
 def _link_anonymous(fd: int, folder: str, name: str) -> None:
@@ -225,10 +227,16 @@ def staged_folder(target: Path, *, replace: bool = True) -> Iterator[Path]:
     the maker's host and pid, so the leftovers of a killed process are plain to see, and
     the next ``staged_folder`` for the same target removes them (``sweep_stale``).
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(target.parent, target.name)
-    stage = target.parent / stage_name(target.name, "tmp")
-    stage.mkdir()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(target.parent, target.name)
+        stage = target.parent / stage_name(target.name, "tmp")
+        stage.mkdir()
+    except FileExistsError as exc:  # a file where a parent folder should be
+        raise path_error(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
+                         target, saving=True) from exc
+    except OSError as exc:
+        raise path_error(exc, target, saving=True) from exc
     try:
         yield stage
         fsync_folder(stage)

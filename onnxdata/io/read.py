@@ -53,7 +53,7 @@ from onnxdata.core.limits import MAX_DEPTH
 from onnxdata.core.messages import Kind, KindName, kind_name
 from onnxdata.core.strings import Strings, convert_strings
 from onnxdata.engine.engine import Engine, densify_deferred, message_name
-from onnxdata.errors import DecodeError, ValidationError, no_memory_error
+from onnxdata.errors import DecodeError, ValidationError, no_memory_error, path_error
 from onnxdata.io.gc_pause import gc_paused
 from onnxdata.io.load_save import kind_when_not_given
 from onnxdata.rules.common import MAX_PROBLEMS
@@ -131,8 +131,8 @@ def open_source(path: str | os.PathLike[str], *, copy: bool = False) -> Source:
     name = os.fspath(path)
     try:
         return _mapped(name, "copy" if copy else "mmap")
-    except OSError as exc:
-        raise DecodeError(f"cannot open: {exc}", source=name) from exc
+    except OSError as exc:  # (open_checked's are path_error's already)
+        raise path_error(exc, name) from exc
 
 
 def read_source(src: Source, kind: Kind | None = None, *,

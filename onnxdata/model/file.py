@@ -22,6 +22,7 @@ naming the model and the byte: one clear problem for a corrupt model.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from typing import Final
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from onnxdata.core.limits import MAX_DEPTH
-from onnxdata.errors import DecodeError
+from onnxdata.errors import DecodeError, OnnxDataError, path_error
 from onnxdata.generated.onnx_ml_pb2 import TypeProto
 from onnxdata.model.types import IO, DeclaredType, declared_type, find_model
 from onnxdata.wire.compiled import compiled_scan
@@ -54,6 +55,7 @@ __all__ = [
     "Declared",
     "ModelTypes",
     "ModelValue",
+    "NoSuchValueError",
     "declared_for",
     "read_model_types",
 ]
@@ -106,7 +108,7 @@ class ModelTypes:
     def _declared(self, io: IO, index: int) -> DeclaredType:
         values = self.inputs if io == "input" else self.outputs
         if not 0 <= index < len(values):
-            raise self._error(f"the model has {len(values)} {io}s, no {io} {index}")
+            raise NoSuchValueError(self.path, io, index, len(values))
         value = values[index]
         tp = TypeProto()
         try:
@@ -123,19 +125,42 @@ class ModelTypes:
         return DecodeError(message, source=self.path, kind="ModelProto")
 
 
+class NoSuchValueError(DecodeError):
+    """A model that was read but declares no such input or output: "m.onnx has 1 input, no
+    input 9" (the model is fine; the file's index is past its values). A DecodeError of the
+    model, as its other faults are, so that one ``except`` takes them all."""
+
+    def __init__(self, model: str, io: IO, index: int, count: int) -> None:
+        said = f"{model} has {count} {io}{'' if count == 1 else 's'}, no {io} {index}"
+        OnnxDataError.__init__(self, said)  # (not "cannot read ...": it was read)
+        self.source, self.kind, self.offset, self.reason = model, "ModelProto", None, said
+        self.io, self.index, self.count = io, index, count
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return type(self), (self.source, self.io, self.index, self.count)
+
+
 def read_model_types(path: str | os.PathLike[str]) -> ModelTypes:
     """The graph inputs and outputs of the model at ``path``, in bounded memory.
 
-    OSError when the file cannot be opened; DecodeError when the headers on
-    the way to the graph's inputs and outputs break the wire format.
+    ``errors.path_error``'s (a DecodeError, and the OSError subclass) when the file cannot
+    be opened or is a folder; DecodeError when the headers on the way to the graph's
+    inputs and outputs break the wire format.
     """
     name = os.fspath(path)
-    known = _read_before.get(_key(name, os.stat(name)))  # (one syscall for a model read before)
-    if known is not None:
-        return known
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        known = _read_before.get(_key(name, os.stat(name)))  # (one syscall: a model read before)
+        if known is not None:
+            return known
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise path_error(exc, name, kind="ModelProto") from exc
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise path_error(IsADirectoryError(errno.EISDIR, "Is a directory", name), name,
+                             kind="ModelProto")
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the first read forever
             raise DecodeError("not a regular file (a model must be one)", source=name,
                               kind="ModelProto")
@@ -384,6 +409,9 @@ def declared_for(file: str | os.PathLike[str] | None, *,
     path, io, index = os.fspath(found[0]), found[1], found[2]
     try:
         return Declared(read_model_types(path).declared(io, index), path, io, index)
+    except NoSuchValueError as exc:  # a model that is fine, but not for this file
+        return Declared(None, path, io, index,
+                        f"{exc}: the file's type is not checked against it")
     except (DecodeError, OSError) as exc:
         return Declared(None, path, io, index,
                         f"{exc}; the model is ignored and the value read without a declared type")

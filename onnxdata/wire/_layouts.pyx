@@ -656,3 +656,116 @@ def count_prefix(const unsigned char[:] buf, int kind, int depth):
     with nogil:
         count = _count_upto(p, 0, buf.shape[0], kind, depth, &stop)
     return count, stop
+
+
+# --- the first field a message's schema does not take (io/load_save.py's warning) -------------
+
+cdef enum:
+    U_WIRE_TYPES = 0x3F  # an entry's bits 0-5: the wire types the field may be given with
+    U_CHILD_SHIFT = 8  # bits 8 and up: the index + 1 of a message field's message (0: none)
+
+
+cdef Py_ssize_t _unknown_at(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
+                            const int32_t *table, Py_ssize_t width, Py_ssize_t message,
+                            int depth, int64_t *trail) noexcept nogil:
+    """The offset of the first field of the message at ``[pos, end)``, or of a message in
+    it, that its schema in ``table`` does not take (an unknown number, or a known one of
+    another wire type: protobuf sets either aside as unknown); -1 where there is none, -2
+    where the bytes are bad (as ``wire.format.iter_fields`` refuses them: each field is
+    read whole before it is looked at) or nest deeper than LAYOUT_DEPTH. Where there is
+    one, ``trail[0]`` is the depth of its message, and ``trail[1 + 2 * d]``,
+    ``trail[2 + 2 * d]`` the number and the index (among that number's occurrences) of
+    the field taken at depth ``d``: the message fields down to it, then the field itself."""
+    cdef Py_ssize_t i = pos, tag_at, at, inner
+    cdef uint64_t key, value = 0, number
+    cdef int wt
+    cdef int32_t entry
+    cdef const int32_t *row = table + message * width
+    if depth > LAYOUT_DEPTH:
+        return -2
+    while i < end:
+        tag_at = i
+        if p[i] < 0x80:  # (a one-byte tag, as every field of ours has: no varint loop)
+            key = p[i]
+            i += 1
+        elif not _varint_at(p, &i, end, &key) or i - tag_at > 5:
+            return -2
+        wt = key & 7
+        number = key >> 3
+        if number == 0 or number > MAX_FIELD or wt == 4 or wt > 5:
+            return -2
+        at = i
+        if wt == 0:
+            if i < end and p[i] < 0x80:
+                i += 1
+            elif not _varint_at(p, &i, end, &value):
+                return -2
+        elif wt == 1 or wt == 5:
+            i += 8 if wt == 1 else 4
+            if i > end:
+                return -2
+        elif wt == 3:
+            if not _skip_group(p, &i, end, number, depth):
+                return -2
+        else:
+            if not _length_at(p, &i, end, &value) or value > <uint64_t>(end - i):
+                return -2
+            at = i
+            i += <Py_ssize_t>value
+        entry = row[number] if number < <uint64_t>width else 0
+        if not (entry >> wt) & 1:  # (a group, too: no field of ours is one)
+            trail[0] = depth
+            _step(p, pos, tag_at, number, depth, trail)
+            return tag_at
+        if wt == 2 and entry >> U_CHILD_SHIFT:
+            inner = _unknown_at(p, at, i, table, width, (entry >> U_CHILD_SHIFT) - 1,
+                                depth + 1, trail)
+            if inner >= 0:
+                _step(p, pos, tag_at, number, depth, trail)
+            if inner != -1:
+                return inner
+    return -1
+
+
+cdef void _step(const unsigned char *p, Py_ssize_t pos, Py_ssize_t tag_at, uint64_t number,
+                int depth, int64_t *trail) noexcept nogil:
+    """Put the field ``number`` at ``tag_at`` in ``trail`` at ``depth``: its number and how
+    many fields of that number come before it from ``pos`` (read already: sound wire)."""
+    cdef Py_ssize_t i = pos
+    cdef uint64_t key, value
+    cdef int64_t index = 0
+    cdef int wt
+    while i < tag_at:
+        _varint_at(p, &i, tag_at, &key)
+        wt = key & 7
+        if key >> 3 == number:
+            index += 1
+        if wt == 0:
+            _varint_at(p, &i, tag_at, &value)
+        elif wt == 1 or wt == 5:
+            i += 8 if wt == 1 else 4
+        elif wt == 3:
+            _skip_group(p, &i, tag_at, key >> 3, depth)
+        else:
+            _length_at(p, &i, tag_at, &value)
+            i += <Py_ssize_t>value
+    trail[1 + 2 * depth] = <int64_t>number
+    trail[2 + 2 * depth] = index
+
+
+def unknown_field_at(const unsigned char[:] buf, const int32_t[:] table, Py_ssize_t width,
+                     Py_ssize_t message, int64_t[:] trail):
+    """``unknown_fields.unknown_field_at_reference``: the offset of the first field of the
+    ``message`` (its index in ``table``) in ``buf``, or of a message in it, that its schema
+    does not take, and its place in ``trail`` (``_unknown_at``'s; it holds
+    2 * (LAYOUT_DEPTH + 1) + 1 numbers); -1 where none, -2 where the bytes are bad.
+    ``table[m * width + number]`` holds field ``number`` of message ``m``: the wire types
+    it may come with (bits 0-5) and, for a message field, its message's index + 1 (bits 8
+    and up)."""
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t got
+    if trail.shape[0] < 2 * (LAYOUT_DEPTH + 1) + 1:
+        raise ValueError("trail too short")
+    with nogil:
+        got = _unknown_at(p, 0, buf.shape[0], &table[0], width, message, 0, &trail[0])
+    return got

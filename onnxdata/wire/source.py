@@ -39,7 +39,7 @@ from typing import Any, Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from onnxdata.errors import DecodeError
+from onnxdata.errors import DecodeError, path_error
 from onnxdata.wire.format import WireBuffer
 from onnxdata.wire.loops import walk_loop
 
@@ -362,14 +362,19 @@ def set_stream_limit(nbytes: int) -> None:
     _stream_limit = int(nbytes)
 
 
-def open_checked(path: str, *, settle: bool = False,
-                 opened: int | None = None) -> tuple[int, os.stat_result]:
+def open_checked(path: str, *, settle: bool = False, opened: int | None = None,
+                 kind: str = "") -> tuple[int, os.stat_result]:
     """``path`` opened for reading, and its stat: a descriptor that never blocks in ``open``
-    (a FIFO with no writer would wait there forever), blocking again for the reads. A
-    folder is IsADirectoryError naming it. ``settle``: the stat is taken after waiting for
-    a write under way (``_wait_for_writes``), so it is a stamp a settled read can trust.
-    ``opened``: a descriptor ``_walk.small_file`` opened and waited on already."""
-    fd = os.open(path, _OPEN_FLAGS) if opened is None else opened
+    (a FIFO with no writer would wait there forever), blocking again for the reads. A path
+    that cannot be opened, or a folder, is ``errors.path_error``'s (a DecodeError that is
+    also FileNotFoundError, IsADirectoryError, ...), naming it (``kind``: what it should
+    hold). ``settle``: the stat is taken after waiting for a write under way
+    (``_wait_for_writes``), so it is a stamp a settled read can trust. ``opened``: a
+    descriptor ``_walk.small_file`` opened and waited on already."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS) if opened is None else opened
+    except OSError as exc:
+        raise path_error(exc, path, kind=kind) from exc
     try:
         if settle and opened is None:  # (a FIFO or folder: the seek fails, nothing waits)
             try:  # noqa: SIM105  (contextlib.suppress costs 0.4 us a small file)
@@ -378,7 +383,8 @@ def open_checked(path: str, *, settle: bool = False,
                 pass
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            raise path_error(IsADirectoryError(errno.EISDIR, "Is a directory", path), path,
+                             kind=kind)
         if not stat.S_ISREG(st.st_mode) and hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)  # a writer that comes later is waited for by the read
         return fd, st
@@ -393,8 +399,9 @@ def read_checked(path: str, *, kind: str = "", fifo: bool = True,
     as it was at one instant (``read_settled``), a device read up to the stream limit
     (``--max-bytes``), a FIFO or socket read the same way, or, with ``fifo=False`` (models,
     expectations files: never a stream), refused. ``limit`` caps any file's size. Errors
-    are DecodeError naming ``path`` (``kind``: what it should hold), or OSError."""
-    fd, st = open_checked(path)
+    are DecodeError naming ``path`` (``kind``: what it should hold; ``errors.path_error``'s for
+    a path that cannot be opened), or OSError."""
+    fd, st = open_checked(path, kind=kind)
     try:
         regular = stat.S_ISREG(st.st_mode)
         if not regular and not fifo and (stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):

@@ -72,7 +72,7 @@ def test_a_failed_write_keeps_the_old_report(tmp_path: Path) -> None:
     results = [SetResult("test_x", str(tmp_path / "test_x" / "test_data_set_0"),
                          "test_data_set_0", "pass", 0.5)]
     (tmp_path / "dir.html").mkdir()
-    with pytest.raises(OnnxDataError, match="not a regular file"):
+    with pytest.raises(OnnxDataError, match="a folder, not a file"):
         write_report(tmp_path / "dir.html", results, {"backend": "ort"})
     write_report(out, results, {"backend": "ort"})
     assert "test_x[test_data_set_0]" in out.read_text()

@@ -67,7 +67,7 @@ def test_diff_of_a_fifo_and_the_file(fifo: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_a_directory_is_refused_with_its_path(tmp_path: Path) -> None:
-    with pytest.raises(DecodeError, match="Is a directory") as info:
+    with pytest.raises(DecodeError, match="a folder, not a file") as info:
         onnxdata.read(tmp_path)
     assert str(tmp_path) in str(info.value)
 

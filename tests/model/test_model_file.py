@@ -171,11 +171,12 @@ def test_declared_errors_name_the_model(tmp_path: Path) -> None:
     path.write_bytes(_graph(_field(11, _value_info("x", 1)), _field(11, opaque.SerializeToString()),
                             _field(11, b"\x0a\x01z\x12\x02\x0a\xff")))  # a type cut short
     types = read_model_types(path)
-    with pytest.raises(DecodeError, match=r"the model has 3 inputs, no input 3") as e:
+    with pytest.raises(DecodeError) as e:
         types.declared("input", 3)
-    assert str(path) in str(e.value)
-    with pytest.raises(DecodeError, match=r"the model has 0 outputs, no output 0"):
+    assert str(e.value) == f"{path} has 3 inputs, no input 3"
+    with pytest.raises(DecodeError) as e:
         types.declared("output", 0)
+    assert str(e.value) == f"{path} has 0 outputs, no output 0"
     with pytest.raises(DecodeError, match=r"input 1 \('o'\): type opaque_type"):
         types.declared("input", 1)
     with pytest.raises(DecodeError, match=r"input 2 \('z'\): its type cannot be parsed"):
@@ -262,7 +263,32 @@ def test_model_without_that_input_is_ignored_too(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     f = _case(tmp_path, _graph(_field(12, _value_info("y", 1))))
     assert main(["validate", str(f)]) == 0
-    assert "the model has 0 inputs, no input 0" in _flat(capsys.readouterr().out)
+    assert "model.onnx has 0 inputs, no input 0: the file's type is not checked against it" \
+        in _flat(capsys.readouterr().out)
+
+
+def test_a_readable_model_without_the_files_input_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The model is read: the warning says it has no such input (one input: singular), not
+    that it cannot be read; validate, show, explore and read say the same words."""
+    f = _case(tmp_path, (TENSOR_CASE / "model.onnx").read_bytes())
+    f = f.rename(f.with_name("input_9.pb"))
+    model = f.parent.parent / "model.onnx"
+    said = f"{model} has 1 input, no input 9: the file's type is not checked against it"
+    assert declared_for(f).warning == said
+    assert main(["validate", str(f)]) == 0
+    out = _flat(capsys.readouterr().out)
+    assert f"warning: {said}" in out and "cannot read" not in out and "valid TensorProto" in out
+    for command in ("show", "explore"):
+        assert main([command, str(f)]) == 0
+        err = _flat(capsys.readouterr().err)
+        assert err == f"onnxdata: warning: {said}", (command, err)
+    with pytest.warns(UserWarning) as caught:
+        onnxdata.read(f)
+    assert [str(w.message) for w in caught] == [said]
+    with pytest.raises(DecodeError) as e:  # named: the model must be usable
+        onnxdata.explore(f, model=model, io="input", index=9)
+    assert str(e.value) == f"{model} has 1 input, no input 9"
 
 
 def test_named_model_must_be_usable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -289,13 +315,13 @@ def test_good_model_still_declares(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_load_test_data_set_names_the_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope") as e:
         onnxdata.cases.load_test_data_set(tmp_path / "nope")
-    assert "model.onnx" not in str(e.value) and "no such test data set folder" in str(e.value)
+    assert "model.onnx" not in str(e.value) and "as a test data set: no such folder" in str(e.value)
     f = _case(tmp_path, (TENSOR_CASE / "model.onnx").read_bytes())
     (tmp_path / "model.onnx").write_bytes(b"\x3a\x10\x00")  # a model one level up
     with pytest.raises(DecodeError, match=r"test case folder: pass one of its data sets "
                                           r"\(test_data_set_0\)"):
         onnxdata.cases.load_test_data_set(f.parent.parent)
-    with pytest.raises(NotADirectoryError, match="not a test data set folder"):
+    with pytest.raises(NotADirectoryError, match="as a test data set: a file, not a folder"):
         onnxdata.cases.load_test_data_set(f)
     inputs, _ = onnxdata.cases.load_test_data_set(f.parent)
     assert np.array_equal(inputs[0], onnxdata.read(f, "tensor"))

@@ -180,7 +180,7 @@ def test_p13_more_input_files_than_model_inputs_names_the_file(tmp_path: Path) -
     folder = tmp_path / "test_data_set_0"
     shutil.copytree(source / "test_data_set_0", folder)
     shutil.copy(folder / "input_0.pb", folder / "input_1.pb")
-    with pytest.raises(ValidationError, match=r"input_1\.pb: the model declares 1 inputs"):
+    with pytest.raises(ValidationError, match=r"input_1\.pb: the model declares 1 input, but "):
         onnxdata.cases.load_test_data_set(folder)
 
 
@@ -189,7 +189,7 @@ def test_p13_explore_with_a_bad_io_or_index_is_not_an_index_error() -> None:
     data = (CORPUS / "test_abs" / "test_data_set_0" / "input_0.pb").read_bytes()
     with pytest.raises(ValueError, match="io must be 'input' or 'output', not 'sideways'"):
         onnxdata.explore(data, model=model, io="sideways", index=0)  # type: ignore[arg-type]
-    with pytest.raises(onnxdata.OnnxDataError, match="the model has 1 inputs, no input 5"):
+    with pytest.raises(onnxdata.OnnxDataError, match=r"model\.onnx has 1 input, no input 5"):
         onnxdata.explore(data, model=model, io="input", index=5)
 
 

@@ -25,7 +25,8 @@ EXPECTED = {
     # comparing values
     "Difference", "Mismatch", "as_declared", "assert_close", "compare",
     # errors
-    "DecodeError", "OnnxDataError", "Problem", "UnknownFieldsWarning", "ValidationError",
+    "DecodeError", "OnnxDataError", "PathError", "Problem", "UnknownFieldsWarning",
+    "ValidationError",
 }
 
 

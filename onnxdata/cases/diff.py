@@ -20,11 +20,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnxdata.convert.compare import Difference, collect
 from onnxdata.core.messages import kind_name
 from onnxdata.errors import DecodeError, OnnxDataError, ValidationError
+
+if TYPE_CHECKING:
+    from onnxdata.wire.source import Source
 
 __all__ = ["JSON_LIMIT", "SHOWN", "FileDiff", "Noter", "diff_paths", "exit_code", "read_value"]
 
@@ -80,7 +83,7 @@ def read_value(path: str | os.PathLike[str], kind: str | None = None) -> Any:
 def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
           atol: float, keep: int | None = None, note: Noter | None = None) -> FileDiff:
     from onnxdata.explorer.readings import choose_kind
-    from onnxdata.io.read import open_source, read_source
+    from onnxdata.io.read import open_source
 
     try:
         with contextlib.ExitStack() as stack:  # each file opened once: it may be a pipe
@@ -102,8 +105,8 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                         return FileDiff(name, os.fspath(a), os.fspath(b), "equal", [])
                     raise errors[0]
                 kinds = [kinds[0] or kinds[1], kinds[1] or kinds[0]]
-            actual, expected = (read_source(src, None if k is None else kind_name(k))
-                                for src, k in zip(srcs, kinds, strict=True))
+            actual, expected = (_read(p, src, k, chosen=kind is None)
+                                for p, src, k in zip((a, b), srcs, kinds, strict=True))
             found = collect(actual, expected, rtol=rtol, atol=atol, keep=keep)
     except (OnnxDataError, OSError) as exc:
         return FileDiff(name, os.fspath(a), os.fspath(b), "unreadable", error=_reason(exc))
@@ -112,6 +115,24 @@ def _pair(name: str, a: Path, b: Path, kind: str | None, rtol: float,
                         error="out of memory comparing them")
     return FileDiff(name, os.fspath(a), os.fspath(b), "different" if found.count else "equal",
                     found.kept, count=found.count, left_out=found.left_out)
+
+
+def _read(path: Path, src: Source, kind: str | None, chosen: bool) -> Any:
+    """The value of ``path`` as ``kind``; where that kind is the model's (``chosen``) and
+    the bytes are not one, DecodeError says what they are, as validate and show say it."""
+    from onnxdata.explorer.readings import other_valid
+    from onnxdata.io.read import read_source
+    from onnxdata.model.file import declared_for
+
+    try:
+        return read_source(src, None if kind is None else kind_name(kind))
+    except (DecodeError, ValidationError):
+        other = other_valid(src, kind) if chosen and kind is not None else ""
+        if not other:
+            raise
+        declared = declared_for(path).type
+        raise DecodeError(f"valid {other}, but the model declares {declared or kind}",
+                          source=os.fspath(path)) from None
 
 
 def _reason(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ from onnxdata.errors import (
     no_memory_error,
     path_error,
 )
+from onnxdata.explorer.readings import other_valid
 from onnxdata.io.read import read_source
 from onnxdata.model.file import ModelTypes, read_model_types
 from onnxdata.model.type_walk import declared_problems
@@ -91,12 +92,18 @@ def _read(path: Path, data: Buffer, model: ModelTypes, io: IO, index: int,
             return read_source(src, declared.kind, base_dir=path.parent, strings=strings)
         except (OnnxDataError, OSError):
             pass  # said below as it always was: the field tree's misfit comes first
-    walked = field_tree(data, MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name)
+    message = MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name
+    walked = field_tree(data, message)
+    mismatch = [] if walked.misfit is not None else \
+        type_problems_reference(walked.root, declared)
+    if walked.misfit is not None or mismatch:
+        other = other_valid(data, declared.kind)
+        if other:  # what the file is, first, as validate and show say it
+            raise DecodeError(f"valid {other}, but the model declares {declared}",
+                              source=os.fspath(path), kind=message)
     if walked.misfit is not None:
-        raise DecodeError(str(walked.misfit), source=os.fspath(path),
-                          kind=MESSAGE_CLASSES[declared.kind].DESCRIPTOR.name,
+        raise DecodeError(str(walked.misfit), source=os.fspath(path), kind=message,
                           offset=walked.misfit.offset)
-    mismatch = type_problems_reference(walked.root, declared)
     if mismatch:
         raise ValidationError(mismatch, source=f"{path} (model {io} {index}: {declared})")
     return read_source(Source.of_buffer(data, os.fspath(path)), declared.kind,

@@ -37,7 +37,7 @@ from onnxdata.cli.validate import merged_note
 from onnxdata.core.messages import kind_name
 from onnxdata.core.strings import json_text
 from onnxdata.errors import DecodeError, OnnxDataError, Problem, ValidationError
-from onnxdata.explorer.readings import choose_kind, message_of_kind, readings
+from onnxdata.explorer.readings import choose_kind, message_of_kind, other_valid, readings
 from onnxdata.model.file import declared_for
 from onnxdata.wire.source import Source
 
@@ -78,7 +78,7 @@ def show_command(args: argparse.Namespace) -> int:
                 value = read_source(src, kind_name(kind))
             except (ValidationError, DecodeError) as exc:
                 if declared_text is not None:
-                    other = _other_valid(src, kind)
+                    other = other_valid(src, kind) if kind else ""
                     if other:
                         return _invalid(args, name, kind, [], f"valid {other}, but the "
                                         f"model declares {declared_text}")
@@ -99,14 +99,6 @@ def show_command(args: argparse.Namespace) -> int:
     with np.printoptions(threshold=64, edgeitems=3):
         _print_value(out, value, "", limit)
     return 0
-
-
-def _other_valid(src: Source, kind: str | None) -> str:
-    """The valid readings of ``src`` other than ``kind``, "SequenceProto or ..." ("" if none)."""
-    mine = message_of_kind(kind) if kind else ""
-    valid = [r for r in readings(src) if r.valid and r.kind != mine]
-    plain = [r for r in valid if not r.merged_count]  # as Exploration.mismatch says it
-    return " or ".join(r.kind for r in (plain or valid))
 
 
 def _merged(src: Source, kind: str | None) -> str | None:

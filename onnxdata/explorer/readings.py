@@ -40,7 +40,7 @@ from onnxdata.wire.format import WireBuffer, WireError
 from onnxdata.wire.source import Source, byte_buffer
 
 __all__ = ["Exploration", "Reading", "ambiguity", "byte_table", "choose_kind", "explore",
-           "kind_of_message", "message_of_kind", "readings", "unmerged_choice"]
+           "kind_of_message", "message_of_kind", "other_valid", "readings", "unmerged_choice"]
 
 _MESSAGE_OF: Final[dict[str, str]] = {kind: name for name, kind in KIND_OF_MESSAGE.items()}
 _ORDER: Final = {name: i for i, name in enumerate(MESSAGE_NAMES)}
@@ -313,6 +313,19 @@ def _merges(r: Reading) -> str:
     path, n = r.merged[0]
     more = r.merged_count - 1
     return f"{path or 'the message'} given {n} times" + (f" and {more} more" if more else "")
+
+
+def other_valid(data: WireBuffer | Source, kind: str) -> str:
+    """The valid readings of ``data`` other than ``kind``'s, "TensorProto or ..." (those
+    that need no merging, where one does), or "" where there is none or ``kind``'s own is
+    valid: what a file whose model declares ``kind`` is said to be instead."""
+    mine = message_of_kind(kind)
+    found = readings(data)
+    if any(r.valid and r.kind == mine for r in found):
+        return ""
+    valid = [r for r in found if r.valid]
+    plain = [r for r in valid if not r.merged_count]  # as Exploration.mismatch says it
+    return " or ".join(r.kind for r in (plain or valid))
 
 
 def choose_kind(file: str | os.PathLike[str] | None, data: WireBuffer | Source, *,

@@ -268,3 +268,32 @@ def test_top_level_help_opens_with_every_command(capsys: pytest.CaptureFixture[s
     first = " ".join(description.split())
     missing = [c for c in commands[1].split(",") if not re.search(rf"\b{c}\b", first)]
     assert not missing, (missing, first)
+
+
+def test_a_file_of_another_kind_is_said_alike_by_every_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tensor file where the model declares a sequence: validate, show, diff, run and
+    load_test_data_set all say what the file is and what the model declares, not the
+    problems of reading a tensor's bytes as a sequence."""
+    from onnxdata.cases import load_test_data_set
+    from onnxdata.errors import DecodeError
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    shutil.copytree(CORPUS / "test_sequence_insert_at_back", good)
+    shutil.copytree(good, bad)
+    output = bad / "test_data_set_0" / "output_0.pb"
+    write_value(output, np.zeros(3, np.int64), "tensor", name="")
+    said = "valid TensorProto, but the model declares sequence(tensor(int64))"
+    assert main(["validate", str(output)]) == 1
+    assert said in capsys.readouterr().out
+    assert main(["show", str(output)]) == 1
+    assert said in capsys.readouterr().out
+    assert main(["diff", str(good), str(bad)]) == 2
+    out = capsys.readouterr().out
+    assert f"output_0.pb: unreadable: cannot read {output}: {said}" in out
+    assert "wire type" not in out
+    assert main(["run", str(bad), "--backend", "reference"]) != 0
+    assert said in capsys.readouterr().out
+    with pytest.raises(DecodeError, match=re.escape(said)):
+        load_test_data_set(bad / "test_data_set_0")
+    assert main(["diff", str(good), str(good)]) == 0  # (a file of its kind: as before)

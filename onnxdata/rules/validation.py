@@ -110,6 +110,7 @@ from onnxdata.rules.tensor import (
 )
 from onnxdata.rules.wire import unknown_field_list, unknown_field_problems, wire_field_problems
 from onnxdata.wire.format import VARINT
+from onnxdata.wire.unknown_fields import unknown_field_at
 
 __all__ = [
     "PlainTensor",
@@ -156,6 +157,10 @@ _LAYOUTS: Final[dict[tuple[FieldDescriptor, ...], tuple[int, int, int, int, str]
 #: call of the rule.
 _PLAIN_OK: Final[dict[tuple[str, int, int, tuple[int, ...], int], bool]] = {}
 _PLAIN_CAP: Final = 4096
+#: A tensor with more external_data and metadata_props entries than this is first checked
+#: for unknown fields whole, by one compiled walk of its bytes, not by one protobuf call an
+#: entry (a tensor of 671,000 metadata entries: 0.79 s, the walk and its bytes 0.05 s).
+_MANY_ENTRIES: Final = 64
 _PLAIN_OTHER: Final = frozenset({"name", "doc_string"})
 
 
@@ -231,12 +236,14 @@ def _tensor_problems(path: str, t: TensorProto, base_dir: PathLike | None) -> li
             # as the int32 enum it is (protobuf 4 keeps the low 32 bits, 5+ all 64)
             location = (f.data & 0xFFFFFFFF) - ((f.data & 0x80000000) << 1)
     segment = fields.get("segment")
-    if segment is not None:
-        out += unknown_field_problems(join_path(path, "segment"), segment)
     external = fields.get("external_data", ())
-    for name in ("external_data", "metadata_props"):
-        for i, entry in enumerate(fields.get(name, ())):
-            out += unknown_field_problems(join_path(path, f"{name}[{i}]"), entry)
+    many = len(external) + len(fields.get("metadata_props", ())) > _MANY_ENTRIES
+    if not many or unknown_field_at(t.SerializeToString(), "TensorProto") is not None:
+        if segment is not None:
+            out += unknown_field_problems(join_path(path, "segment"), segment)
+        for name in ("external_data", "metadata_props"):
+            for i, entry in enumerate(fields.get(name, ())):
+                out += unknown_field_problems(join_path(path, f"{name}[{i}]"), entry)
     counts: dict[str, int] = {f: len(fields[f]) for f in TYPED_FIELDS if f in fields}
     raw = fields.get("raw_data")
     data_type: int = fields.get("data_type", 0)

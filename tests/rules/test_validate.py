@@ -137,6 +137,34 @@ def test_unknown_field_in_nested_message_has_its_path() -> None:
     assert_problem(s, "tensor_values[1]", "unknown field 100 (VARINT): TensorProto has no")
 
 
+@pytest.mark.parametrize("entries", [3, 200])  # (200: over _MANY_ENTRIES, walked whole)
+@pytest.mark.parametrize("where", ["metadata_props", "external_data", "segment", "none"])
+def test_unknown_fields_of_a_tensor_s_entries_have_their_path(entries: int, where: str) -> None:
+    """An unknown field in one of many metadata_props or external_data entries, or in the
+    segment, is named by its path whether the entries are checked one by one or the
+    tensor's bytes walked whole first; with none, no problem."""
+    from onnxdata.generated.onnx_ml_pb2 import StringStringEntryProto
+
+    t = tensor()
+    t.segment.begin = 0
+    t.segment.end = 2
+    for i in range(entries):
+        t.metadata_props.add(key=f"k{i}", value="v")
+    stray = b"\xa0\x06\x01"  # field 100, a VARINT
+    if where == "segment":
+        t.segment.MergeFromString(stray)
+    elif where != "none":
+        entry = StringStringEntryProto(key="location", value="x.bin") if \
+            where == "external_data" else t.metadata_props[entries - 2]
+        entry.MergeFromString(stray)
+        if where == "external_data":
+            t.external_data.append(entry)
+    found = [p for p in problems_reference(t) if "unknown field" in p.message]
+    at = {"metadata_props": f"metadata_props[{entries - 2}]", "external_data": "external_data[0]",
+          "segment": "segment"}.get(where)
+    assert [p.path for p in found] == ([] if at is None else [at])
+
+
 def test_enum_value_out_of_range_is_reported() -> None:
     t = TensorProto.FromString(tensor().SerializeToString() + b"\x70\x05")  # data_location=5
     assert only(t) == Problem("data_location", "5 is not DEFAULT (0) or EXTERNAL (1)")

@@ -292,8 +292,9 @@ def test_a_file_of_another_kind_is_said_alike_by_every_command(
     out = capsys.readouterr().out
     assert f"output_0.pb: unreadable: cannot read {output}: {said}" in out
     assert "wire type" not in out
-    assert main(["run", str(bad), "--backend", "reference"]) != 0
-    assert said in capsys.readouterr().out
+    if importlib.util.find_spec("onnx") is not None:  # (the reference backend is onnx's)
+        assert main(["run", str(bad), "--backend", "reference"]) != 0
+        assert said in capsys.readouterr().out
     with pytest.raises(DecodeError, match=re.escape(said)):
         load_test_data_set(bad / "test_data_set_0")
     assert main(["diff", str(good), str(good)]) == 0  # (a file of its kind: as before)

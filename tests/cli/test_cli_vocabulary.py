@@ -4,6 +4,7 @@ standard input."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -163,10 +164,12 @@ def test_a_model_named_pb_is_a_model(capsys: pytest.CaptureFixture[str],
     for command in (["explore"], ["validate"], ["show"]):
         assert main([*command, value, "--model", str(model)]) == 0, command
         assert "a data file" not in capsys.readouterr().err
-    assert main(["make", str(model), "--out", str(tmp_path / "made"), "-n", "1"]) == 0
-    assert "a data file" not in capsys.readouterr().err
-    assert main(["run", str(model)]) == 0
-    assert "a data file" not in capsys.readouterr().err
+    if importlib.util.find_spec("onnx") is not None:  # (make draws with onnx's reference)
+        assert main(["make", str(model), "--out", str(tmp_path / "made"), "-n", "1"]) == 0
+        assert "a data file" not in capsys.readouterr().err
+    if importlib.util.find_spec("onnxruntime") is not None:  # (run's default backend)
+        assert main(["run", str(model)]) == 0
+        assert "a data file" not in capsys.readouterr().err
     junk = tmp_path / "junk.pb"
     junk.write_bytes(b"\x0a\x03abc")
     assert main(["validate", value, "--model", str(junk)]) == 2
